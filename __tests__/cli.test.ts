@@ -1,0 +1,116 @@
+/** Flags, environment, exit codes and startup messages of the built binary. */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, connect, runServer, textOf, tempDir } from "./support/spawn.js";
+
+let root: string;
+let remove: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ dir: root, remove } = await tempDir("bfs-cli-"));
+  await mkdir(path.join(root, "real"));
+  await symlink(path.join(root, "real"), path.join(root, "link"));
+  await writeFile(path.join(root, "file.txt"), "0123456789".repeat(3));
+});
+afterAll(() => remove());
+
+describe("informational flags", () => {
+  it("--help prints usage to stdout and exits 0", async () => {
+    const { code, stdout } = await runServer(["--help"]);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^Usage: bounded-filesystem-mcp /);
+    expect(stdout).toContain("--max-result-chars");
+    expect(stdout).toContain("BOUNDED_FS_MAX_MEDIA_BYTES");
+  });
+
+  it("--version prints the version and exits 0", async () => {
+    expect(await runServer(["--version"])).toMatchObject({ code: 0, stdout: "0.1.0\n" });
+  });
+});
+
+describe("bad command lines exit 2 with one line naming the flag and value", () => {
+  it.each([
+    [["--max-result-chars", "0", "DIR"], "--max-result-chars", '"0"'],
+    [["--max-result-chars=-1", "DIR"], "--max-result-chars", '"-1"'],
+    [["--max-media-bytes", "1.5", "DIR"], "--max-media-bytes", '"1.5"'],
+    [["--max-media-bytes=abc", "DIR"], "--max-media-bytes", '"abc"'],
+    [["--max-result-chars=", "DIR"], "--max-result-chars", '""'],
+    [["DIR", "--max-result-chars"], "--max-result-chars", "missing value"],
+    [["--bogus", "DIR"], "--bogus", "unknown option"],
+  ])("%j", async (args, name, detail) => {
+    const { code, stdout, stderr } = await runServer(args.map((a) => (a === "DIR" ? root : a)));
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    const lines = stderr.trim().split("\n");
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(name);
+    expect(lines[0]).toContain(detail);
+  });
+
+  it("a bad environment variable exits 2 naming it", async () => {
+    const { code, stderr } = await runServer([root], { env: { BOUNDED_FS_MAX_RESULT_CHARS: "lots" } });
+    expect(code).toBe(2);
+    expect(stderr).toContain('BOUNDED_FS_MAX_RESULT_CHARS: "lots"');
+  });
+});
+
+describe("startup directories", () => {
+  it("exits 1 when no given directory is usable, warning about each", async () => {
+    const missing = path.join(root, "missing");
+    const file = path.join(root, "file.txt");
+    const { code, stderr } = await runServer([missing, file]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(`Warning: Cannot access directory ${missing}, skipping`);
+    expect(stderr).toContain(`Warning: ${file} is not a directory, skipping`);
+    expect(stderr).toContain("Error: None of the specified directories are accessible");
+  });
+
+  it("skips a bad directory, serves the rest and allows a symlinked directory in both forms", async () => {
+    const missing = path.join(root, "missing");
+    const server = await connect([missing, path.join(root, "link")]);
+    try {
+      const text = textOf(await call(server.client, "list_allowed_directories"));
+      expect(text).toBe(`Allowed directories:\n${path.join(root, "link")}\n${path.join(root, "real")}`);
+      expect(server.stderr()).toContain(`Warning: Cannot access directory ${missing}, skipping`);
+      await expect.poll(() => server.stderr()).toContain("Secure MCP Filesystem Server running on stdio");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("with no directories prints a usage note and says it cannot operate without roots", async () => {
+    const server = await connect([]);
+    try {
+      await expect.poll(() => server.stderr()).toContain("Server cannot operate");
+      expect(server.stderr()).toContain("Usage: bounded-filesystem-mcp");
+      const result = await call(server.client, "read_text_file", { path: path.join(root, "file.txt") });
+      expect(result.isError).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe("limits from flags and environment", () => {
+  const readCapped = async (args: string[], env?: Record<string, string>) => {
+    const server = await connect([...args, root], { env });
+    try {
+      return textOf(await call(server.client, "read_text_file", { path: path.join(root, "file.txt") }));
+    } finally {
+      await server.close();
+    }
+  };
+
+  it("the environment variable sets the cap", async () => {
+    expect(await readCapped([], { BOUNDED_FS_MAX_RESULT_CHARS: "10" })).toBe(
+      "0123456789\n[Result truncated: showing characters 1-10 of 30. Call again with offset=10 to continue.]",
+    );
+  });
+
+  it("the flag wins over the environment variable", async () => {
+    expect(await readCapped(["--max-result-chars=20"], { BOUNDED_FS_MAX_RESULT_CHARS: "10" })).toBe(
+      "01234567890123456789\n[Result truncated: showing characters 1-20 of 30. Call again with offset=20 to continue.]",
+    );
+  });
+});

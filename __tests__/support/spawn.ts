@@ -1,0 +1,87 @@
+/** Spawns the built server as a real MCP client would, and small helpers over it. */
+import { spawn } from "node:child_process";
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export const SERVER_JS = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
+
+export interface Connected {
+  client: Client;
+  transport: StdioClientTransport;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+/** Starts dist/index.js with `args` over stdio and connects an SDK client. */
+export async function connect(
+  args: string[],
+  options: {
+    env?: Record<string, string>;
+    capabilities?: ConstructorParameters<typeof Client>[1];
+    /** Runs before connecting, e.g. to answer roots/list from the first request on. */
+    prepare?: (client: Client) => void;
+  } = {},
+): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [SERVER_JS, ...args],
+    env: options.env,
+    stderr: "pipe",
+  });
+  let stderr = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8");
+  });
+  const client = new Client({ name: "test-client", version: "1.0.0" }, options.capabilities);
+  options.prepare?.(client);
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr, close: () => client.close() };
+}
+
+/** Calls a tool and returns the result (tool errors are results, not throws). */
+export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+/** The text of a result's only text block. */
+export function textOf(result: CallToolResult): string {
+  const block = result.content[0];
+  if (block?.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(result).slice(0, 200)}`);
+  return block.text;
+}
+
+/** Runs the server to completion (for flags, exit codes and startup messages). */
+export function runServer(
+  args: string[],
+  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [SERVER_JS, ...args], {
+      env: { PATH: process.env.PATH ?? "", HOME: os.homedir(), ...options.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 10_000);
+    child.on("error", reject);
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(options.stdin ?? "");
+  });
+}
+
+/** A fresh real temp directory (symlinks resolved) and its remover. */
+export async function tempDir(prefix = "bfs-"): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}

@@ -1,0 +1,165 @@
+/**
+ * The bounding layer (SPEC §3): the only place where results are cut and
+ * notices are written. Everything here is pure except what it re-exports.
+ */
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+/** Default cap on a text result, in UTF-16 code units. */
+export const DEFAULT_MAX_RESULT_CHARS = 50_000;
+
+/** Advice used when an error message itself is over the cap. */
+export const ERROR_ADVICE = "retry with shorter arguments, since the error quotes them";
+
+const isHigh = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+const isLow = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+
+/** True when index `i` of `text` sits between the two halves of a surrogate pair. */
+export function splitsPair(text: string, i: number): boolean {
+  return i > 0 && i < text.length && isHigh(text.charCodeAt(i - 1)) && isLow(text.charCodeAt(i));
+}
+
+/**
+ * How many leading code units of `text` to keep under a cap of `max`: `max`,
+ * one less if that would split a surrogate pair, or the whole first pair when
+ * one less would keep nothing.
+ */
+export function cutIndex(text: string, max: number): number {
+  if (text.length <= max) return text.length;
+  if (!splitsPair(text, max)) return max;
+  return max > 1 ? max - 1 : 2;
+}
+
+/** `1234567` → `"1,234,567"`; locale-independent. */
+export function formatCount(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+/** Notice for a paged read window `[start, end)` of a `total`-character text. */
+export function pageNotice(start: number, end: number, total: number): string {
+  return (
+    `[Result truncated: showing characters ${formatCount(start + 1)}-${formatCount(end)} ` +
+    `of ${formatCount(total)}. Call again with offset=${end} to continue.]`
+  );
+}
+
+/** How many of the requested files made it whole into a read_multiple_files result. */
+export interface FilesIncluded {
+  included: number;
+  requested: number;
+}
+
+/** Notice for a non-pageable result cut after `shown` of `total` characters. */
+export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded): string {
+  const filesPart = files
+    ? `; ${formatCount(files.included)} of ${formatCount(files.requested)} requested files included in full`
+    : "";
+  return (
+    `[Result truncated: showing characters 1-${formatCount(shown)} of ${formatCount(total)}${filesPart}. ` +
+    `To see the rest, ${advice}.]`
+  );
+}
+
+/** `text` itself when it fits in `max`, else its safe prefix, a newline and the notice. */
+export function capText(text: string, max: number, advice: string): string {
+  if (text.length <= max) return text;
+  const cut = cutIndex(text, max);
+  return `${text.slice(0, cut)}\n${truncationNotice(cut, text.length, advice)}`;
+}
+
+/**
+ * A text accumulator that keeps only the first `max` characters (plus one, to
+ * decide a surrogate cut) and counts the rest, so a handler can stream an
+ * arbitrarily large result through it in bounded memory.
+ */
+export class TextSink {
+  private readonly pieces: string[] = [];
+  private keptLength = 0;
+  private totalLength = 0;
+  private readonly partEnds: number[] = [];
+
+  constructor(readonly max: number) {}
+
+  /** Characters appended so far, kept or not. */
+  get total(): number {
+    return this.totalLength;
+  }
+
+  /** True once nothing more appended will be kept. */
+  get full(): boolean {
+    return this.keptLength > this.max;
+  }
+
+  /** Appends text; only what still fits is retained. */
+  append(text: string): void {
+    this.totalLength += text.length;
+    const room = this.max + 1 - this.keptLength;
+    if (room <= 0 || text.length === 0) return;
+    const piece = text.length <= room ? text : text.slice(0, room);
+    this.pieces.push(piece);
+    this.keptLength += piece.length;
+  }
+
+  /**
+   * Adds `n` characters that are known to exist but need not be seen.
+   * @throws when the sink would have kept some of them
+   */
+  appendCount(n: number): void {
+    if (n > 0 && !this.full) throw new Error("TextSink.appendCount called before the sink was full");
+    this.totalLength += n;
+  }
+
+  /** Records that a requested part (one file of read_multiple_files) ends here. */
+  endPart(): void {
+    this.partEnds.push(this.totalLength);
+  }
+
+  /** The full text if it fits, else the kept prefix, a newline and the notice. */
+  render(advice: string): string {
+    const kept = this.pieces.join("");
+    if (this.totalLength <= this.max) return kept;
+    const cut = cutIndex(kept, this.max);
+    const files =
+      this.partEnds.length > 0
+        ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length }
+        : undefined;
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files)}`;
+  }
+}
+
+/** A window `[start, end)` of a file's decoded text, with the text's total length. */
+export interface TextWindow {
+  text: string;
+  start: number;
+  end: number;
+  total: number;
+}
+
+/** Renders a paged-read window: its text, and the pageable notice when text follows. */
+export function renderWindow(w: TextWindow): string {
+  return w.end < w.total ? `${w.text}\n${pageNotice(w.start, w.end, w.total)}` : w.text;
+}
+
+/** What a tool handler hands to the bounding layer. */
+export type ToolOutput =
+  | { content: CallToolResult["content"] }
+  | { sink: TextSink; advice?: string }
+  | { window: TextWindow };
+
+/**
+ * Turns a handler's output into a result in which every text block is within
+ * `max` characters plus one notice. `advice` is the tool's narrowing advice.
+ */
+export function boundResult(output: ToolOutput, max: number, advice: string): CallToolResult {
+  if ("window" in output) return { content: [{ type: "text", text: renderWindow(output.window) }] };
+  if ("sink" in output) return { content: [{ type: "text", text: output.sink.render(output.advice ?? advice) }] };
+  return {
+    content: output.content.map((block) =>
+      block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block,
+    ),
+  };
+}
+
+/** The capped `isError` result for a failure message. */
+export function boundError(message: string, max: number): CallToolResult {
+  return { content: [{ type: "text", text: capText(message, max, ERROR_ADVICE) }], isError: true };
+}

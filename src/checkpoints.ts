@@ -1,0 +1,163 @@
+/**
+ * Per-file memory of where decoding can restart (SPEC §6): char ↔ byte
+ * checkpoints and the total length, so a window deep in a file seen before
+ * decodes only from the nearest checkpoint, not from the start.
+ */
+import type { FileHandle } from "node:fs/promises";
+import type { RestartPoint } from "./text-scan.js";
+
+/** What identifies one version of a file's content. */
+export interface FileIdentity {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+}
+
+/** The identity of the file behind `handle`, from fstat. */
+export async function identify(handle: FileHandle): Promise<FileIdentity> {
+  const st = await handle.stat({ bigint: true });
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+}
+
+/** True when both identities describe the same file content. */
+export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
+  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
+}
+
+/** Checkpoints of one file, appended in byte order by forward scans; at most `max` kept. */
+export class FileCheckpoints {
+  private readonly bytes: number[] = [0];
+  private readonly chars: number[] = [0];
+  /** Exact length of the decoded file, once a scan reached its end. */
+  total: number | undefined;
+  /** The restart point a window read last stopped near, so walking by `end` stays linear. */
+  hint: RestartPoint | undefined;
+
+  constructor(
+    readonly id: FileIdentity,
+    private spacing: number,
+    private readonly max: number,
+  ) {}
+
+  /** Number of checkpoints held (including the one at 0). */
+  get count(): number {
+    return this.bytes.length;
+  }
+
+  /** Bytes between consecutive checkpoints; doubles whenever the list is thinned. */
+  get spacingBytes(): number {
+    return this.spacing;
+  }
+
+  /** Records `point` if it lies at least the spacing past the last checkpoint. */
+  add(point: RestartPoint): void {
+    const last = this.bytes[this.bytes.length - 1] ?? 0;
+    if (point.byte < last + this.spacing) return;
+    this.bytes.push(point.byte);
+    this.chars.push(point.char);
+    if (this.bytes.length > this.max) this.thin();
+  }
+
+  /** The known restart point with the largest char ≤ `offset`. */
+  nearest(offset: number): RestartPoint {
+    let lo = 0;
+    let hi = this.chars.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.chars[mid] ?? 0) <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    const best = { byte: this.bytes[lo] ?? 0, char: this.chars[lo] ?? 0 };
+    const hint = this.hint;
+    return hint !== undefined && hint.char <= offset && hint.char > best.char ? { ...hint } : best;
+  }
+
+  // Keeping every other checkpoint bounds memory for huge files at the cost
+  // of twice the decoding before a deep window.
+  private thin(): void {
+    let kept = 0;
+    for (let i = 0; i < this.bytes.length; i += 2) {
+      this.bytes[kept] = this.bytes[i] ?? 0;
+      this.chars[kept] = this.chars[i] ?? 0;
+      kept++;
+    }
+    this.bytes.length = kept;
+    this.chars.length = kept;
+    this.spacing *= 2;
+  }
+}
+
+/** Options of a `CheckpointCache`. */
+export interface CheckpointCacheOptions {
+  /** Files remembered; the least recently used is dropped. @default 64 */
+  maxFiles?: number;
+  /** Checkpoints kept per file before they are thinned out. @default 4096 */
+  maxCheckpointsPerFile?: number;
+  /** Initial bytes between checkpoints. @default 262144 */
+  checkpointEveryBytes?: number;
+}
+
+function positiveInteger(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) {
+    throw new RangeError(`CheckpointCache option ${name} must be an integer >= ${min}; got ${String(v)}`);
+  }
+  return v;
+}
+
+/** A bounded LRU map from a file's real path to its checkpoints, validated by fstat identity. */
+export class CheckpointCache {
+  private readonly entries = new Map<string, FileCheckpoints>();
+  private readonly maxFiles: number;
+  private readonly maxCheckpoints: number;
+  private readonly spacing: number;
+
+  /** @throws when an option is not a positive integer (maxCheckpointsPerFile at least 2) */
+  constructor(opts: CheckpointCacheOptions = {}) {
+    this.maxFiles = positiveInteger("maxFiles", opts.maxFiles, 64, 1);
+    this.maxCheckpoints = positiveInteger("maxCheckpointsPerFile", opts.maxCheckpointsPerFile, 4096, 2);
+    this.spacing = positiveInteger("checkpointEveryBytes", opts.checkpointEveryBytes, 256 * 1024, 1);
+  }
+
+  /** Forgets every file. */
+  clear(): void {
+    this.entries.clear();
+  }
+
+  /** Number of files remembered. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** The complete entry for `key` if it still matches `id`; a stale one is dropped. */
+  get(key: string, id: FileIdentity): FileCheckpoints | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    if (!sameIdentity(entry.id, id)) return undefined;
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  /** A new empty entry for a file with identity `id`, not yet remembered. */
+  create(id: FileIdentity): FileCheckpoints {
+    return new FileCheckpoints(id, this.spacing, this.maxCheckpoints);
+  }
+
+  /** Remembers `entry` under `key`, evicting the least recently used file beyond the limit. */
+  store(key: string, entry: FileCheckpoints): void {
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    while (this.entries.size > this.maxFiles) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) break;
+      this.entries.delete(oldest.value);
+    }
+  }
+
+  /** Forgets `key`. */
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Command-line and environment configuration (SPEC §2): one defaults object,
+ * one parser, one usage text. Pure: it never touches the process.
+ */
+import { DEFAULT_MAX_RESULT_CHARS } from "./bounded.js";
+
+export const PACKAGE_NAME = "bounded-filesystem-mcp";
+export const VERSION = "0.1.0";
+
+/** The server's limits, fixed at startup. */
+export interface Limits {
+  /** Largest text result in UTF-16 code units before the notice. @default 50000 */
+  readonly maxResultChars: number;
+  /** Largest file read_media_file returns, in bytes. @default 5242880 */
+  readonly maxMediaBytes: number;
+}
+
+export const DEFAULTS: Limits = Object.freeze({
+  maxResultChars: DEFAULT_MAX_RESULT_CHARS,
+  maxMediaBytes: 5 * 1024 * 1024,
+});
+
+/** What the command line asks for: run with limits and directories, or print something and exit. */
+export type Command =
+  | { kind: "serve"; limits: Limits; directories: readonly string[] }
+  | { kind: "help" }
+  | { kind: "version" };
+
+/** A bad command line or environment; the process exits with status 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}
+
+export const USAGE = `Usage: ${PACKAGE_NAME} [options] [--] DIR...
+
+An MCP filesystem server (stdio) whose results never exceed a size cap.
+Each DIR is an allowed directory; with none, the client's MCP roots are used.
+
+Options:
+  --max-result-chars N   largest text result in characters before a truncation
+                         notice (env BOUNDED_FS_MAX_RESULT_CHARS, default ${DEFAULTS.maxResultChars})
+  --max-media-bytes N    largest file read_media_file returns, in bytes
+                         (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes})
+  --help                 print this help and exit
+  --version              print the version and exit
+  --                     end of options; every later argument is a directory
+
+A flag wins over its environment variable. N is a positive whole number.
+`;
+
+interface LimitSpec {
+  key: keyof Limits;
+  flag: string;
+  env: string;
+}
+
+const LIMIT_SPECS: readonly LimitSpec[] = [
+  { key: "maxResultChars", flag: "--max-result-chars", env: "BOUNDED_FS_MAX_RESULT_CHARS" },
+  { key: "maxMediaBytes", flag: "--max-media-bytes", env: "BOUNDED_FS_MAX_MEDIA_BYTES" },
+];
+
+/**
+ * Parses a positive decimal integer.
+ * @throws UsageError naming `source` and the value
+ */
+function parsePositiveInt(source: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
+    throw new UsageError(`${PACKAGE_NAME}: invalid value for ${source}: ${JSON.stringify(value)} (expected a positive whole number)`);
+  }
+  return n;
+}
+
+/**
+ * Turns argv (without node and script) and the environment into a Command.
+ * @throws UsageError on an unknown option, a missing value or a bad number
+ */
+export function parseCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Command {
+  const fromFlags = new Map<keyof Limits, number>();
+  const directories: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === "--") {
+      directories.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg === "--help" || arg === "-h") return { kind: "help" };
+    if (arg === "--version") return { kind: "version" };
+    if (!arg.startsWith("-") || arg === "-") {
+      directories.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf("=");
+    const name = eq === -1 ? arg : arg.slice(0, eq);
+    const spec = LIMIT_SPECS.find((s) => s.flag === name);
+    if (!spec) throw new UsageError(`${PACKAGE_NAME}: unknown option ${JSON.stringify(name)} (see --help)`);
+    let value: string;
+    if (eq !== -1) value = arg.slice(eq + 1);
+    else if (i + 1 < argv.length) value = argv[++i] as string;
+    else throw new UsageError(`${PACKAGE_NAME}: missing value for ${spec.flag} (expected a positive whole number)`);
+    fromFlags.set(spec.key, parsePositiveInt(spec.flag, value));
+  }
+  const limits: { -readonly [K in keyof Limits]: number } = { ...DEFAULTS };
+  for (const spec of LIMIT_SPECS) {
+    const flagged = fromFlags.get(spec.key);
+    const envValue = env[spec.env];
+    if (flagged !== undefined) limits[spec.key] = flagged;
+    else if (envValue !== undefined) limits[spec.key] = parsePositiveInt(spec.env, envValue);
+  }
+  return { kind: "serve", limits: Object.freeze(limits), directories };
+}

@@ -1,0 +1,59 @@
+#!/usr/bin/env node
+/**
+ * Composition root: parse the command line → resolve directories → build the
+ * server → serve on stdio. Exit codes: 0 help/version, 1 no usable
+ * directory, 2 bad command line or environment.
+ */
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { parseCommand, USAGE, UsageError, VERSION } from "./config.js";
+import { buildServer } from "./server.js";
+import { resolveStartupDirectories } from "./startup.js";
+
+const NO_DIRECTORIES_NOTE = `${USAGE}
+No directories were given: the server will use the MCP roots the client provides.
+At least one directory must come from the arguments or from the client's roots.`;
+
+async function main(): Promise<number | undefined> {
+  let command;
+  try {
+    command = parseCommand(process.argv.slice(2), process.env);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return 2;
+  }
+  if (command.kind === "help") {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (command.kind === "version") {
+    process.stdout.write(`${VERSION}\n`);
+    return 0;
+  }
+  const log = (line: string) => console.error(line);
+  const directories = await resolveStartupDirectories(command.directories, log);
+  if (command.directories.length > 0 && directories.length === 0) {
+    log("Error: None of the specified directories are accessible");
+    return 1;
+  }
+  if (command.directories.length === 0) log(NO_DIRECTORIES_NOTE);
+
+  // A client that goes away closes our stdout; that ends the session, not in a crash.
+  process.stdout.on("error", () => process.exit(0));
+  process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
+
+  const server = buildServer({ limits: command.limits, directories, log });
+  await server.connect(new StdioServerTransport());
+  log("Secure MCP Filesystem Server running on stdio");
+  return undefined;
+}
+
+main().then(
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error("Fatal error running server:", error);
+    process.exit(1);
+  },
+);

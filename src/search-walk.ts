@@ -1,0 +1,69 @@
+/**
+ * search_files: streams the matching absolute paths into a TextSink, with the
+ * same results as lib.ts's searchFilesWithValidation but without a realpath
+ * per entry (SPEC §6).
+ */
+import { realpath } from "node:fs/promises";
+import type { Dirent } from "node:fs";
+import path from "node:path";
+import { Minimatch } from "minimatch";
+import type { TextSink } from "./bounded.js";
+import { normalizePath } from "./path-utils.js";
+import { isPathWithinAllowedDirectories } from "./path-validation.js";
+import { walkTree } from "./walk-core.js";
+import type { WalkOptions } from "./walk-core.js";
+
+/**
+ * Whether upstream's validatePath would accept a symlink found in a walk: its
+ * target must resolve inside the allowed directories. A dangling link passes,
+ * as upstream treats it as a new file whose (already validated) parent is allowed.
+ */
+async function linkAllowed(link: string, allowedDirs: readonly string[]): Promise<boolean> {
+  try {
+    return isPathWithinAllowedDirectories(normalizePath(await realpath(link)), allowedDirs);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
+}
+
+/**
+ * Writes the search_files result for `pattern` under `root` into `sink`
+ * (matching absolute paths joined by newlines, or `No matches found`), then a
+ * note if subdirectories could not be read.
+ * @throws when `root` cannot be read, or the signal's reason when cancelled
+ */
+export async function searchInto(
+  root: string,
+  pattern: string,
+  excludePatterns: readonly string[],
+  sink: TextSink,
+  opts: WalkOptions,
+): Promise<void> {
+  const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
+  const matcher = new Minimatch(pattern, { dot: true });
+  let found = 0;
+  const record = (dir: string, entry: Dirent): void => {
+    const full = path.join(dir, entry.name);
+    sink.append(found++ === 0 ? full : `\n${full}`);
+  };
+  const skipped = await walkTree(
+    root,
+    {
+      excluded: (rel) => excludes.some((m) => m.match(rel)),
+      enter(dir, entry, rel) {
+        if (!matcher.match(rel)) return undefined;
+        // Plain entries of a real, validated directory are inside by construction;
+        // only a symlink can point elsewhere, and it is never descended, so its
+        // target matters only when it would be listed.
+        if (!entry.isSymbolicLink()) return record(dir, entry);
+        return linkAllowed(path.join(dir, entry.name), opts.allowedDirs).then((ok) => {
+          if (ok) record(dir, entry);
+        });
+      },
+      leave() {},
+    },
+    opts,
+  );
+  if (found === 0) sink.append("No matches found");
+  skipped.appendNote(sink);
+}

@@ -1,0 +1,125 @@
+/**
+ * buildServer(): the MCP server with the 14 tools, kept apart from transport
+ * wiring. Every tool result — handler output, thrown error or rejected
+ * arguments — leaves through the bounding layer here, in one place.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import {
+  CallToolRequestSchema,
+  ListToolsRequestSchema,
+  RootsListChangedNotificationSchema,
+  type CallToolResult,
+  type Tool,
+} from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { boundError, boundResult } from "./bounded.js";
+import { VERSION, type Limits } from "./config.js";
+import { setAllowedDirectories } from "./lib.js";
+import { CheckpointCache } from "./paged-read.js";
+import { getValidRootDirectories } from "./roots-utils.js";
+import { TOOLS, type ToolContext, type ToolDefinition } from "./tools/index.js";
+
+export const SERVER_NAME = "bounded-filesystem";
+
+/** What buildServer needs: the limits, the startup directories and where diagnostics go. */
+export interface ServerOptions {
+  readonly limits: Limits;
+  readonly directories: readonly string[];
+  /** Diagnostic sink; stdout belongs to the protocol. @default console.error */
+  readonly log?: (line: string) => void;
+}
+
+const PROGRESS_INTERVAL_MS = 50;
+
+function describeIssues(tool: string, error: z.ZodError, args: unknown): string {
+  const parts = error.issues.map((issue) => {
+    const where = issue.path.length > 0 ? issue.path.join(".") : "arguments";
+    let seen: unknown = args;
+    for (const key of issue.path) seen = seen && typeof seen === "object" ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
+    const shown = seen === undefined ? "" : ` (got ${JSON.stringify(seen)?.slice(0, 80) ?? String(seen)})`;
+    return `${where}: ${issue.message}${shown}`;
+  });
+  return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
+}
+
+function toListedTool(tool: ToolDefinition, schema: z.ZodObject, limits: Limits): Tool {
+  const inputSchema = z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as Tool["inputSchema"];
+  return { name: tool.name, title: tool.title, description: tool.description(limits), inputSchema, annotations: tool.annotations };
+}
+
+/** Creates the server; connect it to a transport to serve. */
+export function buildServer(options: ServerOptions): Server {
+  const { limits } = options;
+  const log = options.log ?? ((line: string) => console.error(line));
+  const max = limits.maxResultChars;
+  let allowedDirs: readonly string[] = [...options.directories];
+  setAllowedDirectories([...allowedDirs]);
+  const cache = new CheckpointCache();
+  const tools = new Map(TOOLS.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
+  const listed = [...tools.values()].map(({ tool, schema }) => toListedTool(tool, schema, limits));
+
+  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+    const { name, arguments: args = {} } = request.params;
+    const entry = tools.get(name);
+    if (!entry) return boundError(`Unknown tool: ${name}. Call tools/list for the available tools.`, max);
+    const parsed = entry.schema.safeParse(args);
+    if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
+
+    const token = request.params._meta?.progressToken;
+    let lastProgress = -1;
+    let lastSent = 0;
+    const ctx: ToolContext = {
+      limits,
+      allowedDirs,
+      cache,
+      signal: extra.signal,
+      progress(done, total) {
+        const now = Date.now();
+        if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
+        lastProgress = done;
+        lastSent = now;
+        const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
+        extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
+      },
+    };
+    try {
+      return boundResult(await entry.tool.handler(parsed.data, ctx), max, entry.tool.advice);
+    } catch (error) {
+      return boundError(error instanceof Error ? error.message : String(error), max);
+    }
+  });
+
+  const replaceFromRoots = async (): Promise<void> => {
+    try {
+      const { roots } = await server.listRoots();
+      const valid = await getValidRootDirectories(roots);
+      if (valid.length === 0) {
+        log("No valid root directories provided by client; keeping the current allowed directories");
+        return;
+      }
+      allowedDirs = valid;
+      setAllowedDirectories([...valid]);
+      log(`Updated allowed directories from MCP roots: ${valid.length} valid directories`);
+    } catch (error) {
+      log(`Failed to request roots from client: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+
+  server.setNotificationHandler(RootsListChangedNotificationSchema, replaceFromRoots);
+  server.oninitialized = () => {
+    if (server.getClientCapabilities()?.roots) void replaceFromRoots();
+    else if (allowedDirs.length > 0) {
+      log(`Client does not support MCP Roots, using allowed directories set from server args: ${allowedDirs.join(", ")}`);
+    } else {
+      log(
+        "Server cannot operate: No allowed directories available. Start the server with directory arguments, " +
+          "or use a client that supports MCP roots and provides valid root directories.",
+      );
+    }
+  };
+  return server;
+}

@@ -1,0 +1,144 @@
+/**
+ * The one streaming UTF-8 decode loop behind paged reads, counts, head and
+ * tail (SPEC §3.2): it yields exactly the text `fs.readFile(path, "utf8")`
+ * gives, one read chunk at a time, and reports the restart points it passes.
+ */
+import { isAscii } from "node:buffer";
+import type { FileHandle } from "node:fs/promises";
+import { TextDecoder } from "node:util";
+
+/** Options every streaming reader takes. */
+export interface ReadOptions {
+  /** Checked between chunks; an aborted signal throws its reason. */
+  signal?: AbortSignal;
+  /** Called every few MiB with the byte position reached and the file's size in bytes. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
+  /** Bytes per read. @default 262144 */
+  chunkSize?: number;
+}
+
+/** Bytes per read when `ReadOptions.chunkSize` is not given. */
+export const DEFAULT_CHUNK_SIZE = 256 * 1024;
+
+const PROGRESS_EVERY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * A byte position whose byte is not a UTF-8 continuation byte, with the number
+ * of characters the bytes before it decode to. A fresh decoder started there
+ * produces the same text as one that decoded everything before: the byte
+ * ends any pending sequence exactly as end-of-input would.
+ */
+export interface RestartPoint {
+  byte: number;
+  char: number;
+}
+
+/** Receives the decoded text of a scan. */
+export interface TextConsumer {
+  /** Whether characters `[from, to)` are needed as text; when not, an all-ASCII run skips decoding. */
+  wants(from: number, to: number): boolean;
+  /** Decoded text starting at character `at`; may also be called for text not wanted. */
+  text(piece: string, at: number): void;
+  /** An undecoded all-ASCII run starting at character `at` (one character per byte). */
+  ascii?(bytes: Buffer, at: number): void;
+}
+
+/** What to scan and whom to tell. */
+export interface ScanParams {
+  /** Where decoding starts. */
+  from: RestartPoint;
+  /** Byte position to stop at (exclusive); it must be a restart point. @default end of file */
+  end?: number;
+  consumer?: TextConsumer;
+  /** Checked after each chunk with the characters emitted so far; true ends the scan early. */
+  stop?: (char: number) => boolean;
+  /** Told about each chunk's first restart point. */
+  onRestart?: (point: RestartPoint) => void;
+  /** The file's size, passed to `onProgress`. */
+  bytesTotal: number;
+}
+
+/** Where a scan stopped; `complete` when it reached `end` or end of file. */
+export interface ScanResult {
+  byte: number;
+  char: number;
+  complete: boolean;
+}
+
+const isContinuation = (b: number): boolean => b >= 0x80 && b <= 0xbf;
+
+/** A decoder that keeps a BOM and replaces invalid bytes as `Buffer#toString("utf8")` does. */
+export function newDecoder(): TextDecoder {
+  return new TextDecoder("utf-8", { ignoreBOM: true });
+}
+
+/**
+ * `opts.chunkSize` or the default.
+ * @throws when chunkSize is not a positive integer
+ */
+export function chunkSizeOf(opts: ReadOptions): number {
+  const size = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
+  if (!Number.isSafeInteger(size) || size < 1) {
+    throw new RangeError(`chunkSize must be a positive integer; got ${String(size)}`);
+  }
+  return size;
+}
+
+/** Calls `onProgress` each time another few MiB have been read. */
+export function progressReporter(opts: ReadOptions, bytesTotal: number): (bytesDone: number) => void {
+  let next = PROGRESS_EVERY_BYTES;
+  return (bytesDone) => {
+    if (opts.onProgress === undefined || bytesDone < next) return;
+    opts.onProgress(bytesDone, bytesTotal);
+    next = bytesDone + PROGRESS_EVERY_BYTES;
+  };
+}
+
+/**
+ * Decodes the file from `params.from` to `params.end` (or end of file),
+ * holding one chunk at a time.
+ * @throws the signal's reason when aborted
+ */
+export async function scanText(handle: FileHandle, params: ScanParams, opts: ReadOptions = {}): Promise<ScanResult> {
+  const chunkSize = chunkSizeOf(opts);
+  const buffer = Buffer.allocUnsafe(chunkSize);
+  const decoder = newDecoder();
+  const { consumer } = params;
+  const end = params.end ?? Number.POSITIVE_INFINITY;
+  const report = progressReporter(opts, params.bytesTotal);
+  let { byte, char } = params.from;
+  const emit = (piece: string): void => {
+    if (piece.length === 0) return;
+    consumer?.text(piece, char);
+    char += piece.length;
+  };
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    const want = Math.min(chunkSize, end - byte);
+    if (want <= 0) break;
+    const { bytesRead } = await handle.read(buffer, 0, want, byte);
+    if (bytesRead === 0) break;
+    const chunk = buffer.subarray(0, bytesRead);
+    let first = 0;
+    while (first < chunk.length && isContinuation(chunk[first] ?? 0)) first++;
+    if (first > 0) emit(decoder.decode(chunk.subarray(0, first), { stream: true }));
+    if (first < chunk.length) {
+      // Flushing here is output-neutral (see RestartPoint) and leaves a fresh
+      // decoder, so the position is a restart point and ASCII can skip decoding.
+      emit(decoder.decode());
+      params.onRestart?.({ byte: byte + first, char });
+      const rest = chunk.subarray(first);
+      if (!(consumer?.wants(char, char + rest.length) ?? false) && isAscii(rest)) {
+        consumer?.ascii?.(rest, char);
+        char += rest.length;
+      } else {
+        emit(decoder.decode(rest, { stream: true }));
+      }
+    }
+    byte += bytesRead;
+    report(byte);
+    if (params.stop?.(char) === true) return { byte, char, complete: false };
+  }
+  emit(decoder.decode());
+  return { byte, char, complete: true };
+}

@@ -1,0 +1,24 @@
+/** The registry of the 14 tools, in the order tools/list reports them. */
+import { directoryTree, getFileInfo, listAllowedDirectories, listDirectory, listDirectoryWithSizes, searchFiles } from "./browse.js";
+import type { ToolDefinition } from "./context.js";
+import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read.js";
+import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
+
+export type { ToolContext, ToolDefinition } from "./context.js";
+
+export const TOOLS: readonly ToolDefinition[] = [
+  readFile,
+  readTextFile,
+  readMediaFile,
+  readMultipleFiles,
+  writeFile,
+  editFile,
+  createDirectory,
+  listDirectory,
+  listDirectoryWithSizes,
+  directoryTree,
+  moveFile,
+  searchFiles,
+  getFileInfo,
+  listAllowedDirectories,
+];

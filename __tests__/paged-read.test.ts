@@ -243,8 +243,8 @@ describe("headInto and tailInto", () => {
     });
   }
 
-  it("count exactly past a full sink (ASCII runs are only counted)", async () => {
-    const text = "line one\r\nline two\r\n".repeat(50) + "last 😀\r\n" + "tail\r".repeat(3);
+  it("count exactly past a full sink, where valid runs are counted, not decoded", async () => {
+    const text = "line one\r\nline two\r\n".repeat(50) + "wörds 中文 😀\r\n".repeat(30) + "tail\r".repeat(3);
     const p = await fileWith(text);
     for (const chunkSize of [1, 4, 16, 4096]) {
       for (const lines of [1, 2, 7, 40, 1000]) {

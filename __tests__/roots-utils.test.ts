@@ -95,6 +95,19 @@ describe("getValidRootDirectories", () => {
     expect((await getValidRootDirectories([root("~")]))[0]).toBe(home);
   });
 
+  it("folds dot segments of a file URI", async () => {
+    const sub = path.join(tmp, "subdir");
+    await fs.mkdir(sub);
+    expect(await getValidRootDirectories([root(`file://${tmp}/./subdir/../subdir`)])).toEqual([sub]);
+  });
+
+  it("skips a URI holding NUL bytes", async () => {
+    const dir = path.join(tmp, "ok");
+    await fs.mkdir(dir);
+    expect(await getValidRootDirectories([root("file://\0invalid\0path"), root(`${dir}\0`), root(dir)])).toEqual([dir]);
+    expect(errors).toHaveLength(2);
+  });
+
   it("returns an empty list for no roots", async () => {
     expect(await getValidRootDirectories([])).toEqual([]);
   });

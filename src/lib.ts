@@ -93,22 +93,31 @@ async function resolveRelative(relative: string, dirs: readonly string[]): Promi
 }
 
 /**
- * Resolves `requestedPath` (`~` expanded, relative paths against `allowedDirs`) and checks it and its symlink target
- * against `allowedDirs`; returns the real path, or the absolute path of a new file whose parent is allowed.
- * @throws Error `Access denied - …`, `Parent directory does not exist: …`, or for a NUL byte in the path.
+ * The absolute form of `requestedPath` (`~` expanded, relative paths against `allowedDirs`), checked
+ * lexically against `allowedDirs` only: symlinks are not resolved and nothing needs to exist.
+ * @throws Error for a NUL byte, or `Access denied - path outside allowed directories: …`
  */
-export async function validatePathIn(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
+export async function resolveRequestedPath(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
   const nul = requestedPath.indexOf("\x00");
   if (nul !== -1) {
     throw new Error(`Invalid path: parameter "path" contains a NUL byte at index ${nul}: ${JSON.stringify(requestedPath)}`);
   }
   const expanded = expandHome(requestedPath);
   const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(expanded, allowedDirs);
-  const dirList = allowedDirs.join(", ");
-
   if (!isPathWithinAllowedDirectories(normalizePath(absolute), allowedDirs)) {
-    throw new Error(`Access denied - path outside allowed directories: ${absolute} not in ${dirList}`);
+    throw new Error(`Access denied - path outside allowed directories: ${absolute} not in ${allowedDirs.join(", ")}`);
   }
+  return absolute;
+}
+
+/**
+ * Resolves `requestedPath` (`~` expanded, relative paths against `allowedDirs`) and checks it and its symlink target
+ * against `allowedDirs`; returns the real path, or the absolute path of a new file whose parent is allowed.
+ * @throws Error `Access denied - …`, `Parent directory does not exist: …`, or for a NUL byte in the path.
+ */
+export async function validatePathIn(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
+  const absolute = await resolveRequestedPath(requestedPath, allowedDirs);
+  const dirList = allowedDirs.join(", ");
 
   try {
     const realPath = await fs.realpath(absolute);

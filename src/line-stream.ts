@@ -4,7 +4,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "./bounded.js";
-import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText } from "./text-scan.js";
+import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./text-scan.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -46,14 +46,14 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
       heldNewline = piece.endsWith("\n");
       sink.append(held + (heldNewline ? piece.slice(0, -1) : piece));
     },
-    ascii(bytes) {
+    skipped(bytes, _at, chars) {
       if (done) return;
       for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) {
         if (--remaining === 0) return finish(i);
       }
       const held = heldNewline ? 1 : 0;
       heldNewline = bytes[bytes.length - 1] === LF;
-      sink.appendCount(held + bytes.length - (heldNewline ? 1 : 0));
+      sink.appendCount(held + chars - (heldNewline ? 1 : 0));
     },
   };
   const size = Number((await handle.stat()).size);
@@ -116,8 +116,8 @@ export async function tailInto(handle: FileHandle, lines: number, sink: TextSink
       if (heldCR) text = text.slice(0, -1);
       sink.append(text.replaceAll("\r\n", "\n"));
     },
-    ascii(bytes) {
-      let count = bytes.length + (heldCR ? 1 : 0);
+    skipped(bytes, _at, chars) {
+      let count = chars + (heldCR ? 1 : 0);
       for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) {
         if (i > 0 ? bytes[i - 1] === CR : heldCR) count--;
       }

@@ -148,7 +148,7 @@ export async function streamInto(
   const consumer: TextConsumer = {
     wants: () => !sink.full,
     text: (piece) => sink.append(piece),
-    ascii: (bytes) => sink.appendCount(bytes.length),
+    skipped: (_bytes, _at, chars) => sink.appendCount(chars),
   };
   const scan = await scanText(
     handle,

@@ -93,6 +93,8 @@ async function moveByLink(m: MoveEnds, before: BigIntStats): Promise<void> {
  * Directories: mkdir(2) reserves the destination atomically (EEXIST if taken),
  * and rename(2) may then replace only that still-empty placeholder, so
  * anything put there meanwhile makes the rename fail instead of being lost.
+ * Residual window: if someone swaps the placeholder for an empty directory of
+ * their own, that empty directory is replaced; no content can be lost.
  * (renameat2 RENAME_NOREPLACE would do this directly; Node has no binding.)
  */
 async function moveDirectory(m: MoveEnds): Promise<void> {
@@ -131,8 +133,8 @@ export async function moveNoClobber(source: string, destination: string, allowed
         const before = await lstatIfExists(m.src);
         if (!before) throw new SafeFsError(`${m.context}: the source does not exist`, { code: "ENOENT" });
         // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
-        if (before.isDirectory()) await renameIfAbsent(m);
-        else if (before.isFile() || usesDirFds()) await renameIfAbsent(m);
+        if (before.isDirectory()) await moveDirectory(m);
+        else if (before.isFile() || usesDirFds()) await moveByLink(m, before);
         else await renameIfAbsent(m);
       } catch (err) {
         throw wrapError(err, m.context);

@@ -3,7 +3,7 @@
  * tail (SPEC §3.2): it yields exactly the text `fs.readFile(path, "utf8")`
  * gives, one read chunk at a time, and reports the restart points it passes.
  */
-import { isAscii } from "node:buffer";
+import { isAscii, isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import { TextDecoder } from "node:util";
 
@@ -35,12 +35,12 @@ export interface RestartPoint {
 
 /** Receives the decoded text of a scan. */
 export interface TextConsumer {
-  /** Whether characters `[from, to)` are needed as text; when not, an all-ASCII run skips decoding. */
+  /** Whether characters `[from, to)` are needed as text; when not, valid UTF-8 is counted, not decoded. */
   wants(from: number, to: number): boolean;
   /** Decoded text starting at character `at`; may also be called for text not wanted. */
   text(piece: string, at: number): void;
-  /** An undecoded all-ASCII run starting at character `at` (one character per byte). */
-  ascii?(bytes: Buffer, at: number): void;
+  /** An undecoded run of complete, valid UTF-8 starting at character `at` that decodes to `chars` characters. */
+  skipped?(bytes: Buffer, at: number, chars: number): void;
 }
 
 /** What to scan and whom to tell. */
@@ -66,6 +66,28 @@ export interface ScanResult {
 }
 
 const isContinuation = (b: number): boolean => b >= 0x80 && b <= 0xbf;
+
+/** The UTF-16 length of valid UTF-8 `bytes`: one unit per sequence, two for 4-byte ones. */
+export function utf16Length(bytes: Buffer): number {
+  if (isAscii(bytes)) return bytes.length;
+  let n = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i] ?? 0;
+    if ((b & 0xc0) !== 0x80) n += b >= 0xf0 ? 2 : 1;
+  }
+  return n;
+}
+
+// Length of the longest prefix of `bytes` (which starts at a restart point)
+// that is complete valid UTF-8 ending at a restart point or at the end; 0 if
+// none is found cheaply. A sequence is at most 4 bytes, hence the short look back.
+function validPrefix(bytes: Buffer): number {
+  if (isUtf8(bytes)) return bytes.length;
+  for (let i = bytes.length - 1; i >= Math.max(1, bytes.length - 4); i--) {
+    if (!isContinuation(bytes[i] ?? 0)) return isUtf8(bytes.subarray(0, i)) ? i : 0;
+  }
+  return 0;
+}
 
 /** A decoder that keeps a BOM and replaces invalid bytes as `Buffer#toString("utf8")` does. */
 export function newDecoder(): TextDecoder {
@@ -124,16 +146,21 @@ export async function scanText(handle: FileHandle, params: ScanParams, opts: Rea
     if (first > 0) emit(decoder.decode(chunk.subarray(0, first), { stream: true }));
     if (first < chunk.length) {
       // Flushing here is output-neutral (see RestartPoint) and leaves a fresh
-      // decoder, so the position is a restart point and ASCII can skip decoding.
+      // decoder, so the position is a restart point and valid text after it
+      // can be counted instead of decoded.
       emit(decoder.decode());
       params.onRestart?.({ byte: byte + first, char });
-      const rest = chunk.subarray(first);
-      if (!(consumer?.wants(char, char + rest.length) ?? false) && isAscii(rest)) {
-        consumer?.ascii?.(rest, char);
-        char += rest.length;
-      } else {
-        emit(decoder.decode(rest, { stream: true }));
+      let rest = chunk.subarray(first);
+      if (!(consumer?.wants(char, char + rest.length) ?? false)) {
+        const valid = rest.subarray(0, validPrefix(rest));
+        if (valid.length > 0) {
+          const chars = utf16Length(valid);
+          consumer?.skipped?.(valid, char, chars);
+          char += chars;
+          rest = rest.subarray(valid.length);
+        }
       }
+      emit(decoder.decode(rest, { stream: true }));
     }
     byte += bytesRead;
     report(byte);

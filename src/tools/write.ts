@@ -1,6 +1,6 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
-import { validatePathIn } from "../lib.js";
+import { resolveRequestedPath, validatePathIn } from "../lib.js";
 import { editFileSafely, makeDirectorySafely, moveNoClobber, writeFileSafely } from "../safe-fs.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
@@ -66,7 +66,9 @@ export const createDirectory = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const target = await validatePathIn(path, ctx.allowedDirs);
+    // Missing parents are created, so only the lexical check applies here; makeDirectorySafely
+    // checks the real path of every existing ancestor it walks through.
+    const target = await resolveRequestedPath(path, ctx.allowedDirs);
     await makeDirectorySafely(target, ctx.allowedDirs);
     return text(`Successfully created directory ${path}`);
   },

@@ -1,0 +1,147 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { capText, TextSink } from "../src/bounded.js";
+import { listInto, listWithSizesInto } from "../src/walk.js";
+import type { WalkOptions } from "../src/walk.js";
+import { bigSink } from "./walk-reference.js";
+
+const ADVICE = "list a subdirectory, or use search_files with a pattern";
+
+let tmp: string;
+let opts: WalkOptions;
+
+beforeEach(() => {
+  tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-")));
+  opts = { allowedDirs: [tmp] };
+});
+
+afterEach(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+async function list(dir = tmp): Promise<string> {
+  const sink = bigSink();
+  await listInto(dir, sink, opts);
+  return sink.render(ADVICE);
+}
+
+async function sized(sortBy: "name" | "size", dir = tmp): Promise<string> {
+  const sink = bigSink();
+  await listWithSizesInto(dir, sortBy, sink, opts);
+  return sink.render(ADVICE);
+}
+
+describe("listInto", () => {
+  it("writes [DIR]/[FILE] lines in readdir order", async () => {
+    fs.mkdirSync(path.join(tmp, "sub"));
+    fs.writeFileSync(path.join(tmp, "a.txt"), "x");
+    fs.symlinkSync("sub", path.join(tmp, "link"));
+    fs.writeFileSync(path.join(tmp, "odd\nname"), "");
+    const order = fs.readdirSync(tmp);
+    const tag: Record<string, string> = { sub: "[DIR]", "a.txt": "[FILE]", link: "[FILE]", "odd\nname": "[FILE]" };
+    expect(await list()).toBe(order.map((n) => `${tag[n]} ${n}`).join("\n"));
+  });
+
+  it("writes an empty string for an empty directory", async () => {
+    const sink = bigSink();
+    await listInto(tmp, sink, opts);
+    expect(sink.total).toBe(0);
+  });
+
+  it("keeps a byte-identical prefix and the exact total when capped", async () => {
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(tmp, `entry-${i}`), "");
+    const full = await list();
+    for (const max of [1, 100, full.length - 1]) {
+      const sink = new TextSink(max);
+      await listInto(tmp, sink, opts);
+      expect(sink.total).toBe(full.length);
+      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+    }
+  });
+
+  it("fails with the path when the directory cannot be read", async () => {
+    const missing = path.join(tmp, "missing");
+    await expect(listInto(missing, bigSink(), opts)).rejects.toThrow(missing);
+  });
+});
+
+describe("listWithSizesInto", () => {
+  beforeEach(() => {
+    fs.writeFileSync(path.join(tmp, "b.txt"), "x".repeat(10));
+    fs.writeFileSync(path.join(tmp, "a-big.bin"), Buffer.alloc(1536));
+    fs.mkdirSync(path.join(tmp, "c-dir"));
+    fs.symlinkSync("nowhere", path.join(tmp, "d-dangling"));
+  });
+
+  it("sorts by name with padded columns and the upstream summary", async () => {
+    expect(await sized("name")).toBe(
+      [
+        "[FILE] a-big.bin                         1.50 KB",
+        "[FILE] b.txt                                10 B",
+        "[DIR] c-dir                          ",
+        "[FILE] d-dangling                            0 B",
+        "",
+        "Total: 3 files, 1 directories",
+        "Combined size: 1.51 KB",
+      ].join("\n"),
+    );
+  });
+
+  it("sorts by size, largest first, counting a directory's own stat size", async () => {
+    const dirSize = fs.statSync(path.join(tmp, "c-dir")).size;
+    const rows: [number, string][] = [
+      [1536, "[FILE] a-big.bin                         1.50 KB"],
+      [10, "[FILE] b.txt                                10 B"],
+      [dirSize, "[DIR] c-dir                          "],
+      [0, "[FILE] d-dangling                            0 B"],
+    ];
+    // Array#sort is stable, so equal sizes keep the name order the rows start in (which is not readdir order).
+    const readdirOrder = fs.readdirSync(tmp);
+    rows.sort((x, y) => readdirOrder.indexOf(x[1].split(" ")[1]!) - readdirOrder.indexOf(y[1].split(" ")[1]!));
+    rows.sort((x, y) => y[0] - x[0]);
+    expect(await sized("size")).toBe(
+      [...rows.map((r) => r[1]), "", "Total: 3 files, 1 directories", "Combined size: 1.51 KB"].join("\n"),
+    );
+  });
+
+  it("writes only the summary for an empty directory", async () => {
+    const empty = path.join(tmp, "c-dir");
+    expect(await sized("name", empty)).toBe("\nTotal: 0 files, 0 directories\nCombined size: 0 B");
+  });
+
+  it("keeps a byte-identical prefix and the exact total when capped", async () => {
+    for (let i = 0; i < 300; i++) fs.writeFileSync(path.join(tmp, `entry-${i}`), "y".repeat(i));
+    const full = await sized("size");
+    for (const max of [1, 500, full.length - 1]) {
+      const sink = new TextSink(max);
+      await listWithSizesInto(tmp, "size", sink, opts);
+      expect(sink.total).toBe(full.length);
+      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+    }
+  });
+
+  it("stops when the signal is aborted from onProgress", async () => {
+    for (let i = 0; i < 3000; i++) fs.writeFileSync(path.join(tmp, `entry-${i}`), "");
+    const controller = new AbortController();
+    const seen: number[] = [];
+    const sink = bigSink();
+    const run = listWithSizesInto(tmp, "name", sink, {
+      ...opts,
+      signal: controller.signal,
+      onProgress: (n) => {
+        seen.push(n);
+        controller.abort();
+      },
+    });
+    await expect(run).rejects.toMatchObject({ name: "AbortError" });
+    expect(seen).toEqual([1000]);
+    expect(sink.total).toBe(0);
+  });
+
+  it("fails with the path when the directory cannot be read", async () => {
+    const missing = path.join(tmp, "missing");
+    await expect(listWithSizesInto(missing, "name", bigSink(), opts)).rejects.toThrow(missing);
+  });
+});

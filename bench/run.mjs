@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench`: SPEC §6 figures for this build. Generates (or reuses)
+ * deterministic fixtures, drives dist/index.js over stdio with the SDK client,
+ * one fresh server per scenario, and prints one table. Exits 0 even when a
+ * target is missed; such rows say FAIL.
+ *
+ *   node bench/run.mjs [--quick]      fixtures in $BENCH_DIR or <tmp>/bounded-fs-bench-v1
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ensureFixtures, SPECS } from "./fixtures.mjs";
+import {
+  coldWarmScenario,
+  findBaseline,
+  pagingScenario,
+  simpleScenario,
+  walkScenario,
+  walkVsFindScenario,
+} from "./scenarios.mjs";
+import { SERVER_JS } from "./server.mjs";
+import { failures, renderTable } from "./table.mjs";
+
+const USAGE = "usage: node bench/run.mjs [--quick]";
+const WALK_MAX_CHARS = 1_000_000;
+
+function parseArgs(argv) {
+  const quick = argv.includes("--quick");
+  const unknown = argv.filter((a) => a !== "--quick");
+  if (unknown.length > 0) {
+    console.error(`unknown argument ${unknown[0]}; ${USAGE}`);
+    process.exit(2);
+  }
+  return { quick };
+}
+
+const log = (line) => console.error(`[bench] ${line}`);
+const mib = (bytes) => `${Math.round(bytes / (1024 * 1024))} MiB`;
+const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+
+async function main() {
+  const { quick } = parseArgs(process.argv.slice(2));
+  if (!fs.existsSync(SERVER_JS)) {
+    console.error(`${SERVER_JS} is missing: run npm run build first (npm run bench does).`);
+    process.exit(1);
+  }
+  const mode = quick ? "quick" : "full";
+  const spec = SPECS[mode];
+  const cacheRoot = process.env.BENCH_DIR || path.join(os.tmpdir(), "bounded-fs-bench-v1");
+  const started = performance.now();
+  const fx = ensureFixtures(path.join(cacheRoot, mode), spec, log);
+  const runs = quick ? 3 : 5;
+  const rows = [];
+  const step = async (label, fn) => {
+    log(label);
+    rows.push(...(await fn()));
+  };
+
+  await step("paging windows", () => pagingScenario(fx, runs));
+  await step("walking the big file by notices", () => walkScenario(fx, 3, WALK_MAX_CHARS));
+  await step("head/tail", async () => [
+    ...(await simpleScenario(fx, "read_text_file head=1000", "read_text_file", { path: fx.text, head: 1000 }, runs)),
+    ...(await simpleScenario(fx, "read_text_file tail=1000", "read_text_file", { path: fx.text, tail: 1000 }, runs)),
+  ]);
+  await step("full read without offset", () =>
+    coldWarmScenario(fx, "read_text_file, no offset (capped)", "read_text_file", { path: fx.text }, runs - 1),
+  );
+  await step("read_multiple_files", () =>
+    coldWarmScenario(fx, `read_multiple_files, ${fx.manyFiles.length} files`, "read_multiple_files", { paths: fx.manyFiles }, 2),
+  );
+  await step("tree walks vs find", async () => {
+    const findMs = await findBaseline(fx.tree, runs);
+    return [
+      { name: `find tree > /dev/null (${group(fx.treeEntries)} entries)`, ms: findMs, chars: undefined },
+      ...(await walkVsFindScenario(fx, "directory_tree over tree", "directory_tree", { path: fx.tree }, 3, findMs)),
+      ...(await walkVsFindScenario(
+        fx,
+        "search_files **/*.txt over tree",
+        "search_files",
+        { path: fx.tree, pattern: "**/*.txt" },
+        3,
+        findMs,
+      )),
+    ];
+  });
+  await step("wide directory listings", async () => [
+    ...(await simpleScenario(fx, `list_directory (${group(spec.wideEntries)} entries)`, "list_directory", { path: fx.wide }, runs)),
+    ...(await simpleScenario(
+      fx,
+      `list_directory_with_sizes (${group(spec.wideEntries)} entries)`,
+      "list_directory_with_sizes",
+      { path: fx.wide },
+      runs,
+    )),
+  ]);
+
+  const seconds = ((performance.now() - started) / 1000).toFixed(1);
+  const fixtures =
+    `text ${mib(spec.textBytes)}, ${spec.manyFiles} files ${mib(spec.manyBytes)}, ` +
+    `tree ${group(fx.treeEntries)} entries, dir ${group(spec.wideEntries)} entries`;
+  console.log(
+    `bounded-filesystem-mcp bench (${mode}) | nproc ${os.availableParallelism()} | node ${process.version} | ` +
+      `fixtures: ${fixtures} (${fx.generated ? "generated" : "cached"} in ${fx.root}) | ${seconds} s`,
+  );
+  console.log(renderTable(rows));
+  const missed = rows.filter((r) => failures(r).length > 0);
+  console.log(missed.length === 0 ? "All targets met." : `${missed.length} target(s) missed: ${missed.map((r) => r.name).join("; ")}`);
+}
+
+main().catch((error) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

@@ -8,10 +8,11 @@ import { fileURLToPath } from "node:url";
 import type { Root } from "@modelcontextprotocol/sdk/types.js";
 import { expandHome, normalizePath } from "./path-utils.js";
 
-interface ParsedRoot {
-  resolved: string;
-  original: string;
-}
+/** A directory argument or root resolved: its forms when usable, or why not. */
+export type ResolvedDirectory =
+  | { kind: "directory"; resolved: string; original: string }
+  | { kind: "not-directory"; resolved: string }
+  | { kind: "inaccessible"; reason: string };
 
 function uriToPath(uri: string): string {
   if (!uri.startsWith("file://")) return uri;
@@ -19,19 +20,25 @@ function uriToPath(uri: string): string {
   return fileURLToPath(uri, { windows: process.platform === "win32" });
 }
 
-async function parseRoot(uri: string): Promise<ParsedRoot | undefined> {
-  try {
-    const flavour = process.platform === "win32" ? path.win32 : path.posix;
-    const absolute = flavour.resolve(expandHome(uriToPath(uri)));
-    const real = await fs.realpath(absolute);
-    return { resolved: normalizePath(real), original: normalizePath(absolute) };
-  } catch {
-    return undefined;
-  }
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * Resolves a path or file URI (`~` expanded, made absolute, symlinks resolved) and says whether it
+ * is a usable directory; `original` is the normalized as-given form, `resolved` the real one.
+ */
+export async function resolveDirectory(pathOrUri: string): Promise<ResolvedDirectory> {
+  try {
+    const flavour = process.platform === "win32" ? path.win32 : path.posix;
+    const absolute = flavour.resolve(expandHome(uriToPath(pathOrUri)));
+    const resolved = normalizePath(await fs.realpath(absolute));
+    const stats = await fs.stat(resolved);
+    if (!stats.isDirectory()) return { kind: "not-directory", resolved };
+    return { kind: "directory", resolved, original: normalizePath(absolute) };
+  } catch (error) {
+    return { kind: "inaccessible", reason: describe(error) };
+  }
 }
 
 /**
@@ -40,28 +47,12 @@ function describe(error: unknown): string {
  */
 export async function getValidRootDirectories(requestedRoots: readonly Root[]): Promise<string[]> {
   const valid: string[] = [];
-  const add = (dir: string): void => {
-    if (!valid.includes(dir)) valid.push(dir);
-  };
-
   for (const root of requestedRoots) {
-    const parsed = await parseRoot(root.uri);
-    if (parsed === undefined) {
-      console.error(`Skipping invalid path or inaccessible: ${root.uri}`);
-      continue;
-    }
-    try {
-      const stats = await fs.stat(parsed.resolved);
-      if (!stats.isDirectory()) {
-        console.error(`Skipping non-directory root: ${parsed.resolved}`);
-        continue;
-      }
-      add(parsed.resolved);
-      // Clients keep using the symlinked spelling, so it must pass the lexical check too.
-      if (parsed.original !== parsed.resolved) add(parsed.original);
-    } catch (error) {
-      console.error(`Skipping invalid directory: ${parsed.resolved} due to error: ${describe(error)}`);
-    }
+    const dir = await resolveDirectory(root.uri);
+    if (dir.kind === "inaccessible") console.error(`Skipping invalid path or inaccessible: ${root.uri} (${dir.reason})`);
+    else if (dir.kind === "not-directory") console.error(`Skipping non-directory root: ${dir.resolved}`);
+    // Clients keep using the symlinked spelling, so it must pass the lexical check too.
+    else for (const form of [dir.resolved, dir.original]) if (!valid.includes(form)) valid.push(form);
   }
   return valid;
 }

@@ -3,29 +3,19 @@
  * resolved; both the given and the resolved form are allowed; unusable ones
  * are skipped with upstream's warnings.
  */
-import fs from "node:fs/promises";
-import path from "node:path";
-import { expandHome, normalizePath } from "./path-utils.js";
+import { resolveDirectory } from "./roots-utils.js";
 
 /**
- * Returns the allowed directory forms for the given arguments, warning about
- * each one that is missing, inaccessible or not a directory.
+ * Returns the allowed directory forms for the given arguments (as given first, then resolved),
+ * warning about each one that is missing, inaccessible or not a directory.
  */
 export async function resolveStartupDirectories(args: readonly string[], warn: (line: string) => void): Promise<string[]> {
   const allowed: string[] = [];
   for (const arg of args) {
-    const absolute = path.resolve(expandHome(arg));
-    try {
-      const stats = await fs.stat(absolute);
-      if (!stats.isDirectory()) {
-        warn(`Warning: ${arg} is not a directory, skipping`);
-        continue;
-      }
-      const real = await fs.realpath(absolute);
-      for (const form of [normalizePath(absolute), normalizePath(real)]) if (!allowed.includes(form)) allowed.push(form);
-    } catch {
-      warn(`Warning: Cannot access directory ${arg}, skipping`);
-    }
+    const dir = await resolveDirectory(arg);
+    if (dir.kind === "inaccessible") warn(`Warning: Cannot access directory ${arg}, skipping`);
+    else if (dir.kind === "not-directory") warn(`Warning: ${arg} is not a directory, skipping`);
+    else for (const form of [dir.original, dir.resolved]) if (!allowed.includes(form)) allowed.push(form);
   }
   return allowed;
 }

@@ -63,7 +63,7 @@ function refWindow(ref: string, offset: number, lim: number) {
   return { text: ref.slice(start, end), start, end, total: ref.length };
 }
 
-const RUNS = 150;
+const RUNS = 300;
 
 describe("paged read properties", () => {
   it("walking by end reassembles the file, within the limit, never splitting a pair", async () => {

@@ -145,6 +145,27 @@ describe("readWindow", () => {
     await expect(read).rejects.toThrow("stop now");
   });
 
+  it("stops between chunks once aborted, in every reader", async () => {
+    const p = await fileWith(Buffer.alloc(9 * 1024 * 1024, 0x0a));
+    const readers: Array<(h: FileHandle, o: { signal: AbortSignal; onProgress: () => void }) => Promise<unknown>> = [
+      (h, o) => readWindow(h, p, 5, 5, new CheckpointCache(), o),
+      (h, o) => countChars(h, p, new CheckpointCache(), o),
+      (h, o) => streamInto(h, p, new CheckpointCache(), new TextSink(10), o),
+      (h, o) => headInto(h, 1e9, new TextSink(10), o),
+      (h, o) => tailInto(h, 1e9, new TextSink(10), o),
+    ];
+    for (const reader of readers) {
+      const controller = new AbortController();
+      let progressCalls = 0;
+      const onProgress = (): void => {
+        progressCalls++;
+        controller.abort();
+      };
+      await expect(withHandle(p, (h) => reader(h, { signal: controller.signal, onProgress }))).rejects.toThrow(/abort/i);
+      expect(progressCalls).toBe(1);
+    }
+  });
+
   it("reports progress every few MiB with the file size", async () => {
     const size = 9 * 1024 * 1024;
     const p = await fileWith(Buffer.alloc(size, 0x61));
@@ -244,9 +265,18 @@ describe("headInto and tailInto", () => {
   }
 
   it("count exactly past a full sink, where valid runs are counted, not decoded", async () => {
-    const text = "line one\r\nline two\r\n".repeat(50) + "wörds 中文 😀\r\n".repeat(30) + "tail\r".repeat(3);
-    const p = await fileWith(text);
-    for (const chunkSize of [1, 4, 16, 4096]) {
+    const invalidAfterBreaks = Buffer.from([0x0a, 0xff, 0x61, 0x62, 0x0d, 0xff, 0x0d, 0x0a, 0xe2, 0x82, 0x0a]);
+    const p = await fileWith(
+      Buffer.concat([
+        Buffer.from("line one\r\nline two\r\n".repeat(50)),
+        Buffer.from("wörds 中文 😀\r\n".repeat(30)),
+        invalidAfterBreaks,
+        invalidAfterBreaks,
+        Buffer.from("tail\r".repeat(3)),
+      ]),
+    );
+    const text = await readFile(p, "utf8");
+    for (const chunkSize of [1, 4, 5, 16, 4096]) {
       for (const lines of [1, 2, 7, 40, 1000]) {
         const head = new TextSink(3);
         const tail = new TextSink(3);

@@ -4,12 +4,13 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
+import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walk.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
 
 type Node =
   | { kind: "file"; name: string }
-  | { kind: "link"; name: string; to: "inside" | "outside" | "dangling" | "loop" }
+  | { kind: "link"; name: string; to: "inside" | "outside" | "sibling" | "dangling" | "loop" }
   | { kind: "dir"; name: string; children: Node[] };
 
 // Characters that stress JSON escaping and glob matching; "/" and NUL cannot occur in names.
@@ -25,7 +26,13 @@ const leafArb: fc.Arbitrary<Node> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("link" as const),
       name: nameArb,
-      to: fc.constantFrom("inside" as const, "outside" as const, "dangling" as const, "loop" as const),
+      to: fc.constantFrom(
+        "inside" as const,
+        "outside" as const,
+        "sibling" as const,
+        "dangling" as const,
+        "loop" as const,
+      ),
     }),
   },
 );
@@ -79,7 +86,10 @@ function materialize(root: string, dir: string, nodes: Node[]): void {
       fs.mkdirSync(p);
       materialize(root, p, node.children);
     } else {
-      const target = { inside: root, outside, dangling: path.join(dir, "~missing~"), loop: p }[node.to];
+      // "sibling" is `<root> `: outside, but equal to the root once trailing whitespace is trimmed.
+      const target = { inside: root, outside, sibling: `${root} `, dangling: path.join(dir, "~missing~"), loop: p }[
+        node.to
+      ];
       fs.symlinkSync(target, p);
     }
   }
@@ -88,6 +98,7 @@ function materialize(root: string, dir: string, nodes: Node[]): void {
 function freshRoot(nodes: Node[]): string {
   const root = path.join(tmp, `r${run++}`);
   fs.mkdirSync(root);
+  fs.mkdirSync(`${root} `);
   materialize(root, root, nodes);
   return root;
 }
@@ -117,7 +128,7 @@ describe("streamed walks equal the in-memory reference", () => {
     );
   });
 
-  it("search_files results, whole and capped", async () => {
+  it("search_files results equal upstream's algorithm and lib.ts's searchFilesWithValidation, whole and capped", async () => {
     await fc.assert(
       fc.asyncProperty(
         childrenArb.chain((nodes) =>
@@ -131,6 +142,9 @@ describe("streamed walks equal the in-memory reference", () => {
         async ([nodes, pattern, excludes, rawMax]) => {
           const root = freshRoot(nodes);
           const expected = searchText(await searchReference(root, pattern, excludes, [root]));
+          setAllowedDirectories([root]);
+          const fromLib = await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes });
+          expect(searchText(fromLib)).toBe(expected);
           const whole = bigSink();
           await searchInto(root, pattern, excludes, whole, { allowedDirs: [root] });
           expect(whole.render("advice")).toBe(expected);

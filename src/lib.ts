@@ -121,7 +121,9 @@ export async function validatePathIn(requestedPath: string, allowedDirs: readonl
 
   try {
     const realPath = await fs.realpath(absolute);
-    if (!isPathWithinAllowedDirectories(normalizePath(realPath), allowedDirs)) {
+    // The real path is checked as it is: normalizePath trims whitespace and quotes, which would
+    // admit a sibling such as `<allowed> ` or `<allowed>"`.
+    if (!isPathWithinAllowedDirectories(realPath, allowedDirs)) {
       throw new Error(`Access denied - symlink target outside allowed directories: ${realPath} not in ${dirList}`);
     }
     return realPath;
@@ -138,7 +140,7 @@ export async function validatePathIn(requestedPath: string, allowedDirs: readonl
     throw new Error(`Parent directory does not exist: ${parentDir}`, { cause });
   }
   if (typeof realParent !== "string") throw new Error(`Parent directory does not exist: ${parentDir}`);
-  if (!isPathWithinAllowedDirectories(normalizePath(realParent), allowedDirs)) {
+  if (!isPathWithinAllowedDirectories(realParent, allowedDirs)) {
     throw new Error(
       `Access denied - symlink target outside allowed directories: parent of ${absolute} resolves to ${realParent}, not in ${dirList}`,
     );

@@ -49,7 +49,7 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
     skipped(bytes, _at, chars) {
       if (done) return;
       for (let i = bytes.indexOf(LF); i !== -1; i = bytes.indexOf(LF, i + 1)) {
-        if (--remaining === 0) return finish(i);
+        if (--remaining === 0) return finish(utf16Length(bytes.subarray(0, i)));
       }
       const held = heldNewline ? 1 : 0;
       heldNewline = bytes[bytes.length - 1] === LF;

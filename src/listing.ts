@@ -5,6 +5,7 @@
 import { readdir, stat } from "node:fs/promises";
 import path from "node:path";
 import type { TextSink } from "./bounded.js";
+import { formatSize } from "./lib.js";
 import { Ticker } from "./walk-core.js";
 import type { WalkOptions } from "./walk-core.js";
 
@@ -26,17 +27,6 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     const entry = entries[i]!;
     sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${entry.name}`);
   }
-}
-
-const UNITS = ["B", "KB", "MB", "GB", "TB"];
-
-/** Upstream's formatSize (private copy until lib.ts exists). */
-function formatSize(bytes: number): string {
-  if (bytes === 0) return "0 B";
-  const i = Math.floor(Math.log(bytes) / Math.log(1024));
-  if (i <= 0) return `${bytes} ${UNITS[0]}`;
-  const unit = Math.min(i, UNITS.length - 1);
-  return `${(bytes / Math.pow(1024, unit)).toFixed(2)} ${UNITS[unit]}`;
 }
 
 interface SizedEntry {

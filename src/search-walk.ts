@@ -8,19 +8,20 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { TextSink } from "./bounded.js";
-import { normalizePath } from "./path-utils.js";
 import { isPathWithinAllowedDirectories } from "./path-validation.js";
 import { walkTree } from "./walk-core.js";
 import type { WalkOptions } from "./walk-core.js";
 
 /**
- * Whether upstream's validatePath would accept a symlink found in a walk: its
+ * Whether lib.ts's validatePath would accept a symlink found in a walk: its
  * target must resolve inside the allowed directories. A dangling link passes,
- * as upstream treats it as a new file whose (already validated) parent is allowed.
+ * as validatePath treats it as a new file whose (already validated) parent is allowed.
  */
 async function linkAllowed(link: string, allowedDirs: readonly string[]): Promise<boolean> {
   try {
-    return isPathWithinAllowedDirectories(normalizePath(await realpath(link)), allowedDirs);
+    // Checked as resolved, like validatePath: normalizePath would trim a trailing
+    // space or quote and could admit a sibling of an allowed directory.
+    return isPathWithinAllowedDirectories(await realpath(link), allowedDirs);
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ENOENT";
   }

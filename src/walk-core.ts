@@ -38,6 +38,9 @@ const PREFETCH_DIRS = 8;
 // Stops prefetching while this many prefetched entries wait to be walked, so
 // wide trees cannot pile up memory ahead of the walk.
 const PREFETCH_ENTRY_BUDGET = 50_000;
+// Entries examined per look-ahead scan, so one huge directory is not scanned
+// in a single synchronous burst between cancellation checks.
+const SCAN_AHEAD = 1024;
 const NOTE_PATHS = 10;
 
 /** Counts visited entries, checks cancellation and reports progress at fixed intervals. */
@@ -94,8 +97,8 @@ const OMIT = 1;
 const LEAF = 2;
 const DESCEND = 3;
 
-/** Joins a relative path the way `path.relative(root, path.join(dir, name))` would render it. */
-export function joinRel(rel: string, name: string): string {
+// Same text as path.relative(root, path.join(dir, name)): names never contain a separator.
+function joinRel(rel: string, name: string): string {
   return rel === "" ? name : rel + path.sep + name;
 }
 
@@ -132,7 +135,8 @@ class Walk {
     let ahead = 0;
     const prefetch = (from: number): void => {
       ahead = Math.max(ahead, from);
-      while (ahead < entries.length && pending.size < PREFETCH_DIRS && this.prefetchedEntries < PREFETCH_ENTRY_BUDGET) {
+      const stop = Math.min(entries.length, from + SCAN_AHEAD);
+      while (ahead < stop && pending.size < PREFETCH_DIRS && this.prefetchedEntries < PREFETCH_ENTRY_BUDGET) {
         if (verdict(ahead) === DESCEND) {
           const listing = this.read(path.join(dir, entries[ahead]!.name)).then((r) => {
             if (Array.isArray(r)) this.prefetchedEntries += r.length;
@@ -147,6 +151,7 @@ class Walk {
     for (let i = 0; i < entries.length; i++) {
       const pause = this.ticker.tick();
       if (pause) await pause;
+      if (i >= ahead) prefetch(i);
       const v = verdict(i);
       if (v === OMIT) continue;
       const entry = entries[i]!;

@@ -8,18 +8,21 @@ import { defineTool, READ_ONLY, walkOptions } from "./context.js";
 const DIR_DOC = "Directory path: absolute, or relative to an allowed directory.";
 const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
 const EXCLUDE_DOC =
-  "Glob patterns (minimatch, dotfiles included) of entries to leave out, matched against the path relative to the " +
-  "requested directory; a pattern without * also matches that name at any depth. Excluded directories are not entered.";
+  "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
+  "requested directory, e.g. '**/*.log'; a pattern without * also matches that name at any depth, e.g. " +
+  "'node_modules'. Excluded directories are not entered. Default: none.";
+const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the allowed directories.";
 
-const capNote = (max: number) => `Capped at ${formatCount(max)} characters; the notice says how many there were.`;
+const capNote = (max: number) =>
+  `Output is capped at ${formatCount(max)} characters; a cut result ends with a notice giving the full length.`;
 
 export const listDirectory = defineTool({
   name: "list_directory",
   title: "List Directory",
   description: ({ maxResultChars }) =>
-    "List the entries of one directory, one per line as '[DIR] name' or '[FILE] name', in directory order. " +
-    `${capNote(maxResultChars)} Use list_directory_with_sizes for sizes, directory_tree for nested contents, ` +
-    "search_files to find names by pattern. Fails if the path is not a directory inside the allowed directories.",
+    "List the entries of one directory (not recursive), one per line as '[DIR] name' or '[FILE] name', in directory " +
+    `order. ${capNote(maxResultChars)} Use list_directory_with_sizes for sizes and totals, directory_tree for nested ` +
+    `contents, search_files to find names by pattern. ${NOT_A_DIR}`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -35,15 +38,16 @@ export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
   description: ({ maxResultChars }) =>
-    "List the entries of one directory with file sizes, sorted by name or by size, followed by totals of files, " +
-    `directories and bytes. ${capNote(maxResultChars)} Use list_directory when sizes are not needed. ` +
-    "Fails if the path is not a directory inside the allowed directories.",
+    "List the entries of one directory (not recursive) with sizes: one line per entry, '[DIR]' or '[FILE]', name " +
+    "and human-readable size (files only), sorted by name or largest first, then the totals of files, directories " +
+    `and bytes. ${capNote(maxResultChars)} Use list_directory when sizes are not needed, directory_tree for nested ` +
+    `contents. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     sortBy: z
       .enum(["name", "size"])
       .default("name")
-      .describe("'name' (alphabetical, the default) or 'size' (largest first)."),
+      .describe("'name' (alphabetical; the default) or 'size' (largest first)."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -59,10 +63,10 @@ export const directoryTree = defineTool({
   name: "directory_tree",
   title: "Directory Tree",
   description: ({ maxResultChars }) =>
-    "Return the recursive tree under a directory as indented JSON: [{name, type: 'file'|'directory', children}]. " +
-    "Symlinks appear as files and are not followed. " +
-    `${capNote(maxResultChars)} On big trees pass a deeper path or excludePatterns (e.g. node_modules, .git); ` +
-    "to find files by name use search_files.",
+    "Return the recursive tree under a directory as indented JSON: [{name, type: 'file'|'directory', children}], " +
+    "directories always with children. Symlinks appear as files and are not followed. " +
+    `${capNote(maxResultChars)} On big trees pass a deeper path or excludePatterns (e.g. node_modules, .git). ` +
+    `Use list_directory for one level, search_files to find files by name. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
@@ -81,14 +85,17 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: ({ maxResultChars }) =>
-    "Find files and directories under a directory whose relative path matches a glob pattern; returns matching " +
-    "absolute paths, one per line, or 'No matches found'. Searches names, not contents. " +
-    `${capNote(maxResultChars)} Use list_directory for one level, directory_tree for structure.`,
+    "Find files and directories under a directory, at any depth, whose path relative to it matches a glob; returns " +
+    "the matching absolute paths, one per line, or 'No matches found'. Matches names, not file contents. " +
+    `${capNote(maxResultChars)} Use list_directory for one level, directory_tree for the structure. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe("Directory to search under: absolute, or relative to an allowed directory."),
     pattern: z
       .string()
-      .describe("Glob matched against each path relative to the search directory, e.g. '**/*.ts' or '*.md' (top level only)."),
+      .describe(
+        "Glob (minimatch, dotfiles included) matched against each path relative to the search directory: " +
+          "'**/*.ts' at any depth, '*.md' in the top level only, 'src/**' everything under src.",
+      ),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
   },
   annotations: READ_ONLY,
@@ -105,8 +112,10 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return metadata of a file or directory as 'key: value' lines: size in bytes, created, modified and accessed " +
-    "times, isDirectory, isFile and permissions (octal). Reads no content. Fails outside the allowed directories.",
+    "Return metadata of one file or directory as 'key: value' lines: size (bytes), created, modified, accessed, " +
+    "isDirectory, isFile, permissions (octal, e.g. 644). Reads no content, so it is cheap on huge files; use it to " +
+    "check a size before read_media_file. For many entries at once use list_directory_with_sizes. " +
+    "Fails if the path is missing or outside the allowed directories.",
   input: { path: z.string().describe("File or directory path: absolute, or relative to an allowed directory.") },
   annotations: READ_ONLY,
   advice: "shorten the path",
@@ -121,8 +130,9 @@ export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
   title: "List Allowed Directories",
   description: () =>
-    "List the directories this server may access; every path given to the other tools must lie inside one of them. " +
-    "Call this first when unsure where files can be read or written.",
+    "List the directories this server may access, one absolute path per line after 'Allowed directories:'. Every " +
+    "path given to the other tools must lie inside one of them; relative paths are resolved against them. Call this " +
+    "first when unsure where files are, or after an 'Access denied' error. Takes no parameters.",
   input: {},
   annotations: READ_ONLY,
   advice: "use the directories shown",

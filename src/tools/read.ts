@@ -16,26 +16,32 @@ const readTextInput = {
   path: z.string().describe(PATH_DOC),
   offset: count
     .optional()
-    .describe("Start at this character (UTF-16 code unit) of the decoded text. Default 0. Copy it from the previous result's notice."),
+    .describe(
+      "Start character (UTF-16 code units of the decoded text), integer ≥ 0. Default 0. To continue, pass the notice's offset.",
+    ),
   limit: z
     .number()
     .int()
     .min(1)
     .optional()
-    .describe("Most characters to return. Default and maximum: the result cap; larger values are lowered to it."),
-  head: count.optional().describe("Return only the first N lines. Not with tail, offset or limit."),
-  tail: count.optional().describe("Return only the last N lines. Not with head, offset or limit."),
+    .describe(
+      "Most characters to return, integer ≥ 1. Default and maximum: the tool's per-call cap; larger values are lowered.",
+    ),
+  head: count.optional().describe("Only the first N lines (integer ≥ 0). Not combinable with tail, offset or limit."),
+  tail: count.optional().describe("Only the last N lines (integer ≥ 0). Not combinable with head, offset or limit."),
 };
 
 type ReadTextArgs = { path: string; offset?: number; limit?: number; head?: number; tail?: number };
 
 function readTextDescription(extra: string) {
   return ({ maxResultChars }: { maxResultChars: number }) =>
-    `${extra}Read a UTF-8 text file and return its text. Returns at most ${formatCount(maxResultChars)} characters per call: ` +
-    "when more follows, the text ends with a notice giving the offset for the next call, so follow the notices to read a " +
-    "big file in order. head/tail return the first/last N lines instead (capped, not pageable). " +
-    "Fails if the path is outside the allowed directories, missing, or not a regular file. " +
-    "Use read_multiple_files for several files, read_media_file for images and audio.";
+    `${extra}Read a text file (decoded as UTF-8) and return its text, at most ${formatCount(maxResultChars)} characters ` +
+    "per call. A longer file is paged: the cut text ends with a notice naming the offset for the next call; follow the " +
+    "notices to read it all in order. An offset past the end returns empty text. head/tail return only the first/last " +
+    "lines instead (capped, not pageable). " +
+    "Fails if the path is outside the allowed directories, missing, or not a regular file (directory, FIFO, device). " +
+    "Use read_multiple_files for several small files at once, read_media_file for images and audio " +
+    "(binary bytes come out here as U+FFFD).";
 }
 
 /** Refuses combinations SPEC §3.2 forbids, naming both parameters. */
@@ -82,7 +88,7 @@ export const readTextFile = defineTool({
 export const readFile = defineTool({
   name: "read_file",
   title: "Read File (deprecated)",
-  description: readTextDescription("Deprecated alias of read_text_file, same parameters and behaviour. "),
+  description: readTextDescription("Deprecated: use read_text_file, which this aliases. "),
   input: readTextInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
@@ -93,15 +99,16 @@ export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
   description: ({ maxResultChars }) =>
-    "Read several UTF-8 text files in one call. Returns each as '<path>:' followed by its text, separated by '---'; " +
-    "a file that cannot be read shows '<path>: Error - <reason>' and does not stop the others. " +
-    `The combined result is capped at ${formatCount(maxResultChars)} characters; the notice says how many files were ` +
-    "included in full. Read the rest, or any big file, with read_text_file and its offset.",
+    "Read several text files (UTF-8) in one call, one after another, and return them joined: each as '<path>:' then " +
+    "its text, separated by '---'. A file that fails (missing, outside the allowed directories, not a regular file) " +
+    `appears as '<path>: Error - <reason>' and does not stop the others. The combined result is capped at ${formatCount(maxResultChars)} characters; a cut result's notice ` +
+    "says how many files were included in full. Read the rest, or a file too big to fit, with read_text_file (it pages " +
+    "with offset); use read_media_file for images and audio.",
   input: {
     paths: z
       .array(z.string())
       .min(1)
-      .describe("Files to read, in order (at least one). Each absolute, or relative to an allowed directory."),
+      .describe("Files to read, in this order; at least one. Each absolute, or relative to an allowed directory."),
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",
@@ -134,10 +141,11 @@ export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
-    "Read an image or audio file and return it base64-encoded with its MIME type (image or audio content; other " +
-    `types as an embedded resource). Files over ${formatCount(maxMediaBytes)} bytes are refused before reading, ` +
-    "with their size in the error. Fails outside the allowed directories or on non-regular files. " +
-    "For text use read_text_file.",
+    "Read an image or audio file and return it base64-encoded with its MIME type, chosen by extension: image content " +
+    "(png, jpg, gif, webp, bmp, svg), audio content (mp3, wav, ogg, flac), anything else an embedded resource. " +
+    `Files over ${formatCount(maxMediaBytes)} bytes are refused before any byte is read, with an error giving the ` +
+    "file's size and the limit (get_file_info shows the size beforehand). Fails outside the allowed directories and " +
+    "on missing or non-regular files. For text files use read_text_file.",
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

@@ -1,5 +1,6 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
+import { formatCount } from "../bounded.js";
 import { resolveRequestedPath, validatePathIn } from "../lib.js";
 import { editFileSafely, makeDirectorySafely, moveNoClobber, writeFileSafely } from "../safe-fs.js";
 import { defineTool } from "./context.js";
@@ -11,12 +12,13 @@ export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create a file, or replace an existing file's whole content, with the given UTF-8 text. The replace is atomic " +
-    "(temp file + rename) and keeps the file's permission bits. Returns a one-line confirmation. " +
-    "The parent directory must exist inside the allowed directories. To change part of a file use edit_file.",
+    "Create a new file, or overwrite an existing file's entire content without asking, with the given UTF-8 text. " +
+    "The replacement is atomic (temp file + rename) and keeps the file's permission bits. Returns " +
+    "'Successfully wrote to <path>'. Fails if the path is outside the allowed directories or is a directory, or if its " +
+    "parent directory does not exist (make it with create_directory). To change part of a file use edit_file.",
   input: {
     path: z.string().describe(`${PATH_DOC} The parent directory must exist.`),
-    content: z.string().describe("The complete new content of the file, as text."),
+    content: z.string().describe("The complete new content of the file, as text; it replaces everything already there."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
@@ -31,22 +33,25 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: ({ maxResultChars }) =>
-    "Replace exact text in a file, edit by edit in order, and return a unified diff of the change. Each oldText must " +
-    "match the file (exactly, or line by line ignoring indentation); newText is inserted literally. " +
-    "If any edit does not match, or the file changes while editing, nothing is written. " +
-    `dryRun returns the diff without writing. The diff is capped at ${maxResultChars} characters. ` +
-    "To replace the whole file use write_file.",
+    "Edit a text file by replacing exact text, and return a unified diff of the change. Edits apply in order; each " +
+    "oldText must match the file exactly, or line by line ignoring indentation (which is then kept), and its first " +
+    "match is replaced. Fails and writes nothing if any edit finds no match ('Could not find exact match'), if the " +
+    "file changes meanwhile, or if the path is missing or outside the allowed directories. dryRun previews the diff without writing. The diff is capped at " +
+    `${formatCount(maxResultChars)} characters (the edit still applies). Copy oldText from read_text_file output; ` +
+    "to replace the whole file use write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to find; include enough context to be unique. Its first match is replaced."),
-          newText: z.string().describe("Replacement text, inserted as is."),
+          oldText: z
+            .string()
+            .describe("Text to find, copied exactly from the file; include enough surrounding lines to be unique."),
+          newText: z.string().describe("Replacement text, inserted literally ($ is not special); empty deletes oldText."),
         }),
       )
-      .describe("Edits applied in order, each to the result of the previous one."),
-    dryRun: z.boolean().default(false).describe("Preview only: return the diff and write nothing. Default false."),
+      .describe("The {oldText, newText} replacements, applied in order, each to the result of the previous one."),
+    dryRun: z.boolean().default(false).describe("true: return the diff and write nothing. Default false."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
@@ -60,9 +65,10 @@ export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
   description: () =>
-    "Create a directory, with any missing parents; succeeds if it already exists. Returns a one-line confirmation. " +
-    "Fails outside the allowed directories or when a path component is a file.",
-  input: { path: z.string().describe("Directory path: absolute, or relative to an allowed directory.") },
+    "Create a directory, including any missing parent directories (like mkdir -p); succeeds if it already exists. " +
+    "Returns 'Successfully created directory <path>'. Fails outside the allowed directories or when part of the path " +
+    "is an existing file. Use it before write_file or move_file when the parent directory is missing.",
+  input: { path: z.string().describe("Directory to create: absolute, or relative to an allowed directory.") },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
   async handler({ path }, ctx) {
@@ -78,9 +84,10 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file or directory. Never replaces anything: if the destination exists the call fails with " +
-    "'Destination already exists' and both sides are left as they were. Both paths must be inside the allowed " +
-    "directories and the destination's parent must exist. Returns a one-line confirmation.",
+    "Move or rename a file or directory. Never overwrites: if the destination exists (file, directory or symlink) " +
+    "the call fails with 'Destination already exists' and both sides are left as they were. Returns " +
+    "'Successfully moved <source> to <destination>'. Both paths must be inside the allowed directories and the " +
+    "destination's parent directory must exist (create_directory makes it). To replace a file's content use write_file.",
   input: {
     source: z.string().describe("Existing file or directory to move: absolute, or relative to an allowed directory."),
     destination: z.string().describe("New path; must not exist yet. Absolute, or relative to an allowed directory."),

@@ -11,6 +11,11 @@ const EXCLUDE_DOC =
   "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
   "requested directory, e.g. '**/*.log'; a pattern without * also matches that name at any depth, e.g. " +
   "'node_modules'. Excluded directories are not entered. Default: none.";
+// search_files matches exclusions as plain globs (upstream), so a bare name only excludes the top level.
+const SEARCH_EXCLUDE_DOC =
+  "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
+  "search directory; use '**/node_modules' to skip that name at any depth. Excluded directories are not entered. " +
+  "Default: none.";
 const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the allowed directories.";
 
 const capNote = (max: number) =>
@@ -96,7 +101,7 @@ export const searchFiles = defineTool({
         "Glob (minimatch, dotfiles included) matched against each path relative to the search directory: " +
           "'**/*.ts' at any depth, '*.md' in the top level only, 'src/**' everything under src.",
       ),
-    excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
+    excludePatterns: z.array(z.string()).default([]).describe(SEARCH_EXCLUDE_DOC),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",

@@ -254,8 +254,22 @@ describe("bounds", () => {
     expect(cache.size).toBe(0);
   });
 
+  it("keeps the checkpoints of all files within maxTotalCheckpoints, dropping the least recently used", async () => {
+    const cache = new CheckpointCache({ checkpointEveryBytes: 1024, maxTotalCheckpoints: 40 });
+    const paths = ["x", "y", "z"].map((name) => path.join(dir, name));
+    for (const [i, p] of paths.entries()) await writeFile(p, mixedBytes(16 * 1024, i + 1));
+    const ids = await Promise.all(paths.map((p) => withHandle(p, identify)));
+    for (const p of paths) await withHandle(p, (h) => countChars(h, p, cache, { chunkSize: 512 }));
+    const perFile = cache.get(paths[2]!, ids[2]!)?.count ?? 0;
+    expect(perFile).toBeGreaterThan(13); // so three files cannot fit in 40
+    expect(cache.checkpointCount).toBeLessThanOrEqual(40);
+    expect(cache.get(paths[0]!, ids[0]!)).toBeUndefined();
+    expect(cache.size).toBeLessThan(3);
+  });
+
   it("rejects bad options naming them", () => {
     expect(() => new CheckpointCache({ maxFiles: 0 })).toThrow(/maxFiles.*0/);
+    expect(() => new CheckpointCache({ maxTotalCheckpoints: -3 })).toThrow(/maxTotalCheckpoints.*-3/);
     expect(() => new CheckpointCache({ maxCheckpointsPerFile: 1 })).toThrow(/maxCheckpointsPerFile.*1/);
     expect(() => new CheckpointCache({ checkpointEveryBytes: 1.5 })).toThrow(/checkpointEveryBytes.*1\.5/);
   });

@@ -6,6 +6,7 @@
  * target is missed; such rows say FAIL.
  *
  *   node bench/run.mjs [--quick]      fixtures in $BENCH_DIR or <tmp>/bounded-fs-bench-v1
+ *   BENCH_SERVER_NODE_ARGS="--import ./x.mjs" node bench/run.mjs   extra node args for the server
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -19,11 +20,13 @@ import {
   walkScenario,
   walkVsFindScenario,
 } from "./scenarios.mjs";
-import { SERVER_JS } from "./server.mjs";
+import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
 
 const USAGE = "usage: node bench/run.mjs [--quick]";
-const WALK_MAX_CHARS = 1_000_000;
+// The walk uses the default cap, as a model following notices would: 50,000
+// characters a call, so a 600 MB file takes about 12,500 calls.
+const WALK_MAX_CHARS = 50_000;
 
 function parseArgs(argv) {
   const quick = argv.includes("--quick");
@@ -101,7 +104,8 @@ async function main() {
     `tree ${group(fx.treeEntries)} entries, dir ${group(spec.wideEntries)} entries`;
   console.log(
     `bounded-filesystem-mcp bench (${mode}) | nproc ${os.availableParallelism()} | node ${process.version} | ` +
-      `fixtures: ${fixtures} (${fx.generated ? "generated" : "cached"} in ${fx.root}) | ${seconds} s`,
+      `fixtures: ${fixtures} (${fx.generated ? "generated" : "cached"} in ${fx.root}) | ${seconds} s` +
+      (SERVER_NODE_ARGS.length > 0 ? ` | server node args: ${SERVER_NODE_ARGS.join(" ")}` : ""),
   );
   console.log(renderTable(rows));
   const missed = rows.filter((r) => failures(r).length > 0);

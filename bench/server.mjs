@@ -10,6 +10,12 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 
 export const SERVER_JS = fileURLToPath(new URL("../dist/index.js", import.meta.url));
 
+/**
+ * Extra node arguments for the server process (space-separated), e.g. to try a
+ * V8 flag via `--import` before changing the source; shown in the table header.
+ */
+export const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
+
 // A cold pass over a big fixture may take a while; progress keeps the request alive.
 const CALL_OPTIONS = { timeout: 600_000, resetTimeoutOnProgress: true };
 
@@ -17,7 +23,7 @@ const CALL_OPTIONS = { timeout: 600_000, resetTimeoutOnProgress: true };
 export async function startServer(dir, flags = []) {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [SERVER_JS, ...flags, dir],
+    args: [...SERVER_NODE_ARGS, SERVER_JS, ...flags, dir],
     stderr: "pipe",
   });
   let stderr = "";

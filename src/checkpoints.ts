@@ -90,8 +90,10 @@ export class FileCheckpoints {
 
 /** Options of a `CheckpointCache`. */
 export interface CheckpointCacheOptions {
-  /** Files remembered; the least recently used is dropped. @default 64 */
+  /** Files remembered; the least recently used is dropped. @default 1024 */
   maxFiles?: number;
+  /** Checkpoints remembered across all files (16 bytes each); bounds the cache's memory. @default 131072 */
+  maxTotalCheckpoints?: number;
   /** Checkpoints kept per file before they are thinned out. @default 4096 */
   maxCheckpointsPerFile?: number;
   /** Initial bytes between checkpoints. @default 262144 */
@@ -110,12 +112,15 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
 export class CheckpointCache {
   private readonly entries = new Map<string, FileCheckpoints>();
   private readonly maxFiles: number;
+  private readonly maxTotal: number;
   private readonly maxCheckpoints: number;
   private readonly spacing: number;
 
   /** @throws when an option is not a positive integer (maxCheckpointsPerFile at least 2) */
   constructor(opts: CheckpointCacheOptions = {}) {
-    this.maxFiles = positiveInteger("maxFiles", opts.maxFiles, 64, 1);
+    // Many files: read_multiple_files over a few hundred files should stay warm between calls.
+    this.maxFiles = positiveInteger("maxFiles", opts.maxFiles, 1024, 1);
+    this.maxTotal = positiveInteger("maxTotalCheckpoints", opts.maxTotalCheckpoints, 128 * 1024, 1);
     this.maxCheckpoints = positiveInteger("maxCheckpointsPerFile", opts.maxCheckpointsPerFile, 4096, 2);
     this.spacing = positiveInteger("checkpointEveryBytes", opts.checkpointEveryBytes, 256 * 1024, 1);
   }
@@ -145,15 +150,25 @@ export class CheckpointCache {
     return new FileCheckpoints(id, this.spacing, this.maxCheckpoints);
   }
 
-  /** Remembers `entry` under `key`, evicting the least recently used file beyond the limit. */
+  /** Remembers `entry` under `key`, evicting least recently used files beyond the file or checkpoint limits. */
   store(key: string, entry: FileCheckpoints): void {
     this.entries.delete(key);
     this.entries.set(key, entry);
-    while (this.entries.size > this.maxFiles) {
-      const oldest = this.entries.keys().next();
+    let total = 0;
+    for (const e of this.entries.values()) total += e.count;
+    while (this.entries.size > 1 && (this.entries.size > this.maxFiles || total > this.maxTotal)) {
+      const oldest = this.entries.entries().next();
       if (oldest.done === true) break;
-      this.entries.delete(oldest.value);
+      total -= oldest.value[1].count;
+      this.entries.delete(oldest.value[0]);
     }
+  }
+
+  /** Checkpoints held across all files. */
+  get checkpointCount(): number {
+    let total = 0;
+    for (const e of this.entries.values()) total += e.count;
+    return total;
   }
 
   /** Forgets `key`. */

@@ -23,6 +23,8 @@ export const __testHooks: {
   afterOpenDir?: (realPath: string) => void | Promise<void>;
   /** Runs after the temp file is written, just before the identity re-check and rename. */
   beforeReplace?: (path: string) => void | Promise<void>;
+  /** Runs after the identity re-check, just before the rename (the window edit_file must survive). */
+  afterCheck?: (path: string) => void | Promise<void>;
 } = { forcePortable: false };
 
 // The single capability check: Node has no openat/linkat/renameat bindings, so
@@ -69,6 +71,9 @@ export function reason(err: unknown): string {
 /** Passes SafeFsErrors through; wraps anything else as `<context>: <reason>` with `{ cause }`. */
 export function wrapError(err: unknown, context: string): SafeFsError {
   if (err instanceof SafeFsError) return err;
+  // The context quotes the path; when the path itself is the problem it can be longer than the
+  // result cap, so the reason goes first where the cut cannot hide it.
+  if (errnoCode(err) === "ENAMETOOLONG") return new SafeFsError(`Path too long (ENAMETOOLONG): ${context}`, { cause: err });
   return new SafeFsError(`${context}: ${reason(err)}`, { cause: err });
 }
 
@@ -160,6 +165,12 @@ export async function openParentOf(
   const abs = path.resolve(target);
   const name = path.basename(abs);
   if (name === "") throw new SafeFsError(`Cannot ${action} ${shown}: it is the root directory`, { code: "EISDIR" });
+  // Its parent is outside by definition, so the parent check below would call it "outside".
+  if (isAllowedDirectory(abs, allowedDirs)) {
+    throw new SafeFsError(`Cannot ${action} ${shown}: it is one of the allowed directories, not a file inside one`, {
+      code: "EISDIR",
+    });
+  }
   try {
     return { dir: await openDir(path.dirname(abs), allowedDirs, shown), name };
   } catch (err) {
@@ -168,6 +179,11 @@ export async function openParentOf(
     }
     throw wrapError(err, `Cannot ${action} ${shown}: cannot open its parent directory`);
   }
+}
+
+/** True when `abs` is one of `allowedDirs` itself (not merely inside one). */
+export function isAllowedDirectory(abs: string, allowedDirs: readonly string[]): boolean {
+  return allowedDirs.some((dir) => path.resolve(dir) === abs);
 }
 
 /** Verifies that an opened file handle refers to an object inside `allowedDirs`. */

@@ -7,6 +7,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import {
   errnoCode,
+  isAllowedDirectory,
   openDir,
   openParentOf,
   SafeFsError,
@@ -118,6 +119,7 @@ async function moveDirectory(m: MoveEnds): Promise<void> {
 
 /** Moves `source` to `destination`, never replacing anything at the destination. */
 export async function moveNoClobber(source: string, destination: string, allowedDirs: readonly string[]): Promise<void> {
+  if (isAllowedDirectory(path.resolve(destination), allowedDirs)) throw destinationExists(destination);
   const from = await openParentOf(source, allowedDirs, source, "move");
   try {
     const to = await openParentOf(destination, allowedDirs, destination, "move to");

@@ -1,7 +1,10 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
+import { braceExpand } from "minimatch";
 import { z } from "zod";
 import { formatCount, TextSink } from "../bounded.js";
-import { getFileStats, validatePathIn } from "../lib.js";
+import { openDir } from "../dir-handle.js";
+import { validatePathIn } from "../lib.js";
+import { statInside } from "../safe-fs.js";
 import { listInto, listWithSizesInto, searchInto, treeInto } from "../walk.js";
 import { defineTool, READ_ONLY, walkOptions } from "./context.js";
 
@@ -18,6 +21,55 @@ const SEARCH_EXCLUDE_DOC =
   "Default: none.";
 const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the allowed directories.";
 
+/**
+ * Runs `list` on the validated directory opened once: on Linux it reads through
+ * /proc/self/fd, so a directory swapped for a symlink after validation is not
+ * followed out of the allowed directories.
+ */
+async function withDirectory(requested: string, allowedDirs: readonly string[], list: (dir: string) => Promise<void>): Promise<void> {
+  const opened = await openDir(await validatePathIn(requested, allowedDirs), allowedDirs, requested);
+  try {
+    await list(opened.child(""));
+  } finally {
+    await opened.close();
+  }
+}
+
+// Matching costs one test per entry and per brace alternative: `{a,b}` twenty times
+// over is a million alternatives (seconds per entry, gigabytes to build), so
+// alternatives are limited per pattern and over all the patterns of a call.
+const MAX_ALTERNATIVES = 1_000;
+const MAX_TOTAL_ALTERNATIVES = 10_000;
+
+/** Refuses globs whose brace expansion would make a walk hang; names the parameter and the limit. */
+function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>): void {
+  let total = 0;
+  for (const [param, pattern] of patterns) {
+    // minimatch matches a numeric range of 100 values or more without expanding it, so such a
+    // range counts once; the expansion itself stops one past the limit.
+    const ranged = pattern.replace(/\{(-?\d+)\.\.(-?\d+)\}/g, (m, a: string, b: string) =>
+      Math.abs(Number(b) - Number(a)) + 1 >= 100 ? "0" : m,
+    );
+    const alternatives = braceExpand(ranged, { braceExpandMax: MAX_ALTERNATIVES + 1 }).length;
+    if (alternatives > MAX_ALTERNATIVES) {
+      throw new Error(
+        `Pattern too complex: ${param} ${JSON.stringify(pattern.slice(0, 100))} expands through its {…} braces to more than ` +
+          `${formatCount(MAX_ALTERNATIVES)} patterns; the limit is ${formatCount(MAX_ALTERNATIVES)}.`,
+      );
+    }
+    total += alternatives;
+  }
+  if (total > MAX_TOTAL_ALTERNATIVES) {
+    throw new Error(
+      `Too many patterns: the patterns of this call expand to ${formatCount(total)} patterns in total; ` +
+        `the limit is ${formatCount(MAX_TOTAL_ALTERNATIVES)}.`,
+    );
+  }
+}
+
+const excludeParams = (excludePatterns: readonly string[]) =>
+  excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
+
 const capNote = (max: number) =>
   `Output is capped at ${formatCount(max)} characters; a cut result ends with a notice giving the full length.`;
 
@@ -32,9 +84,8 @@ export const listDirectory = defineTool({
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path }, ctx) {
-    const dir = await validatePathIn(path, ctx.allowedDirs);
     const sink = new TextSink(ctx.limits.maxResultChars);
-    await listInto(dir, sink, walkOptions(ctx));
+    await withDirectory(path, ctx.allowedDirs, (dir) => listInto(dir, sink, walkOptions(ctx)));
     return { sink };
   },
 });
@@ -57,9 +108,8 @@ export const listDirectoryWithSizes = defineTool({
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path, sortBy }, ctx) {
-    const dir = await validatePathIn(path, ctx.allowedDirs);
     const sink = new TextSink(ctx.limits.maxResultChars);
-    await listWithSizesInto(dir, sortBy, sink, walkOptions(ctx));
+    await withDirectory(path, ctx.allowedDirs, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx)));
     return { sink };
   },
 });
@@ -79,6 +129,7 @@ export const directoryTree = defineTool({
   annotations: READ_ONLY,
   advice: "pass a deeper path, or add excludePatterns",
   async handler({ path, excludePatterns }, ctx) {
+    checkPatterns(excludeParams(excludePatterns));
     const dir = await validatePathIn(path, ctx.allowedDirs);
     const sink = new TextSink(ctx.limits.maxResultChars);
     await treeInto(dir, excludePatterns, sink, walkOptions(ctx));
@@ -106,6 +157,7 @@ export const searchFiles = defineTool({
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
   async handler({ path, pattern, excludePatterns }, ctx) {
+    checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await validatePathIn(path, ctx.allowedDirs);
     const sink = new TextSink(ctx.limits.maxResultChars);
     await searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx));
@@ -125,7 +177,17 @@ export const getFileInfo = defineTool({
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const info = await getFileStats(await validatePathIn(path, ctx.allowedDirs));
+    const st = await statInside(await validatePathIn(path, ctx.allowedDirs), ctx.allowedDirs);
+    // The fields and order of lib.ts getFileStats (upstream's output).
+    const info = {
+      size: st.size,
+      created: st.birthtime,
+      modified: st.mtime,
+      accessed: st.atime,
+      isDirectory: st.isDirectory(),
+      isFile: st.isFile(),
+      permissions: st.mode.toString(8).slice(-3),
+    };
     const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);
     return { content: [{ type: "text", text: lines.join("\n") }] };
   },

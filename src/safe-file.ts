@@ -1,0 +1,137 @@
+/**
+ * The primitives behind the race-safe file operations (safe-fs.ts, safe-edit.ts):
+ * opening a regular file inside an opened directory without following a final
+ * symlink or blocking on a FIFO, and replacing a file atomically via a temp file.
+ */
+import { randomBytes } from "node:crypto";
+import { constants, type BigIntStats } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import {
+  __testHooks,
+  assertHandleInside,
+  errnoCode,
+  kindOf,
+  O_NOFOLLOW,
+  O_NONBLOCK,
+  SafeFsError,
+  wrapError,
+  type OpenedDir,
+} from "./dir-handle.js";
+
+// O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open;
+// for regular files it changes nothing.
+const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+/** `Not a regular file: <path> (<kind>)`. */
+export function notRegular(shown: string, st: BigIntStats): SafeFsError {
+  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: "EINVAL" });
+}
+
+function isSymlinkRefusal(err: unknown): boolean {
+  // Linux and macOS report O_NOFOLLOW on a symlink as ELOOP, FreeBSD as EMLINK.
+  const code = errnoCode(err);
+  return code === "ELOOP" || code === "EMLINK";
+}
+
+/** lstat that returns undefined for a missing entry. */
+export async function lstatIfExists(target: string): Promise<BigIntStats | undefined> {
+  try {
+    return await fs.lstat(target, { bigint: true });
+  } catch (err) {
+    if (errnoCode(err) === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/** Opens entry `name` of `dir` as a regular file; the caller owns (and closes) the handle. */
+export async function openRegularIn(
+  dir: OpenedDir,
+  name: string,
+  shown: string,
+  allowedDirs: readonly string[],
+): Promise<{ handle: FileHandle; stat: BigIntStats }> {
+  const child = dir.child(name);
+  let pre: BigIntStats | undefined;
+  try {
+    pre = await lstatIfExists(child);
+  } catch (err) {
+    throw wrapError(err, `Cannot open ${shown}`);
+  }
+  if (!pre) throw new SafeFsError(`Cannot open ${shown}: no such file or directory (ENOENT)`, { code: "ENOENT" });
+  if (pre.isSymbolicLink()) throw new SafeFsError(`Refusing to open ${shown}: it is a symbolic link`, { code: "ELOOP" });
+  // Refused before opening: opening some devices has side effects of its own.
+  if (!pre.isFile()) throw notRegular(shown, pre);
+
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(child, READ_FLAGS);
+  } catch (err) {
+    if (isSymlinkRefusal(err)) {
+      throw new SafeFsError(`Refusing to open ${shown}: it is a symbolic link`, { cause: err, code: "ELOOP" });
+    }
+    throw wrapError(err, `Cannot open ${shown}`);
+  }
+  let keep = false;
+  try {
+    // The object actually opened is what counts; the lstat above was only a first look.
+    const stat = await handle.stat({ bigint: true });
+    if (!stat.isFile()) throw notRegular(shown, stat);
+    await assertHandleInside(handle, child, shown, allowedDirs);
+    keep = true;
+    return { handle, stat };
+  } catch (err) {
+    throw wrapError(err, `Cannot open ${shown}`);
+  } finally {
+    if (!keep) await handle.close();
+  }
+}
+
+/**
+ * Writes `content` to a fresh temp file beside `name`, gives it `mode`, runs
+ * `check`, then renames it over `name` and returns the new file's stat. On any
+ * failure the temp file is removed and `name` is left as it was.
+ */
+export async function replaceAtomically(
+  dir: OpenedDir,
+  name: string,
+  content: string | Buffer,
+  mode: number | undefined,
+  shown: string,
+  check?: () => Promise<void>,
+): Promise<BigIntStats> {
+  const temp = dir.child(`${name}.${randomBytes(16).toString("hex")}.tmp`);
+  let created = false;
+  try {
+    // The default 0o666 lets the umask decide a new file's mode, as writeFile would.
+    const handle = await fs.open(temp, TEMP_FLAGS, 0o666);
+    created = true;
+    let written: BigIntStats;
+    try {
+      await handle.writeFile(content, "utf8");
+      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      written = await handle.stat({ bigint: true });
+    } finally {
+      await handle.close();
+    }
+    await __testHooks.beforeReplace?.(shown);
+    await check?.();
+    await __testHooks.afterCheck?.(shown);
+    await fs.rename(temp, dir.child(name));
+    return written;
+  } catch (err) {
+    if (created) await fs.unlink(temp).catch(() => undefined);
+    throw wrapError(err, `Cannot write ${shown}`);
+  }
+}
+
+/** Refuses to replace anything but a regular file (or nothing). */
+export function assertReplaceable(existing: BigIntStats | undefined, shown: string, action: string): void {
+  if (!existing || existing.isFile()) return;
+  if (existing.isDirectory()) throw new SafeFsError(`Cannot ${action} ${shown}: it is a directory`, { code: "EISDIR" });
+  if (existing.isSymbolicLink()) {
+    throw new SafeFsError(`Cannot ${action} ${shown}: it is a symbolic link; refusing to replace it`, { code: "ELOOP" });
+  }
+  throw notRegular(shown, existing);
+}
+

@@ -54,6 +54,13 @@ describe("getValidRootDirectories", () => {
     expect(await getValidRootDirectories([root(pathToFileURL(link).href)])).toEqual([real, link]);
   });
 
+  it("keeps a trailing space of a real directory name instead of allowing its trimmed sibling", async () => {
+    const spaced = path.join(tmp, "d ");
+    await fs.mkdir(spaced);
+    await fs.mkdir(path.join(tmp, "d"));
+    expect(await getValidRootDirectories([root(spaced)])).toEqual([spaced]);
+  });
+
   it("lists a directory once even when two roots name it", async () => {
     const real = path.join(tmp, "real");
     const link = path.join(tmp, "link");

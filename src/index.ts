@@ -43,6 +43,8 @@ async function main(): Promise<number | undefined> {
   process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
 
   const server = buildServer({ limits: command.limits, directories, log });
+  // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
+  process.stdin.on("end", () => void server.close());
   await server.connect(new StdioServerTransport());
   log("Secure MCP Filesystem Server running on stdio");
   return undefined;

@@ -26,16 +26,22 @@ function describe(error: unknown): string {
 
 /**
  * Resolves a path or file URI (`~` expanded, made absolute, symlinks resolved) and says whether it
- * is a usable directory; `original` is the normalized as-given form, `resolved` the real one.
+ * is a usable directory; `resolved` is the real path, `original` the normalized as-given form when
+ * that names the same directory (else `resolved` again).
  */
 export async function resolveDirectory(pathOrUri: string): Promise<ResolvedDirectory> {
   try {
     const flavour = process.platform === "win32" ? path.win32 : path.posix;
     const absolute = flavour.resolve(expandHome(uriToPath(pathOrUri)));
-    const resolved = normalizePath(await fs.realpath(absolute));
-    const stats = await fs.stat(resolved);
+    const real = await fs.realpath(absolute);
+    // normalizePath trims spaces and quotes, which is right for what a user typed but not for a
+    // real path: `/x/dir ` must not turn into its sibling `/x/dir`.
+    const resolved = process.platform === "win32" ? normalizePath(real) : real;
+    const stats = await fs.stat(real);
     if (!stats.isDirectory()) return { kind: "not-directory", resolved };
-    return { kind: "directory", resolved, original: normalizePath(absolute) };
+    const original = normalizePath(absolute);
+    const sameDirectory = original === resolved || (await fs.realpath(original).catch(() => undefined)) === real;
+    return { kind: "directory", resolved, original: sameDirectory ? original : resolved };
   } catch (error) {
     return { kind: "inaccessible", reason: describe(error) };
   }

@@ -35,9 +35,9 @@ vi.mock("../src/walk-core.js", async (importOriginal) => {
       root,
       {
         excluded: (rel) => visitor.excluded(rel),
-        enter(dir, entry, rel, depth) {
+        enter(dir, entry, rel, depth, reach) {
           record.entered++;
-          return visitor.enter(dir, entry, rel, depth);
+          return visitor.enter(dir, entry, rel, depth, reach);
         },
         leave: (depth) => visitor.leave(depth),
       },

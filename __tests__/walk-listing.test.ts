@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
+import { __testHooks } from "../src/dir-handle.js";
 import { listInto, listWithSizesInto } from "../src/walk.js";
 import type { WalkOptions } from "../src/walk.js";
 import { bigSink } from "./walk-reference.js";
@@ -18,6 +19,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  __testHooks.forcePortable = false;
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -143,5 +145,52 @@ describe("listWithSizesInto", () => {
   it("fails with the path when the directory cannot be read", async () => {
     const missing = path.join(tmp, "missing");
     await expect(listWithSizesInto(missing, "name", bigSink(), opts)).rejects.toThrow(missing);
+  });
+});
+
+// Regression: the sizes of symlinks were stat'ed through the link wherever it pointed, so a link
+// to a file outside the allowed directories revealed that file's size.
+describe.each([
+  ["directory fds", false],
+  ["portable mode", true],
+])("listWithSizesInto and symlinks (%s)", (_mode, portable) => {
+  let outsideDir: string;
+
+  beforeEach(() => {
+    __testHooks.forcePortable = portable;
+    outsideDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-outside-")));
+    fs.writeFileSync(path.join(outsideDir, "secret.bin"), Buffer.alloc(12_345));
+    // Siblings that equal the allowed directory once a trailing space or quote is trimmed.
+    for (const suffix of [" ", '"']) {
+      fs.mkdirSync(`${tmp}${suffix}`);
+      fs.writeFileSync(path.join(`${tmp}${suffix}`, "sibling.bin"), Buffer.alloc(7_777));
+    }
+    fs.mkdirSync(path.join(tmp, "sub"));
+    fs.writeFileSync(path.join(tmp, "sub", "inside.bin"), Buffer.alloc(2_048));
+    fs.symlinkSync(path.join(outsideDir, "secret.bin"), path.join(tmp, "out-file"));
+    fs.symlinkSync(outsideDir, path.join(tmp, "out-dir"));
+    fs.symlinkSync(path.join(`${tmp} `, "sibling.bin"), path.join(tmp, "sibling-space"));
+    fs.symlinkSync(path.join(`${tmp}"`, "sibling.bin"), path.join(tmp, "sibling-quote"));
+    fs.symlinkSync("sub/inside.bin", path.join(tmp, "in-file"));
+    fs.symlinkSync("in-file", path.join(tmp, "in-chain"));
+    fs.symlinkSync("nowhere", path.join(tmp, "dangling"));
+    fs.symlinkSync("loop", path.join(tmp, "loop"));
+  });
+
+  afterEach(() => {
+    for (const dir of [outsideDir, `${tmp} `, `${tmp}"`]) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("follows a link to a target inside, and counts one out of the allowed directories (or unresolvable) as 0 B", async () => {
+    const text = await sized("size");
+    const sizeOf = (name: string): string | undefined =>
+      new RegExp(`^\\[FILE\\] ${name} +(.*)$`, "m").exec(text)?.[1]?.trim();
+    expect(sizeOf("in-file")).toBe("2.00 KB");
+    expect(sizeOf("in-chain")).toBe("2.00 KB");
+    for (const name of ["out-file", "out-dir", "sibling-space", "sibling-quote", "dangling", "loop"]) {
+      expect(sizeOf(name), name).toBe("0 B");
+    }
+    expect(text).not.toMatch(/12\.06 KB|7\.60 KB/);
+    expect(text).toMatch(/\nTotal: 8 files, 1 directories\nCombined size: 4\.00 KB$/);
   });
 });

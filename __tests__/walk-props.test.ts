@@ -10,7 +10,7 @@ import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-
 
 type Node =
   | { kind: "file"; name: string }
-  | { kind: "link"; name: string; to: "inside" | "outside" | "sibling" | "dangling" | "loop" }
+  | { kind: "link"; name: string; to: "inside" | "outside" | "sibling" | "quoted" | "dangling" | "loop" }
   | { kind: "dir"; name: string; children: Node[] };
 
 // Characters that stress JSON escaping and glob matching; "/" and NUL cannot occur in names.
@@ -30,6 +30,7 @@ const leafArb: fc.Arbitrary<Node> = fc.oneof(
         "inside" as const,
         "outside" as const,
         "sibling" as const,
+        "quoted" as const,
         "dangling" as const,
         "loop" as const,
       ),
@@ -86,10 +87,16 @@ function materialize(root: string, dir: string, nodes: Node[]): void {
       fs.mkdirSync(p);
       materialize(root, p, node.children);
     } else {
-      // "sibling" is `<root> `: outside, but equal to the root once trailing whitespace is trimmed.
-      const target = { inside: root, outside, sibling: `${root} `, dangling: path.join(dir, "~missing~"), loop: p }[
-        node.to
-      ];
+      // "sibling" is `<root> ` and "quoted" `<root>"`: outside, but equal to the root once
+      // trailing whitespace or a quote is trimmed.
+      const target = {
+        inside: root,
+        outside,
+        sibling: `${root} `,
+        quoted: `${root}"`,
+        dangling: path.join(dir, "~missing~"),
+        loop: p,
+      }[node.to];
       fs.symlinkSync(target, p);
     }
   }
@@ -99,6 +106,7 @@ function freshRoot(nodes: Node[]): string {
   const root = path.join(tmp, `r${run++}`);
   fs.mkdirSync(root);
   fs.mkdirSync(`${root} `);
+  fs.mkdirSync(`${root}"`);
   materialize(root, root, nodes);
   return root;
 }

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
+import { __testHooks, usesDirFds } from "../src/dir-handle.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walk.js";
 import type { WalkOptions } from "../src/walk.js";
@@ -41,8 +42,18 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  __testHooks.forcePortable = false;
   fs.rmSync(tmp, { recursive: true, force: true });
 });
+
+/** Runs `body` reading through directory fds (where available), then by path (the portable mode). */
+async function inBothModes(body: () => Promise<void>): Promise<void> {
+  for (const portable of [false, true]) {
+    __testHooks.forcePortable = portable;
+    await body();
+  }
+  __testHooks.forcePortable = false;
+}
 
 async function tree(excludes: string[] = [], o: WalkOptions = opts): Promise<string> {
   const sink = bigSink();
@@ -95,10 +106,12 @@ describe("treeInto", () => {
 
   it("equals the in-memory reference on a real mixed tree, with and without excludePatterns", async () => {
     mixedTree();
-    for (const excludes of [[], ["node_modules", ".git"], ["*.log", "**/d1*"], ["src/empty", "**/.hidden"]]) {
-      const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
-      expect(await tree(excludes)).toBe(expected);
-    }
+    await inBothModes(async () => {
+      for (const excludes of [[], ["node_modules", ".git"], ["*.log", "**/d1*"], ["src/empty", "**/.hidden"]]) {
+        const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
+        expect(await tree(excludes)).toBe(expected);
+      }
+    });
   });
 
   it("lists a symlink to a directory as a file and never follows it", async () => {
@@ -138,14 +151,16 @@ describe("searchInto", () => {
       ["**/link-*", []],
       ["**/d1*/**", ["**/*.log"]],
     ];
-    for (const [pattern, excludes] of cases) {
-      const expected = searchText(await searchReference(root, pattern, excludes, opts.allowedDirs));
-      expect(await search(pattern, excludes)).toBe(expected);
-      setAllowedDirectories([root]);
-      expect(searchText(await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes }))).toBe(
-        expected,
-      );
-    }
+    await inBothModes(async () => {
+      for (const [pattern, excludes] of cases) {
+        const expected = searchText(await searchReference(root, pattern, excludes, opts.allowedDirs));
+        expect(await search(pattern, excludes)).toBe(expected);
+        setAllowedDirectories([root]);
+        expect(searchText(await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes }))).toBe(
+          expected,
+        );
+      }
+    });
   });
 
   it("returns No matches found when nothing matches", async () => {
@@ -153,21 +168,36 @@ describe("searchInto", () => {
     expect(await search("**/*.nothing")).toBe("No matches found");
   });
 
+  // Regression: the real path of a link was passed through normalizePath, which trims whitespace
+  // and quotes, so links to the siblings `<root> ` and `<root>"` were listed as inside.
   it("skips symlinks that escape or loop, lists inside and dangling ones, never descends them", async () => {
-    fs.mkdirSync(`${root} `); // a sibling that only looks inside once trailing whitespace is trimmed
+    // Siblings that only look inside once trailing whitespace or a quote is trimmed.
+    for (const suffix of [" ", '"', "'"]) {
+      fs.mkdirSync(`${root}${suffix}`);
+      fs.writeFileSync(path.join(`${root}${suffix}`, "inner.txt"), "");
+    }
     materialize(root, {
       real: { "hit.txt": "" },
       "in.txt": { link: "real/hit.txt" },
       "dir-in.txt": { link: "real" },
       "out.txt": { link: path.join(outside, "secret.txt") },
       "sibling.txt": { link: `${root} ` },
+      "sibling-file.txt": { link: path.join(`${root} `, "inner.txt") },
+      "quote.txt": { link: `${root}"` },
+      "quote-file.txt": { link: path.join(`${root}"`, "inner.txt") },
+      "apostrophe.txt": { link: `${root}'` },
       "dangling.txt": { link: "nowhere" },
       "loop.txt": { link: "loop.txt" },
     });
-    const lines = (await search("**/*.txt")).split("\n").sort();
-    expect(lines).toEqual(
-      ["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort(),
-    );
+    await inBothModes(async () => {
+      const lines = (await search("**/*.txt")).split("\n").sort();
+      expect(lines).toEqual(
+        ["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort(),
+      );
+      setAllowedDirectories([root]);
+      const fromLib = await searchFilesWithValidation(root, "**/*.txt", [root], {});
+      expect(fromLib.sort()).toEqual(lines);
+    });
   });
 
   it("keeps a byte-identical prefix and the exact total when capped", async () => {
@@ -205,15 +235,20 @@ describe("unreadable entries inside a walk", () => {
   });
 
   it("survives directories that vanish mid-walk and reports them", async () => {
-    // 1,030 empty directories; at the first progress call (entry 1,000) the root
-    // is renamed away, so every directory not read by then fails with ENOENT:
-    // at least the 22 beyond the 8 the walker may have read ahead.
-    for (let i = 0; i < 1030; i++) fs.mkdirSync(path.join(root, `d${i}`));
-    const moved = path.join(tmp, "moved");
+    // 1,030 empty directories; at the first progress call (entry 1,000) they are all
+    // removed, so every directory not read by then fails with ENOENT: at least the 22
+    // beyond the 8 the walker may have read ahead.
+    const DIRS = 1030;
+    const makeAll = () => {
+      for (let i = 0; i < DIRS; i++) fs.mkdirSync(path.join(root, `d${i}`));
+    };
+    const removeAll = () => {
+      for (let i = 0; i < DIRS; i++) fs.rmdirSync(path.join(root, `d${i}`));
+    };
     const runs = [(o: WalkOptions) => tree([], o), (o: WalkOptions) => search("**/*", [], o)];
     for (const [index, run] of runs.entries()) {
-      const text = await run({ ...opts, onProgress: () => fs.renameSync(root, moved) });
-      fs.renameSync(moved, root);
+      makeAll();
+      const text = await run({ ...opts, onProgress: removeAll });
       const note = /\n\n\[Skipped ([\d,]+) unreadable entries: ((?:\/\S+\/d\d+ \(ENOENT\), ){10})and ([\d,]+) more\]$/.exec(text);
       expect(note).not.toBeNull();
       expect(Number(note?.[1])).toBeGreaterThanOrEqual(22);
@@ -221,10 +256,10 @@ describe("unreadable entries inside a walk", () => {
       expect(note?.[2]).toContain(`${root}${path.sep}d`);
       if (index === 0) {
         const parsed = JSON.parse(text.slice(0, note?.index)) as { children: unknown[] }[];
-        expect(parsed).toHaveLength(1030);
+        expect(parsed).toHaveLength(DIRS);
         expect(parsed.every((e) => e.children.length === 0)).toBe(true);
       } else {
-        expect(text.slice(0, note?.index).split("\n")).toHaveLength(1030);
+        expect(text.slice(0, note?.index).split("\n")).toHaveLength(DIRS);
       }
     }
   });
@@ -246,6 +281,39 @@ describe("unreadable entries inside a walk", () => {
     const none = bigSink();
     new SkipLog().appendNote(none);
     expect(none.total).toBe(0);
+  });
+});
+
+describe("file descriptors", () => {
+  const openFds = (): number => fs.readdirSync("/proc/self/fd").length;
+
+  it.skipIf(!usesDirFds())("are all closed after a walk, a cancelled walk and a root that cannot be walked", async () => {
+    // Wide and deep enough that a cancellation leaves read-ahead directories open at several levels.
+    for (let i = 0; i < 40; i++) {
+      for (let j = 0; j < 30; j++) {
+        fs.mkdirSync(path.join(root, `a${i}`, `b${j}`, "c"), { recursive: true });
+        fs.symlinkSync("c", path.join(root, `a${i}`, `b${j}`, "link"));
+      }
+    }
+    const before = openFds();
+    const full = await tree();
+    expect(full).toContain('"name": "link"');
+    expect(await search("**/link")).toContain(path.join(root, "a0", "b0", "link"));
+    expect(openFds()).toBe(before);
+
+    for (const walk of [(o: WalkOptions) => tree([], o), (o: WalkOptions) => search("**/*", [], o)]) {
+      const controller = new AbortController();
+      const reason = new Error("cancelled by test");
+      const run = walk({ ...opts, signal: controller.signal, onProgress: () => controller.abort(reason) });
+      await expect(run).rejects.toBe(reason);
+      expect(openFds()).toBe(before);
+    }
+
+    const file = path.join(root, "file.txt");
+    fs.writeFileSync(file, "");
+    await expect(treeInto(file, [], bigSink(), opts)).rejects.toThrow(file);
+    await expect(treeInto(outside, [], bigSink(), opts)).rejects.toThrow(/Access denied - path outside allowed directories/);
+    expect(openFds()).toBe(before);
   });
 });
 

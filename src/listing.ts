@@ -2,11 +2,13 @@
  * list_directory and list_directory_with_sizes: upstream's text, written line
  * by line into a TextSink.
  */
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { TextSink } from "./bounded.js";
 import { formatSize } from "./lib.js";
+import { isPathWithinAllowedDirectories } from "./path-validation.js";
 import { Ticker } from "./walk-core.js";
+import { followLink } from "./walk-fds.js";
 import type { WalkOptions } from "./walk-core.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
@@ -32,12 +34,33 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
 interface SizedEntry {
   name: string;
   isDir: boolean;
+  isLink: boolean;
   size: number;
 }
 
-async function sizeEntries(dir: string, ticker: Ticker): Promise<SizedEntry[]> {
+/**
+ * Upstream's stat size of `entry`, which follows symlinks, but only to a target inside `allowedDirs`:
+ * a link out of them (or a dangling one) counts as 0, like an entry that cannot be stat'ed.
+ */
+async function sizeOf(entryPath: string, isLink: boolean, allowedDirs: readonly string[]): Promise<number> {
+  if (!isLink) {
+    // lstat costs what stat does and equals it for anything but a symlink, which is
+    // what the entry may have become since the readdir.
+    const st = await lstat(entryPath);
+    if (!st.isSymbolicLink()) return st.size;
+  }
+  const target = await followLink(entryPath, true);
+  return target && isPathWithinAllowedDirectories(target.real, allowedDirs) ? target.size : 0;
+}
+
+async function sizeEntries(dir: string, ticker: Ticker, allowedDirs: readonly string[]): Promise<SizedEntry[]> {
   const entries = await readdir(dir, { withFileTypes: true });
-  const sized: SizedEntry[] = entries.map((e) => ({ name: e.name, isDir: e.isDirectory(), size: 0 }));
+  const sized: SizedEntry[] = entries.map((e) => ({
+    name: e.name,
+    isDir: e.isDirectory(),
+    isLink: e.isSymbolicLink(),
+    size: 0,
+  }));
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < sized.length) {
@@ -45,7 +68,7 @@ async function sizeEntries(dir: string, ticker: Ticker): Promise<SizedEntry[]> {
       const pause = ticker.tick();
       if (pause) await pause;
       try {
-        item.size = (await stat(path.join(dir, item.name))).size;
+        item.size = await sizeOf(path.join(dir, item.name), item.isLink, allowedDirs);
       } catch {
         // Upstream shows an entry it cannot stat with size 0.
       }
@@ -69,7 +92,7 @@ export async function listWithSizesInto(
 ): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
-  const entries = await sizeEntries(dir, ticker);
+  const entries = await sizeEntries(dir, ticker, opts.allowedDirs);
   let files = 0;
   let dirs = 0;
   let bytes = 0;

@@ -3,13 +3,13 @@
  * same results as lib.ts's searchFilesWithValidation but without a realpath
  * per entry (SPEC §6).
  */
-import { realpath } from "node:fs/promises";
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { TextSink } from "./bounded.js";
 import { isPathWithinAllowedDirectories } from "./path-validation.js";
 import { walkTree } from "./walk-core.js";
+import { followLink } from "./walk-fds.js";
 import type { WalkOptions } from "./walk-core.js";
 
 /**
@@ -19,11 +19,12 @@ import type { WalkOptions } from "./walk-core.js";
  */
 async function linkAllowed(link: string, allowedDirs: readonly string[]): Promise<boolean> {
   try {
+    const target = await followLink(link, false);
     // Checked as resolved, like validatePath: normalizePath would trim a trailing
     // space or quote and could admit a sibling of an allowed directory.
-    return isPathWithinAllowedDirectories(await realpath(link), allowedDirs);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ENOENT";
+    return target === undefined || isPathWithinAllowedDirectories(target.real, allowedDirs);
+  } catch {
+    return false;
   }
 }
 
@@ -51,13 +52,14 @@ export async function searchInto(
     root,
     {
       excluded: (rel) => excludes.some((m) => m.match(rel)),
-      enter(dir, entry, rel) {
+      enter(dir, entry, rel, _depth, reach) {
         if (!matcher.match(rel)) return undefined;
         // Plain entries of a real, validated directory are inside by construction;
         // only a symlink can point elsewhere, and it is never descended, so its
         // target matters only when it would be listed.
         if (!entry.isSymbolicLink()) return record(dir, entry);
-        return linkAllowed(path.join(dir, entry.name), opts.allowedDirs).then((ok) => {
+        const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
+        return linkAllowed(link, opts.allowedDirs).then((ok) => {
           if (ok) record(dir, entry);
         });
       },

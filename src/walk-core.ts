@@ -2,13 +2,15 @@
  * The depth-first directory walker shared by directory_tree and search_files:
  * readdir order, never follows symlinks, holds one readdir result per level
  * (plus a few prefetched siblings), survives unreadable subdirectories, and
- * honours cancellation and progress.
+ * honours cancellation and progress. Directories are reached as walk-fds.ts
+ * describes: on Linux through the fd of the directory actually read.
  */
-import { readdir } from "node:fs/promises";
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { formatCount } from "./bounded.js";
 import type { TextSink } from "./bounded.js";
+import { usesDirFds } from "./dir-handle.js";
+import { openRoot, readChild, release, type Listing, type Read } from "./walk-fds.js";
 
 /** What every walker needs besides its root: the allowed directories and the call's signal/progress hooks. */
 export interface WalkOptions {
@@ -21,8 +23,12 @@ export interface WalkOptions {
 export interface WalkVisitor {
   /** True when the entry at `rel` (relative to the root) is left out and not descended into; may run ahead of `enter`, so it must be pure. */
   excluded(rel: string): boolean;
-  /** Called for each entry not excluded; a directory's children follow, then `leave`. */
-  enter(dir: string, entry: Dirent, rel: string, depth: number): void | Promise<void>;
+  /**
+   * Called for each entry not excluded; a directory's children follow, then `leave`. `reach + entry.name`
+   * reaches a symlink or directory entry through the directory actually read (valid only during the call);
+   * walkTree always passes it, but a visitor wrapping another may leave it out.
+   */
+  enter(dir: string, entry: Dirent, rel: string, depth: number, reach?: string): void | Promise<void>;
   /** Called after the last child of a directory passed to `enter` (also when it was unreadable). */
   leave(depth: number): void;
 }
@@ -90,12 +96,14 @@ export class SkipLog {
   }
 }
 
-type Listing = Dirent[] | { error: unknown };
-
 const UNKNOWN = 0;
 const OMIT = 1;
 const LEAF = 2;
 const DESCEND = 3;
+
+// Prefetched directories hold an fd each until walked, so their number is bounded over the whole
+// walk, not only per level, or a deep tree could run out of descriptors.
+const PREFETCH_DIR_BUDGET = 128;
 
 // Same text as path.relative(root, path.join(dir, name)): names never contain a separator.
 function joinRel(rel: string, name: string): string {
@@ -106,84 +114,108 @@ class Walk {
   readonly ticker: Ticker;
   readonly skipped = new SkipLog();
   private prefetchedEntries = 0;
+  private prefetchedDirs = 0;
 
   constructor(
     private readonly visitor: WalkVisitor,
     opts: WalkOptions,
+    private readonly byFd: boolean,
   ) {
     this.ticker = new Ticker(opts);
   }
 
-  read(dir: string): Promise<Listing> {
-    return readdir(dir, { withFileTypes: true }).then(
-      (entries) => entries,
-      (error: unknown) => ({ error }),
-    );
-  }
-
-  async dir(dir: string, rel: string, depth: number, entries: Dirent[]): Promise<void> {
-    this.ticker.check();
-    const verdicts = new Uint8Array(entries.length);
-    const pending = new Map<number, Promise<Listing>>();
-    const verdict = (i: number): number => {
-      if (verdicts[i] === UNKNOWN) {
-        const entry = entries[i]!;
-        verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name)) ? OMIT : entry.isDirectory() ? DESCEND : LEAF;
-      }
-      return verdicts[i]!;
-    };
-    let ahead = 0;
-    const prefetch = (from: number): void => {
-      ahead = Math.max(ahead, from);
-      const stop = Math.min(entries.length, from + SCAN_AHEAD);
-      while (ahead < stop && pending.size < PREFETCH_DIRS && this.prefetchedEntries < PREFETCH_ENTRY_BUDGET) {
-        if (verdict(ahead) === DESCEND) {
-          const listing = this.read(path.join(dir, entries[ahead]!.name)).then((r) => {
-            if (Array.isArray(r)) this.prefetchedEntries += r.length;
-            return r;
-          });
-          pending.set(ahead, listing);
+  /** Walks the entries of `listing` (the directory `dir`), then closes it. */
+  async dir(dir: string, rel: string, depth: number, listing: Listing): Promise<void> {
+    const { entries } = listing;
+    const pending = new Map<number, Promise<Read>>();
+    try {
+      this.ticker.check();
+      const verdicts = new Uint8Array(entries.length);
+      const verdict = (i: number): number => {
+        if (verdicts[i] === UNKNOWN) {
+          const entry = entries[i]!;
+          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name)) ? OMIT : entry.isDirectory() ? DESCEND : LEAF;
         }
-        ahead++;
+        return verdicts[i]!;
+      };
+      let ahead = 0;
+      const prefetch = (from: number): void => {
+        ahead = Math.max(ahead, from);
+        const stop = Math.min(entries.length, from + SCAN_AHEAD);
+        while (
+          ahead < stop &&
+          pending.size < PREFETCH_DIRS &&
+          this.prefetchedDirs < PREFETCH_DIR_BUDGET &&
+          this.prefetchedEntries < PREFETCH_ENTRY_BUDGET
+        ) {
+          if (verdict(ahead) === DESCEND) {
+            const name = entries[ahead]!.name;
+            this.prefetchedDirs++;
+            const read = readChild(listing, name, path.join(dir, name), this.byFd).then((r) => {
+              if ("entries" in r) this.prefetchedEntries += r.entries.length;
+              return r;
+            });
+            pending.set(ahead, read);
+          }
+          ahead++;
+        }
+      };
+      prefetch(0);
+      for (let i = 0; i < entries.length; i++) {
+        const pause = this.ticker.tick();
+        if (pause) await pause;
+        if (i >= ahead) prefetch(i);
+        const v = verdict(i);
+        if (v === OMIT) continue;
+        const entry = entries[i]!;
+        const childRel = joinRel(rel, entry.name);
+        const entered = this.visitor.enter(dir, entry, childRel, depth, listing.reach);
+        if (entered) await entered;
+        if (v !== DESCEND) continue;
+        const childDir = path.join(dir, entry.name);
+        const early = pending.get(i);
+        if (early) {
+          pending.delete(i);
+          this.prefetchedDirs--;
+        }
+        prefetch(i + 1);
+        const read = await (early ?? readChild(listing, entry.name, childDir, this.byFd));
+        if ("error" in read) {
+          this.skipped.add(childDir, read.error);
+        } else {
+          if (early) this.prefetchedEntries -= read.entries.length;
+          await this.dir(childDir, childRel, depth + 1, read);
+        }
+        this.visitor.leave(depth);
       }
-    };
-    prefetch(0);
-    for (let i = 0; i < entries.length; i++) {
-      const pause = this.ticker.tick();
-      if (pause) await pause;
-      if (i >= ahead) prefetch(i);
-      const v = verdict(i);
-      if (v === OMIT) continue;
-      const entry = entries[i]!;
-      const childRel = joinRel(rel, entry.name);
-      const entered = this.visitor.enter(dir, entry, childRel, depth);
-      if (entered) await entered;
-      if (v !== DESCEND) continue;
-      const childDir = path.join(dir, entry.name);
-      const early = pending.get(i);
-      pending.delete(i);
-      prefetch(i + 1);
-      const listing = await (early ?? this.read(childDir));
-      if (!Array.isArray(listing)) {
-        this.skipped.add(childDir, listing.error);
-      } else {
-        if (early) this.prefetchedEntries -= listing.length;
-        await this.dir(childDir, childRel, depth + 1, listing);
+    } finally {
+      // Only a cancelled walk leaves prefetched directories behind, their reads perhaps still
+      // under way: they settle first, so that every fd they opened is closed here.
+      if (pending.size > 0) {
+        this.prefetchedDirs -= pending.size;
+        for (const read of await Promise.all(pending.values())) release(read);
       }
-      this.visitor.leave(depth);
+      release(listing);
     }
   }
 }
 
 /**
  * Walks `root` depth first, feeding `visitor`; subdirectories that cannot be
- * read count as empty and are returned in the skip log.
- * @throws the readdir error (which names the path) when `root` itself cannot be read, or the signal's reason when cancelled
+ * read count as empty and are returned in the skip log. On Linux the root is
+ * opened once and verified to be inside `opts.allowedDirs`; every descriptor is
+ * closed before this returns or throws.
+ * @throws when `root` cannot be opened or read (naming it), is outside the allowed directories, or the signal's reason when cancelled
  */
 export async function walkTree(root: string, visitor: WalkVisitor, opts: WalkOptions): Promise<SkipLog> {
-  const walk = new Walk(visitor, opts);
+  const byFd = usesDirFds();
+  const walk = new Walk(visitor, opts, byFd);
   walk.ticker.check();
-  const entries = await readdir(root, { withFileTypes: true });
-  await walk.dir(root, "", 0, entries);
+  const { listing, close } = await openRoot(root, opts.allowedDirs, byFd);
+  try {
+    await walk.dir(root, "", 0, listing);
+  } finally {
+    await close();
+  }
   return walk.skipped;
 }

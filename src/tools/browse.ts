@@ -1,12 +1,12 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
-import { braceExpand } from "minimatch";
 import { z } from "zod";
-import { formatCount, TextSink } from "../bounded.js";
+import { formatCount } from "../bounded.js";
 import { openDir } from "../dir-handle.js";
 import { validatePathIn } from "../lib.js";
+import { checkPatterns } from "../pattern-limits.js";
 import { statInside } from "../safe-fs.js";
 import { listInto, listWithSizesInto, searchInto, treeInto } from "../walk.js";
-import { defineTool, READ_ONLY, walkOptions } from "./context.js";
+import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
 const DIR_DOC = "Directory path: absolute, or relative to an allowed directory.";
 const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
@@ -35,38 +35,6 @@ async function withDirectory(requested: string, allowedDirs: readonly string[], 
   }
 }
 
-// Matching costs one test per entry and per brace alternative: `{a,b}` twenty times
-// over is a million alternatives (seconds per entry, gigabytes to build), so
-// alternatives are limited per pattern and over all the patterns of a call.
-const MAX_ALTERNATIVES = 1_000;
-const MAX_TOTAL_ALTERNATIVES = 10_000;
-
-/** Refuses globs whose brace expansion would make a walk hang; names the parameter and the limit. */
-function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>): void {
-  let total = 0;
-  for (const [param, pattern] of patterns) {
-    // minimatch matches a numeric range of 100 values or more without expanding it, so such a
-    // range counts once; the expansion itself stops one past the limit.
-    const ranged = pattern.replace(/\{(-?\d+)\.\.(-?\d+)\}/g, (m, a: string, b: string) =>
-      Math.abs(Number(b) - Number(a)) + 1 >= 100 ? "0" : m,
-    );
-    const alternatives = braceExpand(ranged, { braceExpandMax: MAX_ALTERNATIVES + 1 }).length;
-    if (alternatives > MAX_ALTERNATIVES) {
-      throw new Error(
-        `Pattern too complex: ${param} ${JSON.stringify(pattern.slice(0, 100))} expands through its {…} braces to more than ` +
-          `${formatCount(MAX_ALTERNATIVES)} patterns; the limit is ${formatCount(MAX_ALTERNATIVES)}.`,
-      );
-    }
-    total += alternatives;
-  }
-  if (total > MAX_TOTAL_ALTERNATIVES) {
-    throw new Error(
-      `Too many patterns: the patterns of this call expand to ${formatCount(total)} patterns in total; ` +
-        `the limit is ${formatCount(MAX_TOTAL_ALTERNATIVES)}.`,
-    );
-  }
-}
-
 const excludeParams = (excludePatterns: readonly string[]) =>
   excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
 
@@ -84,9 +52,7 @@ export const listDirectory = defineTool({
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path }, ctx) {
-    const sink = new TextSink(ctx.limits.maxResultChars);
-    await withDirectory(path, ctx.allowedDirs, (dir) => listInto(dir, sink, walkOptions(ctx)));
-    return { sink };
+    return streamed(ctx, (sink) => withDirectory(path, ctx.allowedDirs, (dir) => listInto(dir, sink, walkOptions(ctx))));
   },
 });
 
@@ -108,9 +74,9 @@ export const listDirectoryWithSizes = defineTool({
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path, sortBy }, ctx) {
-    const sink = new TextSink(ctx.limits.maxResultChars);
-    await withDirectory(path, ctx.allowedDirs, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx)));
-    return { sink };
+    return streamed(ctx, (sink) =>
+      withDirectory(path, ctx.allowedDirs, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))),
+    );
   },
 });
 
@@ -131,9 +97,7 @@ export const directoryTree = defineTool({
   async handler({ path, excludePatterns }, ctx) {
     checkPatterns(excludeParams(excludePatterns));
     const dir = await validatePathIn(path, ctx.allowedDirs);
-    const sink = new TextSink(ctx.limits.maxResultChars);
-    await treeInto(dir, excludePatterns, sink, walkOptions(ctx));
-    return { sink };
+    return streamed(ctx, (sink) => treeInto(dir, excludePatterns, sink, walkOptions(ctx)));
   },
 });
 
@@ -159,9 +123,7 @@ export const searchFiles = defineTool({
   async handler({ path, pattern, excludePatterns }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await validatePathIn(path, ctx.allowedDirs);
-    const sink = new TextSink(ctx.limits.maxResultChars);
-    await searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx));
-    return { sink };
+    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx)));
   },
 });
 

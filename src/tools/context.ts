@@ -4,7 +4,7 @@
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { ToolOutput } from "../bounded.js";
+import { TextSink, type ToolOutput } from "../bounded.js";
 import type { Limits } from "../config.js";
 import type { CheckpointCache, ReadOptions } from "../paged-read.js";
 
@@ -47,4 +47,15 @@ export function readOptions(ctx: ToolContext): ReadOptions {
 /** Walk options for the walkers, wired to the call's signal and progress. */
 export function walkOptions(ctx: ToolContext): { allowedDirs: readonly string[]; signal: AbortSignal; onProgress: (n: number) => void } {
   return { allowedDirs: ctx.allowedDirs, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
+}
+
+/** Runs `fill` on a fresh sink of the call's cap and hands the sink to the bounding layer. */
+export async function streamed(
+  ctx: ToolContext,
+  fill: (sink: TextSink) => Promise<void>,
+  advice?: string,
+): Promise<ToolOutput> {
+  const sink = new TextSink(ctx.limits.maxResultChars);
+  await fill(sink);
+  return advice === undefined ? { sink } : { sink, advice };
 }

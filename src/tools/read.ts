@@ -5,7 +5,7 @@ import { validatePathIn } from "../lib.js";
 import { readMedia } from "../media.js";
 import { headInto, readWindow, streamInto, tailInto } from "../paged-read.js";
 import { openRegularFile } from "../safe-fs.js";
-import { defineTool, READ_ONLY, readOptions, type ToolContext } from "./context.js";
+import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
 export const PATH_DOC = "File path: absolute, or relative to an allowed directory; ~ expands to the home directory.";
 const HEAD_TAIL_ADVICE = "ask for fewer lines, or use offset and limit";
@@ -62,12 +62,9 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
   const handle = await openRegularFile(realPath, ctx.allowedDirs);
   try {
     const opts = readOptions(ctx);
-    if (args.head !== undefined || args.tail !== undefined) {
-      const sink = new TextSink(ctx.limits.maxResultChars);
-      if (args.head !== undefined) await headInto(handle, args.head, sink, opts);
-      else await tailInto(handle, args.tail as number, sink, opts);
-      return { sink, advice: HEAD_TAIL_ADVICE };
-    }
+    const { head, tail } = args;
+    if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts), HEAD_TAIL_ADVICE);
+    if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts), HEAD_TAIL_ADVICE);
     const limit = Math.min(args.limit ?? ctx.limits.maxResultChars, ctx.limits.maxResultChars);
     return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
   } finally {
@@ -112,30 +109,31 @@ export const readMultipleFiles = defineTool({
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",
-  async handler({ paths }, ctx) {
-    const sink = new TextSink(ctx.limits.maxResultChars);
-    const opts = readOptions(ctx);
-    for (const [i, requested] of paths.entries()) {
-      if (i > 0) sink.append("\n---\n");
-      try {
-        const realPath = await validatePathIn(requested, ctx.allowedDirs);
-        const handle = await openRegularFile(realPath, ctx.allowedDirs);
-        try {
-          sink.append(`${requested}:\n`);
-          await streamInto(handle, realPath, ctx.cache, sink, opts);
-          sink.append("\n");
-        } finally {
-          await handle.close();
-        }
-      } catch (error) {
-        ctx.signal.throwIfAborted();
-        sink.append(`${requested}: Error - ${error instanceof Error ? error.message : String(error)}`);
-      }
-      sink.endPart();
-    }
-    return { sink };
-  },
+  handler: ({ paths }, ctx) => streamed(ctx, (sink) => readAllInto(paths, sink, ctx)),
 });
+
+/** read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. */
+async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext): Promise<void> {
+  const opts = readOptions(ctx);
+  for (const [i, requested] of paths.entries()) {
+    if (i > 0) sink.append("\n---\n");
+    try {
+      const realPath = await validatePathIn(requested, ctx.allowedDirs);
+      const handle = await openRegularFile(realPath, ctx.allowedDirs);
+      try {
+        sink.append(`${requested}:\n`);
+        await streamInto(handle, realPath, ctx.cache, sink, opts);
+        sink.append("\n");
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      sink.append(`${requested}: Error - ${error instanceof Error ? error.message : String(error)}`);
+    }
+    sink.endPart();
+  }
+}
 
 export const readMediaFile = defineTool({
   name: "read_media_file",

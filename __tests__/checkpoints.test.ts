@@ -3,14 +3,14 @@
  * reference text, stale entries are discarded, memory stays bounded, and
  * walking a file by `end` offsets reads it about once.
  */
-import { mkdtemp, open, readFile, realpath, rename, rm, stat, truncate, utimes, writeFile, appendFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rename, rm, stat, truncate, utimes, writeFile, appendFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { splitsPair, type TextWindow } from "../src/bounded.js";
 import { FileCheckpoints, identify } from "../src/checkpoints.js";
 import { CheckpointCache, countChars, readWindow } from "../src/paged-read.js";
+import { refWindow, withHandle } from "./support/windows.js";
 
 let dir: string;
 beforeEach(async () => {
@@ -19,15 +19,6 @@ beforeEach(async () => {
 afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
-
-async function withHandle<T>(p: string, fn: (h: FileHandle) => Promise<T>): Promise<T> {
-  const h = await open(p, "r");
-  try {
-    return await fn(h);
-  } finally {
-    await h.close();
-  }
-}
 
 /** A handle that records every read's position and length, and can fake its fstat. */
 function recording(h: FileHandle, statOverride?: (call: number, real: unknown) => unknown) {
@@ -45,16 +36,6 @@ function recording(h: FileHandle, statOverride?: (call: number, real: unknown) =
     },
   } as unknown as FileHandle;
   return { proxy, reads };
-}
-
-const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
-
-function refWindow(ref: string, offset: number, limit: number): TextWindow {
-  if (offset >= ref.length) return { text: "", start: offset, end: offset, total: ref.length };
-  const start = offset > 0 && isLow(ref.charCodeAt(offset)) ? offset - 1 : offset;
-  let end = Math.min(start + limit, ref.length);
-  if (splitsPair(ref, end)) end = end - 1 > start ? end - 1 : start + 2;
-  return { text: ref.slice(start, end), start, end, total: ref.length };
 }
 
 /** Deterministic mixed content: ASCII, 2/3/4-byte characters, CRLF, BOMs, invalid and truncated sequences. */

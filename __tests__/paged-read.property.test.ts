@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { splitsPair, TextSink } from "../src/bounded.js";
 import { CheckpointCache, headInto, readWindow, tailInto } from "../src/paged-read.js";
+import { refWindow } from "./support/windows.js";
 
 let dir: string;
 let n = 0;
@@ -53,15 +54,7 @@ const cacheOptions = fc.record({
 });
 
 const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
-function refWindow(ref: string, offset: number, lim: number) {
-  if (offset >= ref.length) return { text: "", start: offset, end: offset, total: ref.length };
-  const start = offset > 0 && isLow(ref.charCodeAt(offset)) ? offset - 1 : offset;
-  let end = Math.min(start + lim, ref.length);
-  if (splitsPair(ref, end)) end = end - 1 > start ? end - 1 : start + 2;
-  return { text: ref.slice(start, end), start, end, total: ref.length };
-}
 
 const RUNS = 300;
 

@@ -2,13 +2,14 @@
  * Windowed reads, counts, whole-file streaming and head/tail against the text
  * `fs.readFile(path, "utf8")` gives (SPEC §3.2).
  */
-import { mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { splitsPair, TextSink, type TextWindow } from "../src/bounded.js";
+import { TextSink } from "../src/bounded.js";
 import { CheckpointCache, countChars, headInto, readWindow, streamInto, tailInto } from "../src/paged-read.js";
+import { refWindow, withHandle } from "./support/windows.js";
 
 let dir: string;
 let n = 0;
@@ -25,25 +26,6 @@ async function fileWith(content: string | Uint8Array): Promise<string> {
   return p;
 }
 
-async function withHandle<T>(p: string, fn: (h: FileHandle) => Promise<T>): Promise<T> {
-  const h = await open(p, "r");
-  try {
-    return await fn(h);
-  } finally {
-    await h.close();
-  }
-}
-
-const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
-
-/** SPEC §3.2 window rules applied to the reference string. */
-function refWindow(ref: string, offset: number, limit: number): TextWindow {
-  if (offset >= ref.length) return { text: "", start: offset, end: offset, total: ref.length };
-  const start = offset > 0 && isLow(ref.charCodeAt(offset)) ? offset - 1 : offset;
-  let end = Math.min(start + limit, ref.length);
-  if (splitsPair(ref, end)) end = end - 1 > start ? end - 1 : start + 2;
-  return { text: ref.slice(start, end), start, end, total: ref.length };
-}
 
 async function window(p: string, offset: number, limit: number, chunkSize?: number, cache = new CheckpointCache()) {
   return withHandle(p, (h) => readWindow(h, p, offset, limit, cache, { chunkSize }));

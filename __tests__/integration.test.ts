@@ -2,7 +2,7 @@
  * Every tool through the built binary and the SDK's stdio client, once on
  * success and once on failure, plus the shape of tools/list.
  */
-import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, symlink, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -154,6 +154,23 @@ describe("every tool, success and failure", () => {
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
     expectError(await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "absent", newText: "x" }] }), /^Could not find exact match for edit:\nabsent/);
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
+  });
+
+  it("edit_file refuses text that is not UTF-8, and files over its size limit, leaving them as they were", async () => {
+    const latin1 = Buffer.from("caf\xe9\nx\n", "latin1");
+    await writeFile(p("latin1.txt"), latin1);
+    expectError(
+      await run("edit_file", { path: p("latin1.txt"), edits: [{ oldText: "x", newText: "y" }] }),
+      /^Cannot edit .*latin1\.txt: it is not valid UTF-8 text/,
+    );
+    expect(await readFile(p("latin1.txt"))).toEqual(latin1);
+    await writeFile(p("huge.txt"), "");
+    await truncate(p("huge.txt"), 16 * 1024 * 1024 + 1);
+    expectError(
+      await run("edit_file", { path: p("huge.txt"), edits: [{ oldText: "a", newText: "b" }] }),
+      /^File too large for edit_file: .*huge\.txt is 16,777,217 bytes; the limit is 16,777,216 bytes\./,
+    );
+    expect((await stat(p("huge.txt"))).size).toBe(16 * 1024 * 1024 + 1);
   });
 
   it("create_directory", async () => {

@@ -5,9 +5,14 @@
  */
 import { constants, type BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
+import { isUtf8 } from "node:buffer";
+import { formatCount } from "./bounded.js";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { O_NOFOLLOW, O_NONBLOCK, openParentOf, SafeFsError, wrapError, type OpenedDir } from "./dir-handle.js";
 import { lstatIfExists, openRegularIn, replaceAtomically } from "./safe-file.js";
+
+/** Largest file edit_file takes on. @default 16 MiB */
+export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
 
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
 
@@ -116,11 +121,27 @@ export async function editFileSafely(
     // slipped in between the re-check and the rename is noticed (keepLateWrites).
     const { handle, stat: before } = await openRegularIn(dir, name, path, allowedDirs);
     try {
+      // Editing holds the file several times over (bytes, text, edited text, diff) on the one
+      // thread that serves every call, so big files go to write_file instead.
+      if (before.size > BigInt(MAX_EDIT_BYTES)) {
+        throw new SafeFsError(
+          `File too large for edit_file: ${path} is ${formatCount(Number(before.size))} bytes; ` +
+            `the limit is ${formatCount(MAX_EDIT_BYTES)} bytes. Use write_file to replace it whole.`,
+        );
+      }
       let raw: Buffer;
       try {
         raw = await handle.readFile();
       } catch (err) {
         throw wrapError(err, `Cannot read ${path}`);
+      }
+      // Decoding would turn invalid bytes into U+FFFD and the rewrite would lose them, even
+      // outside the edited text.
+      if (!isUtf8(raw)) {
+        throw new SafeFsError(
+          `Cannot edit ${path}: it is not valid UTF-8 text, and rewriting it would replace its undecodable bytes. ` +
+            "Use write_file to replace it whole.",
+        );
       }
       const original = normalizeLineEndings(raw.toString("utf8"));
       const modified = applyEdits(original, edits);

@@ -10,7 +10,7 @@
  * list_directory, directory_tree and get_file_info, because the real path was
  * checked after normalizePath trimmed it (fixed in lib.ts validatePathIn).
  */
-import { link, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, readdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -192,9 +192,21 @@ describe("every path-taking tool refuses every escape attempt", () => {
 
   it.each(ATTACKS.map((a) => [a.label, a] as const))("%s", async (_label, a) => {
     const target = a.target();
+    // A move onto an existing name is refused as taken before anything follows the name: the
+    // destination is resolved lexically, so a symlink there is itself the entry that exists.
+    const takenName = !target.includes("/") && (await lstat(path.join(root, target)).then(() => true, () => false));
     for (const [label, tool, args] of TOOLS) {
       const result = await run(tool, args(target));
       try {
+        if (label === "move_file (destination)" && takenName) {
+          expectRefused(result, /^Destination already exists: /, path.join(root, target));
+          continue;
+        }
+        if (label === "move_file (destination)" && target.startsWith("dir-abs/")) {
+          // The parent is what leads outside, so the refusal names the requested path and where its parent resolves.
+          expectRefused(result, OUTSIDE, `${target} (resolves to ${outside})`);
+          continue;
+        }
         checkRefusal(tool, result, a);
       } catch (error) {
         throw new Error(`${label}: ${(error as Error).message}`, { cause: error });

@@ -96,7 +96,9 @@ export const moveFile = defineTool({
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
     const from = await validatePathIn(source, ctx.allowedDirs);
-    const to = await validatePathIn(destination, ctx.allowedDirs);
+    // Lexical only: following an existing destination symlink would report (or refuse) its target
+    // instead of the name being taken; moveNoClobber checks the destination's parent by real path.
+    const to = await resolveRequestedPath(destination, ctx.allowedDirs);
     await moveNoClobber(from, to, ctx.allowedDirs);
     return text(`Successfully moved ${source} to ${destination}`);
   },

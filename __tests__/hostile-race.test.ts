@@ -148,7 +148,7 @@ describe("listings and file info while a directory is swapped for a symlink to o
     );
     await attacker.started;
     const tally = new Tally(
-      /Access denied - (path|symlink target) outside allowed directories|parent directory does not exist|ENOENT|no such file|symbolic link|not a directory/i,
+      /Access denied - (path|symlink target) outside allowed directories|parent directory does not exist|ENOENT|no such file|symbolic link|not a directory|No such directory/i,
     );
     for (let i = 0; i < 250; i++) {
       const results = await Promise.all([

@@ -184,7 +184,9 @@ describe("every tool, success and failure", () => {
     const lines = expectOk(await run("list_directory", { path: root })).split("\n");
     expect(lines).toContain("[DIR] sub");
     expect(lines).toContain("[FILE] a.txt");
-    expectError(await run("list_directory", { path: p("a.txt") }), /a\.txt/);
+    expectError(await run("list_directory", { path: p("a.txt") }), new RegExp(`^Not a directory: ${p("a.txt")}$`));
+    expectError(await run("directory_tree", { path: p("a.txt") }), new RegExp(`^Not a directory: ${p("a.txt")}$`));
+    expectError(await run("search_files", { path: p("nowhere"), pattern: "*" }), new RegExp(`^No such directory: ${p("nowhere")}$`));
   });
 
   it("list_directory_with_sizes", async () => {

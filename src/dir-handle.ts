@@ -54,6 +54,14 @@ export class SafeFsError extends Error {
   }
 }
 
+/** Rewords a failure to open `shown` as a directory when it is missing or not one; other errors pass through. */
+export function directoryError(err: unknown, shown: string): unknown {
+  const code = errnoCode(err);
+  if (code === "ENOTDIR") return new SafeFsError(`Not a directory: ${shown}`, { cause: err });
+  if (code === "ENOENT") return new SafeFsError(`No such directory: ${shown}`, { cause: err });
+  return err;
+}
+
 /** The errno code (`ENOENT`, …) of a Node system error, if it is one. */
 export function errnoCode(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;

@@ -100,7 +100,7 @@ async function resolveRelative(relative: string, dirs: readonly string[]): Promi
 export async function resolveRequestedPath(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
   const nul = requestedPath.indexOf("\x00");
   if (nul !== -1) {
-    throw new Error(`Invalid path: parameter "path" contains a NUL byte at index ${nul}: ${JSON.stringify(requestedPath)}`);
+    throw new Error(`Invalid path: it contains a NUL byte at index ${nul}: ${JSON.stringify(requestedPath)}`);
   }
   const expanded = expandHome(requestedPath);
   const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(expanded, allowedDirs);

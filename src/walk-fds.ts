@@ -12,7 +12,7 @@
 import { closeSync, constants, openSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { O_DIRECTORY, O_NOFOLLOW, openDir, usesDirFds, wrapError } from "./dir-handle.js";
+import { directoryError, O_DIRECTORY, O_NOFOLLOW, openDir, usesDirFds, wrapError } from "./dir-handle.js";
 
 const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Linux's O_PATH (one value on every architecture Node runs on; Node does not export it): the
@@ -52,10 +52,14 @@ export async function openRoot(
   byFd: boolean,
 ): Promise<{ listing: Listing; close: () => Promise<void> }> {
   if (!byFd) {
-    const entries = await fs.readdir(root, { withFileTypes: true });
+    const entries = await fs.readdir(root, { withFileTypes: true }).catch((error: unknown) => {
+      throw directoryError(error, root);
+    });
     return { listing: { entries, reach: root + path.sep, fd: -1 }, close: async () => {} };
   }
-  const opened = await openDir(root, allowedDirs, root);
+  const opened = await openDir(root, allowedDirs, root).catch((error: unknown) => {
+    throw directoryError(error, root);
+  });
   try {
     // child("") is `/proc/self/fd/<fd>/`: the opened root itself, with the separator for its entries.
     const reach = opened.child("");

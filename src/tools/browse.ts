@@ -1,7 +1,7 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
 import { formatCount } from "../bounded.js";
-import { openDir } from "../dir-handle.js";
+import { directoryError, openDir } from "../dir-handle.js";
 import { validatePathIn } from "../lib.js";
 import { checkPatterns } from "../pattern-limits.js";
 import { statInside } from "../safe-fs.js";
@@ -27,7 +27,9 @@ const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the
  * followed out of the allowed directories.
  */
 async function withDirectory(requested: string, allowedDirs: readonly string[], list: (dir: string) => Promise<void>): Promise<void> {
-  const opened = await openDir(await validatePathIn(requested, allowedDirs), allowedDirs, requested);
+  const opened = await openDir(await validatePathIn(requested, allowedDirs), allowedDirs, requested).catch((error: unknown) => {
+    throw directoryError(error, requested);
+  });
   try {
     await list(opened.child(""));
   } finally {

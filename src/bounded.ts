@@ -10,8 +10,10 @@ export const DEFAULT_MAX_RESULT_CHARS = 50_000;
 /** Advice used when an error message itself is over the cap. */
 export const ERROR_ADVICE = "retry with shorter arguments, since the error quotes them";
 
-const isHigh = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
-const isLow = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
+/** True for a UTF-16 high (leading) surrogate code unit. */
+export const isHigh = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
+/** True for a UTF-16 low (trailing) surrogate code unit. */
+export const isLow = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
 /** True when index `i` of `text` sits between the two halves of a surrogate pair. */
 export function splitsPair(text: string, i: number): boolean {
@@ -142,7 +144,7 @@ export function renderWindow(w: TextWindow): string {
 /** What a tool handler hands to the bounding layer. */
 export type ToolOutput =
   | { content: CallToolResult["content"] }
-  | { sink: TextSink; advice?: string }
+  | { sink: TextSink }
   | { window: TextWindow };
 
 /**
@@ -151,7 +153,7 @@ export type ToolOutput =
  */
 export function boundResult(output: ToolOutput, max: number, advice: string): CallToolResult {
   if ("window" in output) return { content: [{ type: "text", text: renderWindow(output.window) }] };
-  if ("sink" in output) return { content: [{ type: "text", text: output.sink.render(output.advice ?? advice) }] };
+  if ("sink" in output) return { content: [{ type: "text", text: output.sink.render(advice) }] };
   return {
     content: output.content.map((block) =>
       block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block,

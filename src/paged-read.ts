@@ -5,7 +5,7 @@
  * windows decode only from the nearest one.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { TextSink, TextWindow } from "./bounded.js";
+import { isHigh, isLow, type TextSink, type TextWindow } from "./bounded.js";
 import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
 import { type ReadOptions, type RestartPoint, type ScanResult, type TextConsumer, scanText } from "./text-scan.js";
 
@@ -14,8 +14,6 @@ export type { CheckpointCacheOptions } from "./checkpoints.js";
 export { headInto, tailInto } from "./line-stream.js";
 export type { ReadOptions } from "./text-scan.js";
 
-const isHigh = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;
-const isLow = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff;
 
 function checkInteger(name: string, value: number, min: number): void {
   if (!Number.isSafeInteger(value) || value < min) {

@@ -93,10 +93,14 @@ export function buildServer(options: ServerOptions): Server {
     }
   });
 
+  // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.
+  let rootsRequest = 0;
   const replaceFromRoots = async (): Promise<void> => {
+    const request = ++rootsRequest;
     try {
       const { roots } = await server.listRoots();
       const valid = await getValidRootDirectories(roots);
+      if (request !== rootsRequest) return;
       if (valid.length === 0) {
         log("No valid root directories provided by client; keeping the current allowed directories");
         return;

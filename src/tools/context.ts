@@ -50,12 +50,8 @@ export function walkOptions(ctx: ToolContext): { allowedDirs: readonly string[];
 }
 
 /** Runs `fill` on a fresh sink of the call's cap and hands the sink to the bounding layer. */
-export async function streamed(
-  ctx: ToolContext,
-  fill: (sink: TextSink) => Promise<void>,
-  advice?: string,
-): Promise<ToolOutput> {
+export async function streamed(ctx: ToolContext, fill: (sink: TextSink) => Promise<void>): Promise<ToolOutput> {
   const sink = new TextSink(ctx.limits.maxResultChars);
   await fill(sink);
-  return advice === undefined ? { sink } : { sink, advice };
+  return { sink };
 }

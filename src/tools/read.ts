@@ -8,6 +8,7 @@ import { openRegularFile } from "../safe-fs.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
 export const PATH_DOC = "File path: absolute, or relative to an allowed directory; ~ expands to the home directory.";
+// Only head/tail results are cut with this advice: windows carry their own pageable notice.
 const HEAD_TAIL_ADVICE = "ask for fewer lines, or use offset and limit";
 
 const count = z.number().int().min(0);
@@ -63,8 +64,8 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
   try {
     const opts = readOptions(ctx);
     const { head, tail } = args;
-    if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts), HEAD_TAIL_ADVICE);
-    if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts), HEAD_TAIL_ADVICE);
+    if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
+    if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
     const limit = Math.min(args.limit ?? ctx.limits.maxResultChars, ctx.limits.maxResultChars);
     return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
   } finally {
@@ -117,11 +118,13 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
   const opts = readOptions(ctx);
   for (const [i, requested] of paths.entries()) {
     if (i > 0) sink.append("\n---\n");
+    let started = false;
     try {
       const realPath = await validatePathIn(requested, ctx.allowedDirs);
       const handle = await openRegularFile(realPath, ctx.allowedDirs);
       try {
         sink.append(`${requested}:\n`);
+        started = true;
         await streamInto(handle, realPath, ctx.cache, sink, opts);
         sink.append("\n");
       } finally {
@@ -129,7 +132,8 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       }
     } catch (error) {
       ctx.signal.throwIfAborted();
-      sink.append(`${requested}: Error - ${error instanceof Error ? error.message : String(error)}`);
+      // A failure after some content was written starts its error line on a line of its own.
+      sink.append(`${started ? "\n" : ""}${requested}: Error - ${error instanceof Error ? error.message : String(error)}`);
     }
     sink.endPart();
   }

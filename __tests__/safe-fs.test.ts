@@ -132,6 +132,18 @@ describe.each([
       expect(await tempFiles(allowed)).toEqual([]);
     });
 
+    // Running as root (containers), a rewrite would otherwise hand the user's file to root.
+    it.skipIf(!isRoot)("keeps the owner of a replaced file when running as root, for writes and edits", async () => {
+      const file = inAllowed("owned.txt");
+      await fs.writeFile(file, "old\n");
+      await fs.chown(file, 1234, 2345);
+      await writeFileSafely(file, "new\n", dirs);
+      expect(await fs.stat(file)).toMatchObject({ uid: 1234, gid: 2345 });
+      await editFileSafely(file, [{ oldText: "new", newText: "newer" }], false, dirs);
+      expect(await fs.stat(file)).toMatchObject({ uid: 1234, gid: 2345 });
+      expect(await read(file)).toBe("newer\n");
+    });
+
     it("refuses a directory destination and creates nothing", async () => {
       await fs.mkdir(inAllowed("dir"));
       await fs.writeFile(inAllowed("dir", "inner"), "kept");

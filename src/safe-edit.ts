@@ -97,7 +97,7 @@ async function putBack(
   shown: string,
 ): Promise<never> {
   try {
-    await replaceAtomically(dir, name, current, Number(before.mode), shown, () => assertUnchanged(dir.child(name), written, shown));
+    await replaceAtomically(dir, name, current, before, shown, () => assertUnchanged(dir.child(name), written, shown));
   } catch (err) {
     throw new SafeFsError(
       `File changed during edit: ${shown}; the edit was written, but another process changed the file meanwhile and ` +
@@ -147,7 +147,7 @@ export async function editFileSafely(
       const modified = applyEdits(original, edits);
       const diff = fenceDiff(createUnifiedDiff(original, modified, path));
       if (dryRun) return diff;
-      const written = await replaceAtomically(dir, name, modified, Number(before.mode), path, () =>
+      const written = await replaceAtomically(dir, name, modified, before, path, () =>
         assertUnchanged(dir.child(name), before, path),
       );
       const kept = await keepLateWrites(dir, name, handle, raw, before, written, path);

@@ -88,6 +88,17 @@ export async function openRegularIn(
 }
 
 /**
+ * Gives the temp file the replaced file's permission bits and, when the server runs as root
+ * (containers), its owner too: a rewrite must not hand a user's file to root.
+ */
+async function keepOwnerAndMode(handle: FileHandle, previous: BigIntStats): Promise<void> {
+  if (process.getuid?.() === 0 && (previous.uid !== 0n || previous.gid !== 0n)) {
+    await handle.chown(Number(previous.uid), Number(previous.gid));
+  }
+  await handle.chmod(Number(previous.mode) & 0o7777);
+}
+
+/**
  * Writes `content` to a fresh temp file beside `name`, gives it `mode`, runs
  * `check`, then renames it over `name` and returns the new file's stat. On any
  * failure the temp file is removed and `name` is left as it was.
@@ -96,7 +107,7 @@ export async function replaceAtomically(
   dir: OpenedDir,
   name: string,
   content: string | Buffer,
-  mode: number | undefined,
+  previous: BigIntStats | undefined,
   shown: string,
   check?: () => Promise<void>,
 ): Promise<BigIntStats> {
@@ -109,7 +120,7 @@ export async function replaceAtomically(
     let written: BigIntStats;
     try {
       await handle.writeFile(content, "utf8");
-      if (mode !== undefined) await handle.chmod(mode & 0o7777);
+      if (previous !== undefined) await keepOwnerAndMode(handle, previous);
       written = await handle.stat({ bigint: true });
     } finally {
       await handle.close();

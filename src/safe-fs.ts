@@ -35,7 +35,7 @@ export async function writeFileSafely(path: string, content: string, allowedDirs
       throw wrapError(err, `Cannot write ${path}`);
     }
     assertReplaceable(existing, path, "write");
-    await replaceAtomically(dir, name, content, existing && Number(existing.mode), path);
+    await replaceAtomically(dir, name, content, existing, path);
   } finally {
     await dir.close();
   }

@@ -4,7 +4,9 @@
  */
 import { DEFAULT_MAX_RESULT_CHARS } from "./bounded.js";
 
+/** The npm package and bin name, used in messages. */
 export const PACKAGE_NAME = "bounded-filesystem-mcp";
+/** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
 export const VERSION = "0.1.0";
 
 /** The server's limits, fixed at startup. */
@@ -15,6 +17,7 @@ export interface Limits {
   readonly maxMediaBytes: number;
 }
 
+/** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({
   maxResultChars: DEFAULT_MAX_RESULT_CHARS,
   maxMediaBytes: 5 * 1024 * 1024,
@@ -31,6 +34,7 @@ export class UsageError extends Error {
   override readonly name = "UsageError";
 }
 
+/** The --help text (stdout), also printed to stderr when no directory is given. */
 export const USAGE = `Usage: ${PACKAGE_NAME} [options] [--] DIR...
 
 An MCP filesystem server (stdio) whose results never exceed a size cap.

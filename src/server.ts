@@ -19,6 +19,7 @@ import { CheckpointCache } from "./paged-read.js";
 import { getValidRootDirectories } from "./roots-utils.js";
 import { TOOLS, type ToolContext, type ToolDefinition } from "./tools/index.js";
 
+/** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";
 
 /** What buildServer needs: the limits, the startup directories and where diagnostics go. */

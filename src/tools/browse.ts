@@ -43,6 +43,7 @@ const excludeParams = (excludePatterns: readonly string[]) =>
 const capNote = (max: number) =>
   `Output is capped at ${formatCount(max)} characters; a cut result ends with a notice giving the full length.`;
 
+/** list_directory: one directory's entries. */
 export const listDirectory = defineTool({
   name: "list_directory",
   title: "List Directory",
@@ -58,6 +59,7 @@ export const listDirectory = defineTool({
   },
 });
 
+/** list_directory_with_sizes: entries with sizes and totals. */
 export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
@@ -82,6 +84,7 @@ export const listDirectoryWithSizes = defineTool({
   },
 });
 
+/** directory_tree: the recursive JSON tree, streamed. */
 export const directoryTree = defineTool({
   name: "directory_tree",
   title: "Directory Tree",
@@ -103,6 +106,7 @@ export const directoryTree = defineTool({
   },
 });
 
+/** search_files: paths matching a glob, streamed. */
 export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
@@ -129,6 +133,7 @@ export const searchFiles = defineTool({
   },
 });
 
+/** get_file_info: metadata lines for one path. */
 export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
@@ -157,6 +162,7 @@ export const getFileInfo = defineTool({
   },
 });
 
+/** list_allowed_directories: where the server may go. */
 export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
   title: "List Allowed Directories",

@@ -6,6 +6,7 @@ import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
 
 export type { ToolContext, ToolDefinition } from "./context.js";
 
+/** All 14 tools, in the order tools/list reports them. */
 export const TOOLS: readonly ToolDefinition[] = [
   readFile,
   readTextFile,

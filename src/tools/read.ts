@@ -7,6 +7,7 @@ import { headInto, readWindow, streamInto, tailInto } from "../paged-read.js";
 import { openRegularFile } from "../safe-fs.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
+/** The schema description shared by every file-path parameter. */
 export const PATH_DOC = "File path: absolute, or relative to an allowed directory; ~ expands to the home directory.";
 // Only head/tail results are cut with this advice: windows carry their own pageable notice.
 const HEAD_TAIL_ADVICE = "ask for fewer lines, or use offset and limit";
@@ -73,6 +74,7 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
   }
 }
 
+/** read_text_file: a window of a file's text, or its first/last lines. */
 export const readTextFile = defineTool({
   name: "read_text_file",
   title: "Read Text File",
@@ -83,6 +85,7 @@ export const readTextFile = defineTool({
   handler: readText,
 });
 
+/** read_file: the deprecated alias of read_text_file. */
 export const readFile = defineTool({
   name: "read_file",
   title: "Read File (deprecated)",
@@ -93,6 +96,7 @@ export const readFile = defineTool({
   handler: readText,
 });
 
+/** read_multiple_files: several files in upstream's join format, one combined cap. */
 export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
@@ -139,6 +143,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
   }
 }
 
+/** read_media_file: an image, audio or resource block, refused over the media limit. */
 export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",

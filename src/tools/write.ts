@@ -8,6 +8,7 @@ import { PATH_DOC } from "./read.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
+/** write_file: create or atomically replace a file. */
 export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
@@ -29,6 +30,7 @@ export const writeFile = defineTool({
   },
 });
 
+/** edit_file: exact-text edits returning a unified diff. */
 export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
@@ -61,6 +63,7 @@ export const editFile = defineTool({
   },
 });
 
+/** create_directory: mkdir -p inside the allowed directories. */
 export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
@@ -80,6 +83,7 @@ export const createDirectory = defineTool({
   },
 });
 
+/** move_file: move or rename, never replacing an existing destination. */
 export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",

@@ -17,6 +17,7 @@ import {
   tailFile,
   validatePath,
   validatePathIn,
+  resolveRequestedPath,
   writeFileContent,
 } from "../src/lib.js";
 
@@ -107,6 +108,12 @@ describe("validatePath", () => {
     await expect(validatePath(inAllowed("no", "such", "f.txt"))).rejects.toThrow(
       `Parent directory does not exist: ${inAllowed("no", "such")}`,
     );
+  });
+
+  it("refuses a sibling named like the allowed directory plus a space at the lexical check", async () => {
+    await fs.mkdir(`${allowed} `);
+    await expect(validatePath(`${allowed} `)).rejects.toThrow(/^Access denied - path outside allowed directories: /);
+    await expect(resolveRequestedPath(`${allowed} `, [allowed])).rejects.toThrow(/^Access denied - path outside allowed directories: /);
   });
 
   it("refuses paths outside, including prefix look-alikes and .. chains", async () => {

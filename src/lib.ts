@@ -104,7 +104,10 @@ export async function resolveRequestedPath(requestedPath: string, allowedDirs: r
   }
   const expanded = expandHome(requestedPath);
   const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(expanded, allowedDirs);
-  if (!isPathWithinAllowedDirectories(normalizePath(absolute), allowedDirs)) {
+  // The string checked is the string returned: normalizePath trims spaces and quotes, so checking its
+  // result would pass `<allowed> ` while the caller goes on to use the untrimmed sibling.
+  const checked = process.platform === "win32" ? normalizePath(absolute) : absolute;
+  if (!isPathWithinAllowedDirectories(checked, allowedDirs)) {
     throw new Error(`Access denied - path outside allowed directories: ${absolute} not in ${allowedDirs.join(", ")}`);
   }
   return absolute;

@@ -14,8 +14,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildServer } from "../src/server.js";
-import { expectSameSnapshot, snapshot, type EntryState } from "./support/hostile.js";
-import { tempDir } from "./support/spawn.js";
+import { expectSameSnapshot, snapshot, type EntryState, sandbox } from "./support/hostile.js";
 
 const CAP = 300;
 const NOTICE = /^\[Result truncated: .*\]$/;
@@ -48,13 +47,8 @@ const onRejection = (reason: unknown) => void rejections.push(reason);
 const savedHome = process.env.HOME;
 
 beforeAll(async () => {
-  const t = await tempDir("bfs-fuzz-");
-  base = t.dir;
-  remove = t.remove;
-  root = path.join(base, "root");
-  outside = path.join(base, "outside");
+  ({ base, root, outside, remove } = await sandbox("bfs-fuzz-"));
   await mkdir(path.join(root, "sub", "deeper"), { recursive: true });
-  await mkdir(outside);
   await mkdir(`${root} `);
   await writeFile(path.join(root, "a.txt"), "alpha\nbeta\ngamma\n");
   await writeFile(path.join(root, "sub", "b.md"), "# B\n");

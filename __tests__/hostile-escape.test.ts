@@ -14,8 +14,8 @@ import { link, lstat, mkdir, readFile, readdir, symlink, writeFile } from "node:
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState } from "./support/hostile.js";
-import { call, connect, textOf, tempDir, type Connected } from "./support/spawn.js";
+import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState, sandbox } from "./support/hostile.js";
+import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let base: string;
 let root: string;
@@ -26,11 +26,7 @@ const SIBLING_SUFFIXES = [" ", '"', "'", "\n", "\t"];
 const RAW_NAME = Buffer.from([0x62, 0x61, 0x64, 0x2d, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]); // "bad-\xff\xfe.txt"
 
 beforeAll(async () => {
-  const t = await tempDir("bfs-escape-");
-  removeBase = t.remove;
-  base = t.dir;
-  root = path.join(base, "root");
-  outside = path.join(base, "outside");
+  ({ base, root, outside, remove: removeBase } = await sandbox("bfs-escape-"));
   await mkdir(path.join(root, "sub"), { recursive: true });
   await mkdir(path.join(outside, "deep"), { recursive: true });
   await writeFile(path.join(root, "inside.txt"), "inside secret");

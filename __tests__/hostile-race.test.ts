@@ -12,8 +12,8 @@ import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { __testHooks, editFileSafely } from "../src/safe-fs.js";
-import { expectSameSnapshot, snapshot, startAttacker, type Attacker } from "./support/hostile.js";
-import { call, connect, textOf, tempDir, type Connected } from "./support/spawn.js";
+import { expectSameSnapshot, snapshot, startAttacker, type Attacker, sandbox } from "./support/hostile.js";
+import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let base: string;
 let root: string;
@@ -23,13 +23,7 @@ let remove: () => Promise<void>;
 let attacker: Attacker | undefined;
 
 beforeEach(async () => {
-  const t = await tempDir("bfs-race-");
-  remove = t.remove;
-  base = t.dir;
-  root = path.join(base, "root");
-  outside = path.join(base, "outside");
-  await mkdir(root);
-  await mkdir(outside);
+  ({ base, root, outside, remove } = await sandbox("bfs-race-"));
   server = await connect([root]);
 });
 

@@ -18,8 +18,8 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { __testHooks, usesDirFds } from "../src/dir-handle.js";
 import { searchInto, treeInto } from "../src/walk.js";
 import type { WalkOptions } from "../src/walk.js";
-import { startAttacker, type Attacker } from "./support/hostile.js";
-import { call, connect, tempDir, textOf, type Connected } from "./support/spawn.js";
+import { startAttacker, type Attacker, sandbox } from "./support/hostile.js";
+import { call, connect, textOf, type Connected } from "./support/spawn.js";
 import { bigSink } from "./walk-reference.js";
 
 const SECRET = "SECRET-";
@@ -31,13 +31,7 @@ let outside: string;
 let remove: () => Promise<void>;
 
 beforeEach(async () => {
-  const t = await tempDir("bfs-walk-race-");
-  remove = t.remove;
-  base = t.dir;
-  root = path.join(base, "allowed");
-  outside = path.join(base, "outside");
-  await mkdir(root);
-  await mkdir(outside);
+  ({ base, root, outside, remove } = await sandbox("bfs-walk-race-", "allowed"));
   for (let i = 0; i < 4; i++) await writeFile(path.join(outside, `${SECRET}${i}.txt`), "secret");
   await mkdir(path.join(outside, `${SECRET}dir`));
   await writeFile(path.join(outside, `${SECRET}dir`, `${SECRET}inner.txt`), "secret");

@@ -11,7 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
-import { SERVER_JS, textOf, type Connected } from "./spawn.js";
+import { SERVER_JS, tempDir, textOf, type Connected } from "./spawn.js";
 
 /** One entry of a snapshot, keyed by its path relative to the snapshot root (hex of the raw bytes). */
 export interface EntryState {
@@ -230,4 +230,17 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
   });
   raw.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" })}\n`);
   return raw;
+}
+
+/** A fresh temp base with an allowed directory and an `outside` sibling (both empty), and its remover. */
+export async function sandbox(
+  prefix: string,
+  rootName = "root",
+): Promise<{ base: string; root: string; outside: string; remove: () => Promise<void> }> {
+  const t = await tempDir(prefix);
+  const root = path.join(t.dir, rootName);
+  const outside = path.join(t.dir, "outside");
+  await fs.mkdir(root);
+  await fs.mkdir(outside);
+  return { base: t.dir, root, outside, remove: t.remove };
 }

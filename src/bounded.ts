@@ -4,9 +4,6 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
-/** Default cap on a text result, in UTF-16 code units. */
-export const DEFAULT_MAX_RESULT_CHARS = 50_000;
-
 /** Advice used when an error message itself is over the cap. */
 export const ERROR_ADVICE = "retry with shorter arguments, since the error quotes them";
 

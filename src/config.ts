@@ -2,7 +2,6 @@
  * Command-line and environment configuration (SPEC §2): one defaults object,
  * one parser, one usage text. Pure: it never touches the process.
  */
-import { DEFAULT_MAX_RESULT_CHARS } from "./bounded.js";
 
 /** The npm package and bin name, used in messages. */
 export const PACKAGE_NAME = "bounded-filesystem-mcp";
@@ -19,7 +18,7 @@ export interface Limits {
 
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({
-  maxResultChars: DEFAULT_MAX_RESULT_CHARS,
+  maxResultChars: 50_000,
   maxMediaBytes: 5 * 1024 * 1024,
 });
 

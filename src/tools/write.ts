@@ -3,6 +3,7 @@ import { z } from "zod";
 import { formatCount } from "../bounded.js";
 import { resolveRequestedPath, validatePathIn } from "../lib.js";
 import { editFileSafely, makeDirectorySafely, moveNoClobber, writeFileSafely } from "../safe-fs.js";
+import { MAX_EDIT_BYTES } from "../safe-edit.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
@@ -38,9 +39,10 @@ export const editFile = defineTool({
     "Edit a text file by replacing exact text, and return a unified diff of the change. Edits apply in order; each " +
     "oldText must match the file exactly, or line by line ignoring indentation (which is then kept), and its first " +
     "match is replaced. Fails and writes nothing if any edit finds no match ('Could not find exact match'), if the " +
-    "file changes meanwhile, or if the path is missing or outside the allowed directories. dryRun previews the diff without writing. The diff is capped at " +
-    `${formatCount(maxResultChars)} characters (the edit still applies). Copy oldText from read_text_file output; ` +
-    "to replace the whole file use write_file.",
+    "file changes meanwhile, if the path is missing or outside the allowed directories, or if the file is over " +
+    `${formatCount(MAX_EDIT_BYTES)} bytes or not valid UTF-8 (use write_file then). dryRun previews the diff without ` +
+    `writing. The diff is capped at ${formatCount(maxResultChars)} characters (the edit still applies). Copy oldText ` +
+    "from read_text_file output; to replace the whole file use write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z

@@ -116,8 +116,8 @@ export interface OpenedDir {
   close(): Promise<void>;
 }
 
-/** Where the kernel shows what fd `fd` refers to. */
-function fdLink(fd: number): string {
+/** The /proc path that reaches the object behind `fd` whatever happens to its name. */
+export function fdLink(fd: number): string {
   return `/proc/self/fd/${fd}`;
 }
 

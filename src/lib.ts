@@ -5,6 +5,7 @@
  */
 import fs from "fs/promises";
 import { randomBytes } from "node:crypto";
+import type { Stats } from "node:fs";
 import path from "node:path";
 import { minimatch } from "minimatch";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
@@ -158,7 +159,11 @@ export async function validatePath(requestedPath: string): Promise<string> {
 
 /** Returns size, times, type flags and the last three octal digits of the mode, from fs.stat. */
 export async function getFileStats(filePath: string): Promise<FileInfo> {
-  const stats = await fs.stat(filePath);
+  return fileInfo(await fs.stat(filePath));
+}
+
+/** Upstream's get_file_info fields, in its order, from a stat result. */
+export function fileInfo(stats: Stats): FileInfo {
   return {
     size: stats.size,
     created: stats.birthtime,

@@ -16,6 +16,7 @@ import {
   type OpenedDir,
 } from "./dir-handle.js";
 import { isPathWithinAllowedDirectories } from "./path-validation.js";
+import { lstatIfExists } from "./safe-file.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
@@ -26,15 +27,6 @@ function destinationExists(destination: string, cause?: unknown): SafeFsError {
 
 function sameObject(a: BigIntStats | undefined, b: BigIntStats): boolean {
   return a !== undefined && a.dev === b.dev && a.ino === b.ino;
-}
-
-async function lstatIfExists(target: string): Promise<BigIntStats | undefined> {
-  try {
-    return await fs.lstat(target, { bigint: true });
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return undefined;
-    throw err;
-  }
 }
 
 interface MoveEnds {

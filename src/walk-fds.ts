@@ -12,14 +12,13 @@
 import { closeSync, constants, openSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { directoryError, O_DIRECTORY, O_NOFOLLOW, openDir, usesDirFds, wrapError } from "./dir-handle.js";
+import { directoryError, fdLink, O_DIRECTORY, O_NOFOLLOW, openDir, usesDirFds, wrapError } from "./dir-handle.js";
 
 const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Linux's O_PATH (one value on every architecture Node runs on; Node does not export it): the
 // open follows a symlink to its target without reading it, blocking on a FIFO or waking a device.
 const O_PATH = 0o10000000;
 
-const fdPath = (fd: number): string => `/proc/self/fd/${fd}`;
 
 /** A directory read during a walk. */
 export interface Listing {
@@ -91,7 +90,7 @@ export async function readChild(parent: Listing, name: string, shown: string, by
   }
   let entries: Dirent[];
   try {
-    entries = await fs.readdir(fdPath(fd), { withFileTypes: true });
+    entries = await fs.readdir(fdLink(fd), { withFileTypes: true });
   } catch (error) {
     closeSync(fd);
     return { error };
@@ -102,7 +101,7 @@ export async function readChild(parent: Listing, name: string, shown: string, by
     closeSync(fd);
     return { entries, reach: shown + path.sep, fd: -1 };
   }
-  return { entries, reach: `${fdPath(fd)}/`, fd };
+  return { entries, reach: `${fdLink(fd)}/`, fd };
 }
 
 /** Where a symlink met in a walk leads: its real path and size. */
@@ -125,7 +124,7 @@ export async function followLink(link: string, withSize: boolean): Promise<LinkT
     }
     const handle = await fs.open(link, O_PATH);
     try {
-      const [real, st] = await Promise.all([fs.readlink(fdPath(handle.fd)), withSize ? handle.stat() : undefined]);
+      const [real, st] = await Promise.all([fs.readlink(fdLink(handle.fd)), withSize ? handle.stat() : undefined]);
       return { real, size: st?.size ?? 0 };
     } finally {
       await handle.close();

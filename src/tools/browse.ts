@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { formatCount } from "../bounded.js";
 import { directoryError, openDir } from "../dir-handle.js";
-import { validatePathIn } from "../lib.js";
+import { fileInfo, validatePathIn } from "../lib.js";
 import { checkPatterns } from "../pattern-limits.js";
 import { statInside } from "../safe-fs.js";
 import { listInto, listWithSizesInto, searchInto, treeInto } from "../walk.js";
@@ -146,17 +146,7 @@ export const getFileInfo = defineTool({
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const st = await statInside(await validatePathIn(path, ctx.allowedDirs), ctx.allowedDirs);
-    // The fields and order of lib.ts getFileStats (upstream's output).
-    const info = {
-      size: st.size,
-      created: st.birthtime,
-      modified: st.mtime,
-      accessed: st.atime,
-      isDirectory: st.isDirectory(),
-      isFile: st.isFile(),
-      permissions: st.mode.toString(8).slice(-3),
-    };
+    const info = fileInfo(await statInside(await validatePathIn(path, ctx.allowedDirs), ctx.allowedDirs));
     const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);
     return { content: [{ type: "text", text: lines.join("\n") }] };
   },

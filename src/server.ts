@@ -14,7 +14,6 @@ import {
 import { z } from "zod";
 import { boundError, boundResult } from "./bounded.js";
 import { VERSION, type Limits } from "./config.js";
-import { setAllowedDirectories } from "./lib.js";
 import { CheckpointCache } from "./paged-read.js";
 import { getValidRootDirectories } from "./roots-utils.js";
 import { TOOLS, type ToolContext, type ToolDefinition } from "./tools/index.js";
@@ -54,7 +53,6 @@ export function buildServer(options: ServerOptions): Server {
   const log = options.log ?? ((line: string) => console.error(line));
   const max = limits.maxResultChars;
   let allowedDirs: readonly string[] = [...options.directories];
-  setAllowedDirectories([...allowedDirs]);
   const cache = new CheckpointCache();
   const tools = new Map(TOOLS.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
   const listed = [...tools.values()].map(({ tool, schema }) => toListedTool(tool, schema, limits));
@@ -107,7 +105,6 @@ export function buildServer(options: ServerOptions): Server {
         return;
       }
       allowedDirs = valid;
-      setAllowedDirectories([...valid]);
       log(`Updated allowed directories from MCP roots: ${valid.length} valid directories`);
     } catch (error) {
       log(`Failed to request roots from client: ${error instanceof Error ? error.message : String(error)}`);

@@ -47,8 +47,6 @@ export interface TextConsumer {
 export interface ScanParams {
   /** Where decoding starts. */
   from: RestartPoint;
-  /** Byte position to stop at (exclusive); it must be a restart point. @default end of file */
-  end?: number;
   consumer?: TextConsumer;
   /** Checked after each chunk with the characters emitted so far; true ends the scan early. */
   stop?: (char: number) => boolean;
@@ -58,7 +56,7 @@ export interface ScanParams {
   bytesTotal: number;
 }
 
-/** Where a scan stopped; `complete` when it reached `end` or end of file. */
+/** Where a scan stopped; `complete` when it reached the end of the file. */
 export interface ScanResult {
   byte: number;
   char: number;
@@ -117,7 +115,7 @@ export function progressReporter(opts: ReadOptions, bytesTotal: number): (bytesD
 }
 
 /**
- * Decodes the file from `params.from` to `params.end` (or end of file),
+ * Decodes the file from `params.from` to its end (or until `params.stop` says so),
  * holding one chunk at a time.
  * @throws the signal's reason when aborted
  */
@@ -126,7 +124,6 @@ export async function scanText(handle: FileHandle, params: ScanParams, opts: Rea
   const buffer = Buffer.allocUnsafe(chunkSize);
   const decoder = newDecoder();
   const { consumer } = params;
-  const end = params.end ?? Number.POSITIVE_INFINITY;
   const report = progressReporter(opts, params.bytesTotal);
   let { byte, char } = params.from;
   const emit = (piece: string): void => {
@@ -136,9 +133,7 @@ export async function scanText(handle: FileHandle, params: ScanParams, opts: Rea
   };
   for (;;) {
     opts.signal?.throwIfAborted();
-    const want = Math.min(chunkSize, end - byte);
-    if (want <= 0) break;
-    const { bytesRead } = await handle.read(buffer, 0, want, byte);
+    const { bytesRead } = await handle.read(buffer, 0, chunkSize, byte);
     if (bytesRead === 0) break;
     const chunk = buffer.subarray(0, bytesRead);
     let first = 0;

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   boundError,
-  boundResult,
+  runBounded,
   capText,
   cutIndex,
   ERROR_ADVICE,
@@ -159,9 +159,9 @@ describe("TextSink", () => {
 });
 
 describe("boundResult and boundError", () => {
-  it("caps every text block and leaves other blocks alone", () => {
+  it("caps every text block and leaves other blocks alone", async () => {
     const image = { type: "image" as const, data: "A".repeat(100), mimeType: "image/png" };
-    const result = boundResult({ content: [{ type: "text", text: "x".repeat(20) }, image] }, 10, "narrow it");
+    const result = await runBounded(10, "narrow it", async () => ({ content: [{ type: "text", text: "x".repeat(20) }, image] }));
     expect(result.content[0]).toEqual({
       type: "text",
       text: `${"x".repeat(10)}\n[Result truncated: showing characters 1-10 of 20. To see the rest, narrow it.]`,
@@ -175,6 +175,39 @@ describe("boundResult and boundError", () => {
     );
     expect(renderWindow({ text: "abc", start: 7, end: 10, total: 10 })).toBe("abc");
     expect(renderWindow({ text: "", start: 12, end: 12, total: 10 })).toBe("");
+  });
+
+  it("lends the handler a sink of the cap and lowers window limits to it", async () => {
+    let limits: number[] = [];
+    const result = await runBounded(10, "narrow it", async (bounds) => {
+      limits = [bounds.windowLimit(), bounds.windowLimit(4), bounds.windowLimit(99)];
+      bounds.sink.append("y".repeat(25));
+      return { streamed: true };
+    });
+    expect(limits).toEqual([10, 4, 10]);
+    expect(result.content[0]).toEqual({
+      type: "text",
+      text: `${"y".repeat(10)}\n[Result truncated: showing characters 1-10 of 25. To see the rest, narrow it.]`,
+    });
+  });
+
+  it("shortens a window longer than the cap and continues it at the new end", async () => {
+    const result = await runBounded(4, "narrow it", async () => ({ window: { text: "abcdefgh", start: 2, end: 10, total: 12 } }));
+    expect(result.content[0]).toEqual({
+      type: "text",
+      text: "abcd\n[Result truncated: showing characters 3-6 of 12. Call again with offset=6 to continue.]",
+    });
+  });
+
+  it("turns a thrown error into a capped isError result", async () => {
+    const result = await runBounded(8, "narrow it", async () => {
+      throw new Error("f".repeat(20));
+    });
+    expect(result.isError).toBe(true);
+    expect(result.content[0]).toEqual({
+      type: "text",
+      text: `${"f".repeat(8)}\n[Result truncated: showing characters 1-8 of 20. To see the rest, ${ERROR_ADVICE}.]`,
+    });
   });
 
   it("caps error texts as well", () => {

@@ -7,7 +7,8 @@ import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatCount } from "../src/bounded.js";
-import { call, connect, textOf, tempDir, type Connected } from "./support/spawn.js";
+import { call, connect, textOf, type Connected } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 const CAP = 200;
 const NOTICE = /\n(\[Result truncated: showing characters ([\d,]+)-([\d,]+) of ([\d,]+)[^\n]*\])$/;

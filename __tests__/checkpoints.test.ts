@@ -8,8 +8,8 @@ import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { FileCheckpoints, identify } from "../src/checkpoints.js";
-import { CheckpointCache, countChars, readWindow } from "../src/paged-read.js";
+import { FileCheckpoints, identify } from "../src/reading/checkpoints.js";
+import { CheckpointCache, countChars, readWindow } from "../src/reading/index.js";
 import { refWindow, withHandle } from "./support/windows.js";
 
 let dir: string;

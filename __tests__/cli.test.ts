@@ -2,7 +2,8 @@
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, runServer, textOf, tempDir } from "./support/spawn.js";
+import { call, connect, runServer, textOf } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 let root: string;
 let remove: () => Promise<void>;

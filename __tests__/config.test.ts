@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DEFAULTS, parseCommand, UsageError, VERSION } from "../src/config.js";
+import { DEFAULTS, parseCommand, UsageError, VERSION } from "../src/server/config.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}) => {
   const command = parseCommand(argv, env);

@@ -7,9 +7,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULTS } from "../src/config.js";
-import { buildServer } from "../src/server.js";
-import { connect, tempDir, type Connected } from "./support/spawn.js";
+import { DEFAULTS } from "../src/server/config.js";
+import { buildServer } from "../src/server/index.js";
+import { connect, type Connected } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 /** Most characters one tool may spend on its description plus all parameter docs. */
 const BUDGET = 1_200;

@@ -8,7 +8,7 @@
 import { applyPatch, createTwoFilesPatch } from "diff";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { applyEdits, coarseUnifiedDiff, createUnifiedDiff, normalizeLineEndings, type EditOperation } from "../src/edits.js";
+import { applyEdits, coarseUnifiedDiff, createUnifiedDiff, normalizeLineEndings, type EditOperation } from "../src/editing/index.js";
 
 /** The pre-KMP applyEdits, kept verbatim in behaviour: O(lines × oldLines) window scan. */
 function referenceApplyEdits(content: string, edits: readonly EditOperation[]): string {

@@ -13,7 +13,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildServer } from "../src/server.js";
+import { buildServer } from "../src/server/index.js";
 import { expectSameSnapshot, snapshot, type EntryState, sandbox } from "./support/hostile.js";
 
 const CAP = 300;

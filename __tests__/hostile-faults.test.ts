@@ -11,7 +11,8 @@ import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callWithin, connectThroughShell, expectOk, expectRefused, startAttacker, tempFilesIn } from "./support/hostile.js";
-import { connect, tempDir, textOf, type Connected } from "./support/spawn.js";
+import { connect, textOf, type Connected } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 const isRoot = process.getuid?.() === 0;
 const isLinux = process.platform === "linux";

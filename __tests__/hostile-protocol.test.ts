@@ -9,7 +9,8 @@ import path from "node:path";
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callWithin, expectOk, startRaw } from "./support/hostile.js";
-import { connect, tempDir, textOf, type Connected } from "./support/spawn.js";
+import { connect, textOf, type Connected } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 const CAP = 4000;
 let root: string;

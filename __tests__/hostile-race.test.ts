@@ -11,7 +11,8 @@ import { appendFile, mkdir, readdir, readFile, writeFile } from "node:fs/promise
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { __testHooks, editFileSafely } from "../src/safe-fs.js";
+import { __testHooks } from "../src/sandbox/index.js";
+import { editFileSafely } from "../src/sandbox/edit.js";
 import { expectSameSnapshot, snapshot, startAttacker, type Attacker, sandbox } from "./support/hostile.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 

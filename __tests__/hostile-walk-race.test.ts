@@ -15,15 +15,14 @@ import fs from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { __testHooks, usesDirFds } from "../src/dir-handle.js";
-import { searchInto, treeInto } from "../src/walk.js";
-import type { WalkOptions } from "../src/walk.js";
+import { searchInto, treeInto } from "../src/walking/index.js";
+import type { WalkOptions } from "../src/walking/index.js";
+import { describeEachStrategy, STRATEGIES, walkOptions } from "./support/fixtures.js";
 import { startAttacker, type Attacker, sandbox } from "./support/hostile.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 import { bigSink } from "./walk-reference.js";
 
 const SECRET = "SECRET-";
-const onLinux = process.platform === "linux";
 
 let base: string;
 let root: string;
@@ -38,7 +37,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  __testHooks.forcePortable = false;
   await remove?.();
 });
 
@@ -53,8 +51,8 @@ describe("directory_tree and search_files while a subdirectory is swapped for a 
     server = undefined;
   });
 
-  // The guarantee needs /proc/self/fd; elsewhere the residual window is documented in walk-fds.ts.
-  it.skipIf(!onLinux)("never show a name from outside, over hundreds of rounds", async () => {
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  it.skipIf(!STRATEGIES.includes("procfd"))("never show a name from outside, over hundreds of rounds", async () => {
     const SUBS = 4;
     const subs = Array.from({ length: SUBS }, (_, i) => path.join(root, `sub${i}`));
     for (const sub of subs) {
@@ -125,8 +123,7 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
   /** Replaces every d<i> with a symlink to outside, once, at the first progress report. */
   function swapAllOnProgress(): WalkOptions {
     let swapped = false;
-    return {
-      allowedDirs: [root],
+    return walkOptions([root], {
       onProgress: () => {
         if (swapped) return;
         swapped = true;
@@ -136,7 +133,7 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
           fs.symlinkSync(outside, path.join(root, `d${i}`));
         }
       },
-    };
+    });
   }
 
   const walks = {
@@ -152,7 +149,8 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
     },
   };
 
-  it.skipIf(!usesDirFds()).each(Object.keys(walks) as (keyof typeof walks)[])(
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  it.skipIf(!STRATEGIES.includes("procfd")).each(Object.keys(walks) as (keyof typeof walks)[])(
     "%s refuses the swapped-in symlinks (ENOTDIR) and shows nothing from outside",
     async (name) => {
       populate();
@@ -172,13 +170,17 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
     },
   );
 
-  it.skipIf(!usesDirFds())("the walk does not follow the swapped root out of the allowed directories", async () => {
-    populate();
+});
+
+describeEachStrategy("a walk root swapped for a symlink after validation", () => {
+  it("is refused, not followed out of the allowed directories", async () => {
     // The root validated by the tool handler, swapped for a symlink to outside before the walk opens it.
     fs.renameSync(root, `${root}-parked`);
     fs.symlinkSync(outside, root);
-    for (const walk of Object.values(walks)) {
-      await expect(walk({ allowedDirs: [root] })).rejects.toThrow(/Access denied - path outside allowed directories/);
+    for (const walk of [treeInto, searchInto] as const) {
+      const sink = bigSink();
+      const run = walk === treeInto ? treeInto(root, [], sink, walkOptions([root])) : searchInto(root, "**/*", [], sink, walkOptions([root]));
+      await expect(run).rejects.toThrow(/Access denied - path outside allowed directories/);
     }
   });
 });

@@ -8,7 +8,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SERVER_JS, tempDir } from "./support/spawn.js";
+import { SERVER_JS } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const INSPECTOR = path.join(ROOT, "node_modules", ".bin", process.platform === "win32" ? "mcp-inspector.cmd" : "mcp-inspector");

@@ -6,7 +6,8 @@ import { mkdir, readFile, stat, symlink, truncate, writeFile } from "node:fs/pro
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, textOf, tempDir, type Connected } from "./support/spawn.js";
+import { call, connect, textOf, type Connected } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 let root: string;
 let outside: string;

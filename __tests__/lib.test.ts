@@ -2,7 +2,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { applyEdits, fenceDiff } from "../src/edits.js";
+import { applyEdits, fenceDiff } from "../src/editing/index.js";
 import {
   applyFileEdits,
   createUnifiedDiff,

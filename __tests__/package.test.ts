@@ -12,7 +12,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = "bounded-filesystem-mcp";

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { splitsPair, TextSink } from "../src/bounded.js";
-import { CheckpointCache, headInto, readWindow, tailInto } from "../src/paged-read.js";
+import { CheckpointCache, headInto, readWindow, tailInto } from "../src/reading/index.js";
 import { refWindow } from "./support/windows.js";
 
 let dir: string;

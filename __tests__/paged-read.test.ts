@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
-import { CheckpointCache, countChars, headInto, readWindow, streamInto, tailInto } from "../src/paged-read.js";
+import { CheckpointCache, countChars, headInto, readWindow, streamInto, tailInto } from "../src/reading/index.js";
 import { refWindow, withHandle } from "./support/windows.js";
 
 let dir: string;

@@ -13,8 +13,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../src/config.js";
-import { buildServer } from "../src/server.js";
+import { DEFAULTS } from "../src/server/config.js";
+import { buildServer } from "../src/server/index.js";
 
 /** One walk seen by the counting hook: entries handed to the visitor, and how it ended. */
 interface WalkRecord {
@@ -27,8 +27,8 @@ interface WalkRecord {
 // stopped on cancellation from one that ran to the end, without timing.
 const walks = vi.hoisted((): WalkRecord[] => []);
 
-vi.mock("../src/walk-core.js", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../src/walk-core.js")>();
+vi.mock("../src/walking/walker.js", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../src/walking/walker.js")>();
   const walkTree: typeof original.walkTree = (root, visitor, opts) => {
     const record: WalkRecord = { root, entered: 0, outcome: Promise.resolve("finished") };
     const running = original.walkTree(

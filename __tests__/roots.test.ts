@@ -4,7 +4,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ListRootsRequestSchema, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, textOf, tempDir } from "./support/spawn.js";
+import { call, connect, textOf } from "./support/spawn.js";
+import { tempDir } from "./support/fixtures.js";
 
 let base: string;
 let remove: () => Promise<void>;

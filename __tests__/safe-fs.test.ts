@@ -11,14 +11,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyFileEdits } from "../src/lib.js";
-import {
-  __testHooks,
-  editFileSafely,
-  makeDirectorySafely,
-  moveNoClobber,
-  openRegularFile,
-  writeFileSafely,
-} from "../src/safe-fs.js";
+import { __testHooks } from "../src/sandbox/index.js";
+import { editFileSafely } from "../src/sandbox/edit.js";
+import { openRegularFile, writeFileSafely } from "../src/sandbox/files.js";
+import { makeDirectorySafely, moveNoClobber } from "../src/sandbox/move.js";
+import { describeEachStrategy } from "./support/fixtures.js";
 
 const isWindows = process.platform === "win32";
 const isLinux = process.platform === "linux";
@@ -39,7 +36,6 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  __testHooks.forcePortable = false;
   delete __testHooks.afterOpenDir;
   delete __testHooks.beforeReplace;
   await fs.chmod(allowed, 0o755).catch(() => undefined);
@@ -52,14 +48,7 @@ const modeOf = async (p: string): Promise<number> => (await fs.stat(p)).mode & 0
 const exists = (p: string): Promise<boolean> => fs.lstat(p).then(() => true, () => false);
 const tempFiles = async (dir: string): Promise<string[]> => (await fs.readdir(dir)).filter((n) => n.endsWith(".tmp"));
 
-describe.each([
-  ["directory fds", false],
-  ["portable mode", true],
-])("%s", (_mode, portable) => {
-  beforeEach(() => {
-    __testHooks.forcePortable = portable;
-  });
-
+describeEachStrategy("race-safe file operations", () => {
   describe("openRegularFile", () => {
     it("opens a regular file for reading", async () => {
       await fs.writeFile(inAllowed("a.txt"), "hello");
@@ -440,7 +429,7 @@ describe.each([
     });
 
     it.skipIf(isWindows)("refuses a component swapped for a symlink after the ancestor was opened", async () => {
-      __testHooks.afterOpenDir = async (real) => {
+      __testHooks.afterOpenDir = async (real: string) => {
         if (real === allowed) await fs.symlink(outside, inAllowed("a"));
       };
       await expect(makeDirectorySafely(inAllowed("a", "b"), dirs)).rejects.toThrow(
@@ -461,7 +450,7 @@ describe("directory swapped for a symlink after it was opened", () => {
   };
   const swapOnce = (): void => {
     let done = false;
-    __testHooks.afterOpenDir = async (real) => {
+    __testHooks.afterOpenDir = async (real: string) => {
       if (!done && real === inAllowed("sub")) {
         done = true;
         await swapSub();

@@ -3,9 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
-import { __testHooks } from "../src/dir-handle.js";
-import { listInto, listWithSizesInto } from "../src/walk.js";
-import type { WalkOptions } from "../src/walk.js";
+import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
+import { listInto, listWithSizesInto } from "../src/walking/index.js";
+import type { WalkOptions } from "../src/walking/index.js";
 import { bigSink } from "./walk-reference.js";
 
 const ADVICE = "list a subdirectory, or use search_files with a pattern";
@@ -15,11 +15,10 @@ let opts: WalkOptions;
 
 beforeEach(() => {
   tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-")));
-  opts = { allowedDirs: [tmp] };
+  opts = walkOptions([tmp]);
 });
 
 afterEach(() => {
-  __testHooks.forcePortable = false;
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -150,14 +149,10 @@ describe("listWithSizesInto", () => {
 
 // Regression: the sizes of symlinks were stat'ed through the link wherever it pointed, so a link
 // to a file outside the allowed directories revealed that file's size.
-describe.each([
-  ["directory fds", false],
-  ["portable mode", true],
-])("listWithSizesInto and symlinks (%s)", (_mode, portable) => {
+describeEachStrategy("listWithSizesInto and symlinks", () => {
   let outsideDir: string;
 
   beforeEach(() => {
-    __testHooks.forcePortable = portable;
     outsideDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-outside-")));
     fs.writeFileSync(path.join(outsideDir, "secret.bin"), Buffer.alloc(12_345));
     // Siblings that equal the allowed directory once a trailing space or quote is trimmed.

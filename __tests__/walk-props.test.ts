@@ -5,7 +5,8 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
-import { searchInto, treeInto } from "../src/walk.js";
+import { searchInto, treeInto } from "../src/walking/index.js";
+import { walkOptions } from "./support/fixtures.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
 
 type Node =
@@ -122,12 +123,12 @@ describe("streamed walks equal the in-memory reference", () => {
           const root = freshRoot(nodes);
           const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
           const whole = bigSink();
-          await treeInto(root, excludes, whole, { allowedDirs: [root] });
+          await treeInto(root, excludes, whole, walkOptions([root]));
           expect(whole.render("advice")).toBe(expected);
 
           const max = Math.max(1, Math.min(rawMax, expected.length + 1));
           const capped = new TextSink(max);
-          await treeInto(root, excludes, capped, { allowedDirs: [root] });
+          await treeInto(root, excludes, capped, walkOptions([root]));
           expect(capped.total).toBe(expected.length);
           expect(capped.render("advice")).toBe(capText(expected, max, "advice"));
         },
@@ -154,12 +155,12 @@ describe("streamed walks equal the in-memory reference", () => {
           const fromLib = await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes });
           expect(searchText(fromLib)).toBe(expected);
           const whole = bigSink();
-          await searchInto(root, pattern, excludes, whole, { allowedDirs: [root] });
+          await searchInto(root, pattern, excludes, whole, walkOptions([root]));
           expect(whole.render("advice")).toBe(expected);
 
           const max = Math.max(1, Math.min(rawMax, expected.length + 1));
           const capped = new TextSink(max);
-          await searchInto(root, pattern, excludes, capped, { allowedDirs: [root] });
+          await searchInto(root, pattern, excludes, capped, walkOptions([root]));
           expect(capped.total).toBe(expected.length);
           expect(capped.render("advice")).toBe(capText(expected, max, "advice"));
         },

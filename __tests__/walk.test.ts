@@ -3,11 +3,11 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
-import { __testHooks, usesDirFds } from "../src/dir-handle.js";
+import { describeEachStrategy, STRATEGIES, walkOptions } from "./support/fixtures.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
-import { searchInto, treeInto } from "../src/walk.js";
-import type { WalkOptions } from "../src/walk.js";
-import { SkipLog } from "../src/walk-core.js";
+import { searchInto, treeInto } from "../src/walking/index.js";
+import type { WalkOptions } from "../src/walking/index.js";
+import { SkipLog } from "../src/walking/walker.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
 
 const ADVICE = "pass a deeper path, or add excludePatterns";
@@ -38,22 +38,12 @@ beforeEach(() => {
   fs.mkdirSync(root);
   fs.mkdirSync(outside);
   fs.writeFileSync(path.join(outside, "secret.txt"), "s");
-  opts = { allowedDirs: [root] };
+  opts = walkOptions([root]);
 });
 
 afterEach(() => {
-  __testHooks.forcePortable = false;
   fs.rmSync(tmp, { recursive: true, force: true });
 });
-
-/** Runs `body` reading through directory fds (where available), then by path (the portable mode). */
-async function inBothModes(body: () => Promise<void>): Promise<void> {
-  for (const portable of [false, true]) {
-    __testHooks.forcePortable = portable;
-    await body();
-  }
-  __testHooks.forcePortable = false;
-}
 
 async function tree(excludes: string[] = [], o: WalkOptions = opts): Promise<string> {
   const sink = bigSink();
@@ -88,7 +78,7 @@ function mixedTree(): void {
   materialize(root, spec);
 }
 
-describe("treeInto", () => {
+describeEachStrategy("treeInto", () => {
   it("renders an empty root as []", async () => {
     expect(await tree()).toBe("[]");
   });
@@ -106,12 +96,12 @@ describe("treeInto", () => {
 
   it("equals the in-memory reference on a real mixed tree, with and without excludePatterns", async () => {
     mixedTree();
-    await inBothModes(async () => {
+    {
       for (const excludes of [[], ["node_modules", ".git"], ["*.log", "**/d1*"], ["src/empty", "**/.hidden"]]) {
         const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
         expect(await tree(excludes)).toBe(expected);
       }
-    });
+    }
   });
 
   it("lists a symlink to a directory as a file and never follows it", async () => {
@@ -140,7 +130,7 @@ describe("treeInto", () => {
   });
 });
 
-describe("searchInto", () => {
+describeEachStrategy("searchInto", () => {
   it("equals upstream's algorithm and lib.ts's searchFilesWithValidation on a real mixed tree", async () => {
     mixedTree();
     const cases: [string, string[]][] = [
@@ -151,16 +141,16 @@ describe("searchInto", () => {
       ["**/link-*", []],
       ["**/d1*/**", ["**/*.log"]],
     ];
-    await inBothModes(async () => {
+    {
       for (const [pattern, excludes] of cases) {
-        const expected = searchText(await searchReference(root, pattern, excludes, opts.allowedDirs));
+        const expected = searchText(await searchReference(root, pattern, excludes, opts.sandbox.allowedDirs));
         expect(await search(pattern, excludes)).toBe(expected);
         setAllowedDirectories([root]);
         expect(searchText(await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes }))).toBe(
           expected,
         );
       }
-    });
+    }
   });
 
   it("returns No matches found when nothing matches", async () => {
@@ -189,7 +179,7 @@ describe("searchInto", () => {
       "dangling.txt": { link: "nowhere" },
       "loop.txt": { link: "loop.txt" },
     });
-    await inBothModes(async () => {
+    {
       const lines = (await search("**/*.txt")).split("\n").sort();
       expect(lines).toEqual(
         ["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort(),
@@ -197,7 +187,7 @@ describe("searchInto", () => {
       setAllowedDirectories([root]);
       const fromLib = await searchFilesWithValidation(root, "**/*.txt", [root], {});
       expect(fromLib.sort()).toEqual(lines);
-    });
+    }
   });
 
   it("keeps a byte-identical prefix and the exact total when capped", async () => {
@@ -218,7 +208,7 @@ describe("searchInto", () => {
   });
 });
 
-describe("unreadable entries inside a walk", () => {
+describeEachStrategy("unreadable entries inside a walk", () => {
   it.skipIf(process.getuid?.() === 0)("treats an unreadable subdirectory as empty and names it in a note", async () => {
     materialize(root, { locked: { inner: "" } });
     const locked = path.join(root, "locked");
@@ -287,7 +277,7 @@ describe("unreadable entries inside a walk", () => {
 describe("file descriptors", () => {
   const openFds = (): number => fs.readdirSync("/proc/self/fd").length;
 
-  it.skipIf(!usesDirFds())("are all closed after a walk, a cancelled walk and a root that cannot be walked", async () => {
+  it.skipIf(!STRATEGIES.includes("procfd"))("are all closed after a walk, a cancelled walk and a root that cannot be walked", async () => {
     // Wide and deep enough that a cancellation leaves read-ahead directories open at several levels.
     for (let i = 0; i < 40; i++) {
       for (let j = 0; j < 30; j++) {
@@ -323,7 +313,7 @@ describe("cancellation and progress", () => {
   const TOTAL = 2500;
   let shapesDir: string;
   const shapes = ["nested", "flat"] as const;
-  const shapeOpts = (shape: string): WalkOptions => ({ allowedDirs: [path.join(shapesDir, shape)] });
+  const shapeOpts = (shape: string): WalkOptions => walkOptions([path.join(shapesDir, shape)]);
 
   beforeAll(() => {
     shapesDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-shapes-")));
@@ -342,8 +332,8 @@ describe("cancellation and progress", () => {
   });
 
   const walks = {
-    tree: (s: TextSink, o: WalkOptions) => treeInto(o.allowedDirs[0]!, [], s, o),
-    search: (s: TextSink, o: WalkOptions) => searchInto(o.allowedDirs[0]!, "**/*", [], s, o),
+    tree: (s: TextSink, o: WalkOptions) => treeInto(o.sandbox.allowedDirs[0]!, [], s, o),
+    search: (s: TextSink, o: WalkOptions) => searchInto(o.sandbox.allowedDirs[0]!, "**/*", [], s, o),
   };
 
   it.each(shapes)("reports increasing progress, one call per thousand entries (%s)", async (shape) => {

@@ -138,24 +138,51 @@ export function renderWindow(w: TextWindow): string {
   return w.end < w.total ? `${w.text}\n${pageNotice(w.start, w.end, w.total)}` : w.text;
 }
 
-/** What a tool handler hands to the bounding layer. */
+/** What a tool handler hands back: content blocks, "I streamed into the call's sink", or a read window. */
 export type ToolOutput =
   | { content: CallToolResult["content"] }
-  | { sink: TextSink }
+  | { streamed: true }
   | { window: TextWindow };
 
+/** What the bounding layer lends a handler: the only sink it may stream into, and the window bound. */
+export interface Bounds {
+  /** The call's sink, sized to the cap; rendered when the handler returns `{ streamed: true }`. */
+  readonly sink: TextSink;
+  /** `limit` lowered to the cap (the cap when absent): the largest window a read may return. */
+  windowLimit(limit?: number): number;
+}
+
 /**
- * Turns a handler's output into a result in which every text block is within
- * `max` characters plus one notice. `advice` is the tool's narrowing advice.
+ * Runs one tool handler inside the cap (SPEC §3.1): the layer creates the sink
+ * and the window bound, and every text block of the result — errors included —
+ * leaves within `max` characters plus one notice. `advice` is the tool's
+ * narrowing advice.
  */
-export function boundResult(output: ToolOutput, max: number, advice: string): CallToolResult {
-  if ("window" in output) return { content: [{ type: "text", text: renderWindow(output.window) }] };
-  if ("sink" in output) return { content: [{ type: "text", text: output.sink.render(advice) }] };
-  return {
-    content: output.content.map((block) =>
-      block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block,
-    ),
-  };
+export async function runBounded(
+  max: number,
+  advice: string,
+  handler: (bounds: Bounds) => Promise<ToolOutput>,
+): Promise<CallToolResult> {
+  const bounds: Bounds = { sink: new TextSink(max), windowLimit: (limit) => Math.min(limit ?? max, max) };
+  try {
+    const output = await handler(bounds);
+    if ("window" in output) return { content: [{ type: "text", text: renderWindow(boundWindow(output.window, max)) }] };
+    if ("streamed" in output) return { content: [{ type: "text", text: bounds.sink.render(advice) }] };
+    return {
+      content: output.content.map((block) =>
+        block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block,
+      ),
+    };
+  } catch (error) {
+    return boundError(error instanceof Error ? error.message : String(error), max);
+  }
+}
+
+/** A window no longer than `max` characters: a longer one is shortened, its notice continuing at the new end. */
+function boundWindow(w: TextWindow, max: number): TextWindow {
+  if (w.text.length <= max) return w;
+  const cut = cutIndex(w.text, max);
+  return { text: w.text.slice(0, cut), start: w.start, end: w.start + cut, total: w.total };
 }
 
 /** The capped `isError` result for a failure message. */

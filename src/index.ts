@@ -5,9 +5,9 @@
  * directory, 2 bad command line or environment.
  */
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
-import { parseCommand, USAGE, UsageError, VERSION } from "./config.js";
-import { buildServer } from "./server.js";
-import { resolveStartupDirectories } from "./startup.js";
+import { parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
+import { buildServer } from "./server/index.js";
+import { resolveStartupDirectories } from "./server/startup.js";
 
 const NO_DIRECTORIES_NOTE = `${USAGE}
 No directories were given: the server will use the MCP roots the client provides.

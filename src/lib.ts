@@ -8,14 +8,11 @@ import { randomBytes } from "node:crypto";
 import type { Stats } from "node:fs";
 import path from "node:path";
 import { minimatch } from "minimatch";
-import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
-import type { EditOperation } from "./edits.js";
-import { expandHome, normalizePath } from "./path-utils.js";
-import { isPathWithinAllowedDirectories } from "./path-validation.js";
+import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "./editing/index.js";
+import { resolveRequestedPathWith, validatePathWith } from "./sandbox/index.js";
 
-export { createUnifiedDiff, normalizeLineEndings } from "./edits.js";
-export type { EditOperation } from "./edits.js";
-export { headFile, tailFile } from "./head-tail.js";
+export { createUnifiedDiff, normalizeLineEndings } from "./editing/index.js";
+export type { EditOperation } from "./editing/index.js";
 
 /** What getFileStats reports about a path. */
 export interface FileInfo {
@@ -66,90 +63,21 @@ function tempPathFor(filePath: string): string {
   return `${filePath}.${randomBytes(16).toString("hex")}.tmp`;
 }
 
-async function exists(p: string): Promise<boolean> {
-  try {
-    // Any settled result counts, so a mocked fs whose lstat returns undefined still works.
-    await fs.lstat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Upstream resolved relative paths against process.cwd(), which is arbitrary for a server.
- * Each allowed directory is tried in order; a candidate that already exists wins (reading an
- * existing file is the common intent), then one whose parent exists (creating a file there),
- * else the first candidate. Only candidates inside the allowed directories are probed, so the
- * choice never reveals anything about paths outside them; with one candidate nothing is probed.
- */
-async function resolveRelative(relative: string, dirs: readonly string[]): Promise<string> {
-  const candidates = dirs.map((dir) => path.resolve(dir, relative));
-  const inside = candidates.filter((c) => isPathWithinAllowedDirectories(normalizePath(c), dirs));
-  const first = inside[0] ?? candidates[0] ?? path.resolve(relative);
-  if (inside.length <= 1) return first;
-  for (const candidate of inside) if (await exists(candidate)) return candidate;
-  for (const candidate of inside) if (await exists(path.dirname(candidate))) return candidate;
-  return first;
-}
-
-/**
- * The absolute form of `requestedPath` (`~` expanded, relative paths against `allowedDirs`), checked
- * lexically against `allowedDirs` only: symlinks are not resolved and nothing needs to exist.
- * @throws Error for a NUL byte, or `Access denied - path outside allowed directories: …`
- */
-export async function resolveRequestedPath(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
-  const nul = requestedPath.indexOf("\x00");
-  if (nul !== -1) {
-    throw new Error(`Invalid path: it contains a NUL byte at index ${nul}: ${JSON.stringify(requestedPath)}`);
-  }
-  const expanded = expandHome(requestedPath);
-  const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(expanded, allowedDirs);
-  // The string checked is the string returned: normalizePath trims spaces and quotes, so checking its
-  // result would pass `<allowed> ` while the caller goes on to use the untrimmed sibling.
-  const checked = process.platform === "win32" ? normalizePath(absolute) : absolute;
-  if (!isPathWithinAllowedDirectories(checked, allowedDirs)) {
-    throw new Error(`Access denied - path outside allowed directories: ${absolute} not in ${allowedDirs.join(", ")}`);
-  }
-  return absolute;
-}
-
 /**
  * Resolves `requestedPath` (`~` expanded, relative paths against `allowedDirs`) and checks it and its symlink target
  * against `allowedDirs`; returns the real path, or the absolute path of a new file whose parent is allowed.
  * @throws Error `Access denied - …`, `Parent directory does not exist: …`, or for a NUL byte in the path.
  */
 export async function validatePathIn(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
-  const absolute = await resolveRequestedPath(requestedPath, allowedDirs);
-  const dirList = allowedDirs.join(", ");
+  return validatePathWith(fs, requestedPath, allowedDirs);
+}
 
-  try {
-    const realPath = await fs.realpath(absolute);
-    // The real path is checked as it is: normalizePath trims whitespace and quotes, which would
-    // admit a sibling such as `<allowed> ` or `<allowed>"`.
-    if (!isPathWithinAllowedDirectories(realPath, allowedDirs)) {
-      throw new Error(`Access denied - symlink target outside allowed directories: ${realPath} not in ${dirList}`);
-    }
-    return realPath;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException | undefined)?.code !== "ENOENT") throw error;
-  }
-
-  // A file that does not exist yet: its parent must exist and really be inside.
-  const parentDir = path.dirname(absolute);
-  let realParent: unknown;
-  try {
-    realParent = await fs.realpath(parentDir);
-  } catch (cause) {
-    throw new Error(`Parent directory does not exist: ${parentDir}`, { cause });
-  }
-  if (typeof realParent !== "string") throw new Error(`Parent directory does not exist: ${parentDir}`);
-  if (!isPathWithinAllowedDirectories(realParent, allowedDirs)) {
-    throw new Error(
-      `Access denied - symlink target outside allowed directories: parent of ${absolute} resolves to ${realParent}, not in ${dirList}`,
-    );
-  }
-  return absolute;
+/**
+ * The absolute form of `requestedPath`, checked lexically against `allowedDirs` only (nothing needs to exist).
+ * @throws Error for a NUL byte, or `Access denied - path outside allowed directories: …`
+ */
+export async function resolveRequestedPath(requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
+  return resolveRequestedPathWith(fs, requestedPath, allowedDirs);
 }
 
 /** validatePathIn against the module-wide allowed directories (see setAllowedDirectories). */
@@ -253,4 +181,74 @@ export async function searchFilesWithValidation(
 
   await walk(rootPath);
   return results;
+}
+
+// headFile/tailFile keep upstream's call pattern (fs.open, FileHandle.read in 1 KiB chunks, close),
+// but multi-byte characters split across chunks still decode correctly.
+const CHUNK_SIZE = 1024;
+const LF = 0x0a;
+
+/** The first `numLines` lines of the file (split on "\n"), joined with "\n". */
+export async function headFile(filePath: string, numLines: number): Promise<string> {
+  const handle = await fs.open(filePath, "r");
+  try {
+    const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+    const chunk = Buffer.alloc(CHUNK_SIZE);
+    const lines: string[] = [];
+    let pending = "";
+    let position = 0;
+    while (lines.length < numLines) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, position);
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      pending += decoder.decode(chunk.subarray(0, bytesRead), { stream: true });
+      const cut = pending.lastIndexOf("\n");
+      if (cut === -1) continue;
+      for (const line of pending.slice(0, cut).split("\n")) {
+        lines.push(line);
+        if (lines.length >= numLines) break;
+      }
+      pending = pending.slice(cut + 1);
+    }
+    // At end of file a truncated sequence still becomes U+FFFD, as in readFile.
+    if (lines.length < numLines) pending += decoder.decode();
+    if (pending.length > 0 && lines.length < numLines) lines.push(pending);
+    return lines.join("\n");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The last `numLines` lines of the file with CRLF normalized, joined with "\n"; '' for an empty file. */
+export async function tailFile(filePath: string, numLines: number): Promise<string> {
+  const stats = await fs.stat(filePath);
+  if (stats.size === 0) return "";
+  const handle = await fs.open(filePath, "r");
+  try {
+    const chunk = Buffer.alloc(CHUNK_SIZE);
+    const parts: Buffer[] = [];
+    let position = stats.size;
+    let newlines = 0;
+    // Bytes are collected and decoded once at the end, so a character split
+    // across two chunks is not turned into replacement characters.
+    while (position > 0 && newlines < numLines) {
+      const size = Math.min(CHUNK_SIZE, position);
+      position -= size;
+      const { bytesRead } = await handle.read(chunk, 0, size, position);
+      if (!bytesRead) break;
+      const piece = Buffer.from(chunk.subarray(0, bytesRead));
+      let start = 0;
+      for (let i = piece.length - 1; i >= 0; i--) {
+        if (piece[i] === LF && ++newlines === numLines) {
+          start = i + 1;
+          break;
+        }
+      }
+      parts.unshift(piece.subarray(start));
+    }
+    const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(Buffer.concat(parts));
+    return text.replace(/\r\n/g, "\n");
+  } finally {
+    await handle.close();
+  }
 }

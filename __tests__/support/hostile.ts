@@ -11,7 +11,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
-import { SERVER_JS, tempDir, textOf, type Connected } from "./spawn.js";
+import { SERVER_JS, textOf, type Connected } from "./spawn.js";
+import { tempDir } from "./fixtures.js";
 
 /** One entry of a snapshot, keyed by its path relative to the snapshot root (hex of the raw bytes). */
 export interface EntryState {

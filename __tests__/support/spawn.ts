@@ -1,8 +1,6 @@
 /** Spawns the built server as a real MCP client would, and small helpers over it. */
 import { spawn } from "node:child_process";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -78,10 +76,4 @@ export function runServer(
     });
     child.stdin.end(options.stdin ?? "");
   });
-}
-
-/** A fresh real temp directory (symlinks resolved) and its remover. */
-export async function tempDir(prefix = "bfs-"): Promise<{ dir: string; remove: () => Promise<void> }> {
-  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
-  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }

@@ -1,11 +1,9 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
 import { formatCount } from "../bounded.js";
-import { directoryError, openDir } from "../dir-handle.js";
-import { fileInfo, validatePathIn } from "../lib.js";
-import { checkPatterns } from "../pattern-limits.js";
-import { statInside } from "../safe-fs.js";
-import { listInto, listWithSizesInto, searchInto, treeInto } from "../walk.js";
+import { fileInfo } from "../lib.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
 const DIR_DOC = "Directory path: absolute, or relative to an allowed directory.";
@@ -26,10 +24,8 @@ const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the
  * /proc/self/fd, so a directory swapped for a symlink after validation is not
  * followed out of the allowed directories.
  */
-async function withDirectory(requested: string, allowedDirs: readonly string[], list: (dir: string) => Promise<void>): Promise<void> {
-  const opened = await openDir(await validatePathIn(requested, allowedDirs), allowedDirs, requested).catch((error: unknown) => {
-    throw directoryError(error, requested);
-  });
+async function withDirectory(requested: string, sandbox: Sandbox, list: (dir: string) => Promise<void>): Promise<void> {
+  const opened = await sandbox.openDirectory(requested);
   try {
     await list(opened.child(""));
   } finally {
@@ -55,7 +51,7 @@ export const listDirectory = defineTool({
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path }, ctx) {
-    return streamed(ctx, (sink) => withDirectory(path, ctx.allowedDirs, (dir) => listInto(dir, sink, walkOptions(ctx))));
+    return streamed(ctx, (sink) => withDirectory(path, ctx.sandbox, (dir) => listInto(dir, sink, walkOptions(ctx))));
   },
 });
 
@@ -79,7 +75,7 @@ export const listDirectoryWithSizes = defineTool({
   advice: LIST_ADVICE,
   async handler({ path, sortBy }, ctx) {
     return streamed(ctx, (sink) =>
-      withDirectory(path, ctx.allowedDirs, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))),
+      withDirectory(path, ctx.sandbox, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))),
     );
   },
 });
@@ -101,7 +97,7 @@ export const directoryTree = defineTool({
   advice: "pass a deeper path, or add excludePatterns",
   async handler({ path, excludePatterns }, ctx) {
     checkPatterns(excludeParams(excludePatterns));
-    const dir = await validatePathIn(path, ctx.allowedDirs);
+    const dir = await ctx.sandbox.validate(path);
     return streamed(ctx, (sink) => treeInto(dir, excludePatterns, sink, walkOptions(ctx)));
   },
 });
@@ -128,7 +124,7 @@ export const searchFiles = defineTool({
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
   async handler({ path, pattern, excludePatterns }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
-    const dir = await validatePathIn(path, ctx.allowedDirs);
+    const dir = await ctx.sandbox.validate(path);
     return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx)));
   },
 });
@@ -146,7 +142,7 @@ export const getFileInfo = defineTool({
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const info = fileInfo(await statInside(await validatePathIn(path, ctx.allowedDirs), ctx.allowedDirs));
+    const info = fileInfo(await ctx.sandbox.stat(path));
     const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);
     return { content: [{ type: "text", text: lines.join("\n") }] };
   },
@@ -164,6 +160,6 @@ export const listAllowedDirectories = defineTool({
   annotations: READ_ONLY,
   advice: "use the directories shown",
   async handler(_args, ctx) {
-    return { content: [{ type: "text", text: `Allowed directories:\n${ctx.allowedDirs.join("\n")}` }] };
+    return { content: [{ type: "text", text: `Allowed directories:\n${ctx.sandbox.allowedDirs.join("\n")}` }] };
   },
 });

@@ -1,24 +1,31 @@
 /**
  * What every tool handler receives and returns. Handlers keep upstream's
- * behaviour; the bounding layer (bounded.ts) is applied around them by server.ts.
+ * behaviour; the bounding layer (bounded.ts) runs them, lends them the call's
+ * sink and window bound, and caps what they return.
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import { TextSink, type ToolOutput } from "../bounded.js";
-import type { Limits } from "../config.js";
-import type { CheckpointCache, ReadOptions } from "../paged-read.js";
+import type { Bounds, ToolOutput } from "../bounded.js";
+import type { ReadOptions } from "../reading/index.js";
+import type { CheckpointCache } from "../reading/index.js";
+import type { Sandbox } from "../sandbox/index.js";
+import type { Limits } from "../server/config.js";
+import type { WalkOptions } from "../walking/index.js";
 
-/** Per-call context: limits, the allowed directories at call time, cancellation and progress. */
+/** Per-call context: limits, the call's sandbox and bounds, the cache, cancellation and progress. */
 export interface ToolContext {
   readonly limits: Limits;
-  readonly allowedDirs: readonly string[];
+  /** The allowed directories at call time, and every file operation confined to them. */
+  readonly sandbox: Sandbox;
+  /** The call's sink and window bound, created by the bounding layer. */
+  readonly bounds: Bounds;
   readonly cache: CheckpointCache;
   readonly signal: AbortSignal;
   /** Reports progress when the request carried a progressToken; otherwise does nothing. */
   progress(done: number, total?: number): void;
 }
 
-/** One tool: its public definition plus a handler that returns unbounded output. */
+/** One tool: its public definition plus a handler whose output the bounding layer caps. */
 export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   readonly name: string;
   readonly title: string;
@@ -44,14 +51,13 @@ export function readOptions(ctx: ToolContext): ReadOptions {
   return { signal: ctx.signal, onProgress: (done, total) => ctx.progress(done, total) };
 }
 
-/** Walk options for the walkers, wired to the call's signal and progress. */
-export function walkOptions(ctx: ToolContext): { allowedDirs: readonly string[]; signal: AbortSignal; onProgress: (n: number) => void } {
-  return { allowedDirs: ctx.allowedDirs, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
+/** Walk options for the walkers, wired to the call's sandbox, signal and progress. */
+export function walkOptions(ctx: ToolContext): WalkOptions {
+  return { sandbox: ctx.sandbox, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
 }
 
-/** Runs `fill` on a fresh sink of the call's cap and hands the sink to the bounding layer. */
-export async function streamed(ctx: ToolContext, fill: (sink: TextSink) => Promise<void>): Promise<ToolOutput> {
-  const sink = new TextSink(ctx.limits.maxResultChars);
-  await fill(sink);
-  return { sink };
+/** Runs `fill` on the call's sink and tells the bounding layer to render it. */
+export async function streamed(ctx: ToolContext, fill: (sink: Bounds["sink"]) => Promise<void>): Promise<ToolOutput> {
+  await fill(ctx.bounds.sink);
+  return { streamed: true };
 }

@@ -1,10 +1,7 @@
 /** The reading tools: read_text_file, read_file, read_multiple_files, read_media_file. */
 import { z } from "zod";
-import { formatCount, TextSink, type ToolOutput } from "../bounded.js";
-import { validatePathIn } from "../lib.js";
-import { readMedia } from "../media.js";
-import { headInto, readWindow, streamInto, tailInto } from "../paged-read.js";
-import { openRegularFile } from "../safe-fs.js";
+import { formatCount, type TextSink, type ToolOutput } from "../bounded.js";
+import { headInto, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
 /** The schema description shared by every file-path parameter. */
@@ -60,14 +57,13 @@ function checkReadArgs(args: ReadTextArgs): void {
 
 async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutput> {
   checkReadArgs(args);
-  const realPath = await validatePathIn(args.path, ctx.allowedDirs);
-  const handle = await openRegularFile(realPath, ctx.allowedDirs);
+  const { handle, path: realPath } = await ctx.sandbox.openFile(args.path);
   try {
     const opts = readOptions(ctx);
     const { head, tail } = args;
     if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
     if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
-    const limit = Math.min(args.limit ?? ctx.limits.maxResultChars, ctx.limits.maxResultChars);
+    const limit = ctx.bounds.windowLimit(args.limit);
     return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
   } finally {
     await handle.close();
@@ -124,8 +120,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
     if (i > 0) sink.append("\n---\n");
     let started = false;
     try {
-      const realPath = await validatePathIn(requested, ctx.allowedDirs);
-      const handle = await openRegularFile(realPath, ctx.allowedDirs);
+      const { handle, path: realPath } = await ctx.sandbox.openFile(requested);
       try {
         sink.append(`${requested}:\n`);
         started = true;
@@ -157,7 +152,11 @@ export const readMediaFile = defineTool({
   annotations: READ_ONLY,
   advice: "read a smaller file",
   async handler({ path }, ctx) {
-    const realPath = await validatePathIn(path, ctx.allowedDirs);
-    return { content: [await readMedia(realPath, ctx.allowedDirs, ctx.limits.maxMediaBytes, ctx.signal)] };
+    const { handle, path: realPath } = await ctx.sandbox.openFile(path);
+    try {
+      return { content: [await readMedia(handle, realPath, ctx.limits.maxMediaBytes, ctx.signal)] };
+    } finally {
+      await handle.close();
+    }
   },
 });

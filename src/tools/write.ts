@@ -1,9 +1,7 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { formatCount } from "../bounded.js";
-import { resolveRequestedPath, validatePathIn } from "../lib.js";
-import { editFileSafely, makeDirectorySafely, moveNoClobber, writeFileSafely } from "../safe-fs.js";
-import { MAX_EDIT_BYTES } from "../safe-edit.js";
+import { MAX_EDIT_BYTES } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
@@ -25,8 +23,7 @@ export const writeFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
   async handler({ path, content }, ctx) {
-    const target = await validatePathIn(path, ctx.allowedDirs);
-    await writeFileSafely(target, content, ctx.allowedDirs);
+    await ctx.sandbox.writeFile(path, content);
     return text(`Successfully wrote to ${path}`);
   },
 });
@@ -60,8 +57,7 @@ export const editFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
   async handler({ path, edits, dryRun }, ctx) {
-    const target = await validatePathIn(path, ctx.allowedDirs);
-    return text(await editFileSafely(target, edits, dryRun, ctx.allowedDirs));
+    return text(await ctx.sandbox.editFile(path, edits, dryRun));
   },
 });
 
@@ -77,10 +73,7 @@ export const createDirectory = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    // Missing parents are created, so only the lexical check applies here; makeDirectorySafely
-    // checks the real path of every existing ancestor it walks through.
-    const target = await resolveRequestedPath(path, ctx.allowedDirs);
-    await makeDirectorySafely(target, ctx.allowedDirs);
+    await ctx.sandbox.createDirectory(path);
     return text(`Successfully created directory ${path}`);
   },
 });
@@ -101,11 +94,7 @@ export const moveFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
-    const from = await validatePathIn(source, ctx.allowedDirs);
-    // Lexical only: following an existing destination symlink would report (or refuse) its target
-    // instead of the name being taken; moveNoClobber checks the destination's parent by real path.
-    const to = await resolveRequestedPath(destination, ctx.allowedDirs);
-    await moveNoClobber(from, to, ctx.allowedDirs);
+    await ctx.sandbox.move(source, destination);
     return text(`Successfully moved ${source} to ${destination}`);
   },
 });

@@ -1,32 +1,22 @@
 /**
  * No-clobber moves and race-safe `mkdir -p` (SPEC §4 move_file, §5 Races),
- * acting through directories opened and verified once (dir-handle.ts).
+ * acting through directories opened and verified once (dirs.ts).
  */
 import type { BigIntStats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import {
-  errnoCode,
-  isAllowedDirectory,
-  openDir,
-  openParentOf,
-  SafeFsError,
-  usesDirFds,
-  wrapError,
-  type OpenedDir,
-} from "./dir-handle.js";
-import { isPathWithinAllowedDirectories } from "./path-validation.js";
-import { lstatIfExists } from "./safe-file.js";
+import { isAllowedDirectory, isInside } from "./containment.js";
+import { openDir, openParentOf } from "./dirs.js";
+import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
+import { lstatIfExists } from "./files.js";
+import { sameFile } from "./identity.js";
+import { strategy, type OpenedDir } from "./strategy.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
 
 function destinationExists(destination: string, cause?: unknown): SafeFsError {
   return new SafeFsError(`Destination already exists: ${destination}`, { cause, code: "EEXIST" });
-}
-
-function sameObject(a: BigIntStats | undefined, b: BigIntStats): boolean {
-  return a !== undefined && a.dev === b.dev && a.ino === b.ino;
 }
 
 interface MoveEnds {
@@ -64,11 +54,11 @@ async function moveByLink(m: MoveEnds, before: BigIntStats): Promise<void> {
   // object: drop it. If it was replaced after the link, keep it in place.
   // Residual window: a replacement between this check and the unlink is unlinked.
   const [atDst, atSrc] = await Promise.all([lstatIfExists(m.dst), lstatIfExists(m.src)]);
-  if (!sameObject(atDst, before)) {
+  if (!sameFile(atDst, before)) {
     await fs.unlink(m.dst).catch(() => undefined);
     throw new SafeFsError(`${m.context}: the source changed during the move; nothing was moved`);
   }
-  if (!sameObject(atSrc, before)) {
+  if (!sameFile(atSrc, before)) {
     throw new SafeFsError(
       `${m.context}: the source was replaced during the move; ${m.destination} holds the original and ${m.source} the replacement`,
     );
@@ -128,7 +118,7 @@ export async function moveNoClobber(source: string, destination: string, allowed
         if (!before) throw new SafeFsError(`${m.context}: the source does not exist`, { code: "ENOENT" });
         // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
         if (before.isDirectory()) await moveDirectory(m);
-        else if (before.isFile() || usesDirFds()) await moveByLink(m, before);
+        else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before);
         else await renameIfAbsent(m);
       } catch (err) {
         throw wrapError(err, m.context);
@@ -158,13 +148,8 @@ export async function makeDirectorySafely(target: string, allowedDirs: readonly 
   let current = path.resolve(target);
   let dir: OpenedDir | undefined;
   for (;;) {
-    if (!isPathWithinAllowedDirectories(current, allowedDirs)) {
-      if (missing.length === 0) {
-        throw new SafeFsError(
-          `Access denied - path outside allowed directories: ${target} not in ${allowedDirs.join(", ")}`,
-          { code: "EACCES" },
-        );
-      }
+    if (!isInside(current, allowedDirs)) {
+      if (missing.length === 0) throw accessDenied(target, allowedDirs);
       throw new SafeFsError(`${context}: no ancestor inside the allowed directories exists`, { code: "ENOENT" });
     }
     dir = await openIfExists(current, allowedDirs, target);

@@ -1,32 +1,22 @@
 /**
- * The primitives behind the race-safe file operations (safe-fs.ts, safe-edit.ts):
+ * The primitives behind the race-safe file operations (index.ts, edit.ts):
  * opening a regular file inside an opened directory without following a final
  * symlink or blocking on a FIFO, and replacing a file atomically via a temp file.
  */
 import { randomBytes } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
+import { constants, type BigIntStats, type Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import {
-  __testHooks,
-  assertHandleInside,
-  errnoCode,
-  kindOf,
-  O_NOFOLLOW,
-  O_NONBLOCK,
-  SafeFsError,
-  wrapError,
-  type OpenedDir,
-} from "./dir-handle.js";
+import nodePath from "node:path";
+import { isAllowedDirectory } from "./containment.js";
+import { __testHooks, assertHandleInside, openDir, openParentOf } from "./dirs.js";
+import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
+import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import type { OpenedDir } from "./strategy.js";
 
 // O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open;
 // for regular files it changes nothing.
 const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
-
-/** `Not a regular file: <path> (<kind>)`. */
-export function notRegular(shown: string, st: BigIntStats): SafeFsError {
-  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: "EINVAL" });
-}
 
 function isSymlinkRefusal(err: unknown): boolean {
   // Linux and macOS report O_NOFOLLOW on a symlink as ELOOP, FreeBSD as EMLINK.
@@ -146,3 +136,64 @@ export function assertReplaceable(existing: BigIntStats | undefined, shown: stri
   throw notRegular(shown, existing);
 }
 
+/** Opens a regular file for reading without following a final symlink and without blocking on FIFOs; verifies the opened object. */
+export async function openRegularFile(path: string, allowedDirs: readonly string[]): Promise<FileHandle> {
+  const { dir, name } = await openParentOf(path, allowedDirs, path, "open");
+  try {
+    return (await openRegularIn(dir, name, path, allowedDirs)).handle;
+  } finally {
+    await dir.close();
+  }
+}
+
+/** Atomically replaces (or creates) `path` with `content`, keeping an existing file's permission bits. */
+export async function writeFileSafely(path: string, content: string, allowedDirs: readonly string[]): Promise<void> {
+  const { dir, name } = await openParentOf(path, allowedDirs, path, "write");
+  try {
+    let existing: BigIntStats | undefined;
+    try {
+      existing = await lstatIfExists(dir.child(name));
+    } catch (err) {
+      throw wrapError(err, `Cannot write ${path}`);
+    }
+    assertReplaceable(existing, path, "write");
+    await replaceAtomically(dir, name, content, existing, path);
+  } finally {
+    await dir.close();
+  }
+}
+
+/**
+ * Stats `target` (a validated real path) without following anything at its end: through its opened,
+ * verified parent, or the allowed directory itself, opened. A final component swapped for a symlink
+ * after validation is refused, so nothing outside is ever described.
+ */
+export async function statInside(target: string, allowedDirs: readonly string[]): Promise<Stats> {
+  if (isAllowedDirectory(nodePath.resolve(target), allowedDirs)) {
+    const dir = await openDir(target, allowedDirs, target);
+    try {
+      return await fs.stat(dir.child(""));
+    } finally {
+      await dir.close();
+    }
+  }
+  const { dir, name } = await openParentOf(target, allowedDirs, target, "stat");
+  try {
+    let st: Stats;
+    try {
+      st = await fs.lstat(dir.child(name));
+    } catch (err) {
+      throw wrapError(err, `Cannot stat ${target}`);
+    }
+    if (st.isSymbolicLink()) {
+      // A link that resolved inside would have been replaced by its target during validation:
+      // this one dangles, or was swapped in after the check.
+      throw new SafeFsError(`Cannot stat ${target}: it is a symbolic link that does not resolve inside the allowed directories`, {
+        code: "ELOOP",
+      });
+    }
+    return st;
+  } finally {
+    await dir.close();
+  }
+}

@@ -6,10 +6,14 @@
 import { constants, type BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import { isUtf8 } from "node:buffer";
-import { formatCount } from "./bounded.js";
-import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
-import { O_NOFOLLOW, O_NONBLOCK, openParentOf, SafeFsError, wrapError, type OpenedDir } from "./dir-handle.js";
-import { lstatIfExists, openRegularIn, replaceAtomically } from "./safe-file.js";
+import { formatCount } from "../bounded.js";
+import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../editing/index.js";
+import { openParentOf } from "./dirs.js";
+import { SafeFsError, wrapError } from "./errors.js";
+import { lstatIfExists, openRegularIn, replaceAtomically } from "./files.js";
+import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import { sameFile, sameVersion } from "./identity.js";
+import type { OpenedDir } from "./strategy.js";
 
 /** Largest file edit_file takes on. @default 16 MiB */
 export const MAX_EDIT_BYTES = 16 * 1024 * 1024;
@@ -20,13 +24,9 @@ function changedDuringEdit(shown: string): SafeFsError {
   return new SafeFsError(`File changed during edit: ${shown}; no changes were written. Read it again and retry.`);
 }
 
-function sameContent(a: BigIntStats | undefined, b: BigIntStats): boolean {
-  return a !== undefined && a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
-}
-
 /** Throws unless `target` is still the same, unmodified object that was read. */
 async function assertUnchanged(target: string, before: BigIntStats, shown: string): Promise<void> {
-  if (!sameContent(await lstatIfExists(target), before)) throw changedDuringEdit(shown);
+  if (!sameVersion(await lstatIfExists(target), before)) throw changedDuringEdit(shown);
 }
 
 /** Appends `extra` to entry `name` of `dir`, but only while it is still the file this edit renamed there. */
@@ -34,7 +34,7 @@ async function appendToWritten(dir: OpenedDir, name: string, written: BigIntStat
   const handle = await fs.open(dir.child(name), APPEND_FLAGS);
   try {
     const now = await handle.stat({ bigint: true });
-    if (now.dev !== written.dev || now.ino !== written.ino) {
+    if (!sameFile(now, written)) {
       throw new SafeFsError(
         `File changed during edit: ${shown} was replaced right after the edit; ${formatBytes(extra.length)} appended by ` +
           "another process to the previous version could not be added to it.",

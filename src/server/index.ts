@@ -12,11 +12,12 @@ import {
   type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { boundError, boundResult } from "./bounded.js";
+import { boundError, runBounded } from "../bounded.js";
+import { CheckpointCache } from "../reading/index.js";
+import { getValidRootDirectories } from "../roots-utils.js";
+import { Sandbox } from "../sandbox/index.js";
+import { TOOLS, type ToolDefinition } from "../tools/index.js";
 import { VERSION, type Limits } from "./config.js";
-import { CheckpointCache } from "./paged-read.js";
-import { getValidRootDirectories } from "./roots-utils.js";
-import { TOOLS, type ToolContext, type ToolDefinition } from "./tools/index.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";
@@ -71,25 +72,24 @@ export function buildServer(options: ServerOptions): Server {
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
-    const ctx: ToolContext = {
-      limits,
-      allowedDirs,
-      cache,
-      signal: extra.signal,
-      progress(done, total) {
-        const now = Date.now();
-        if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
-        lastProgress = done;
-        lastSent = now;
-        const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
-        extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
-      },
-    };
-    try {
-      return boundResult(await entry.tool.handler(parsed.data, ctx), max, entry.tool.advice);
-    } catch (error) {
-      return boundError(error instanceof Error ? error.message : String(error), max);
-    }
+    const sandbox = new Sandbox(allowedDirs);
+    return runBounded(max, entry.tool.advice, (bounds) =>
+      entry.tool.handler(parsed.data, {
+        limits,
+        sandbox,
+        bounds,
+        cache,
+        signal: extra.signal,
+        progress(done, total) {
+          const now = Date.now();
+          if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
+          lastProgress = done;
+          lastSent = now;
+          const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
+          extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
+        },
+      }),
+    );
   });
 
   // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.

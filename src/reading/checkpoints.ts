@@ -4,7 +4,7 @@
  * decodes only from the nearest checkpoint, not from the start.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { RestartPoint } from "./text-scan.js";
+import type { RestartPoint } from "./scan.js";
 
 /** What identifies one version of a file's content. */
 export interface FileIdentity {

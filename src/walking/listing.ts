@@ -4,12 +4,10 @@
  */
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
-import type { TextSink } from "./bounded.js";
-import { formatSize } from "./lib.js";
-import { isPathWithinAllowedDirectories } from "./path-validation.js";
-import { Ticker } from "./walk-core.js";
-import { followLink } from "./walk-fds.js";
-import type { WalkOptions } from "./walk-core.js";
+import type { TextSink } from "../bounded.js";
+import { formatSize } from "../lib.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { Ticker, type WalkOptions } from "./walker.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
 // without 50,000 simultaneous requests.
@@ -42,18 +40,18 @@ interface SizedEntry {
  * Upstream's stat size of `entry`, which follows symlinks, but only to a target inside `allowedDirs`:
  * a link out of them (or a dangling one) counts as 0, like an entry that cannot be stat'ed.
  */
-async function sizeOf(entryPath: string, isLink: boolean, allowedDirs: readonly string[]): Promise<number> {
+async function sizeOf(entryPath: string, isLink: boolean, sandbox: Sandbox): Promise<number> {
   if (!isLink) {
     // lstat costs what stat does and equals it for anything but a symlink, which is
     // what the entry may have become since the readdir.
     const st = await lstat(entryPath);
     if (!st.isSymbolicLink()) return st.size;
   }
-  const target = await followLink(entryPath, true);
-  return target && isPathWithinAllowedDirectories(target.real, allowedDirs) ? target.size : 0;
+  const verdict = await sandbox.followLink(entryPath, true);
+  return verdict.kind === "inside" ? verdict.target.size : 0;
 }
 
-async function sizeEntries(dir: string, ticker: Ticker, allowedDirs: readonly string[]): Promise<SizedEntry[]> {
+async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const sized: SizedEntry[] = entries.map((e) => ({
     name: e.name,
@@ -68,7 +66,7 @@ async function sizeEntries(dir: string, ticker: Ticker, allowedDirs: readonly st
       const pause = ticker.tick();
       if (pause) await pause;
       try {
-        item.size = await sizeOf(path.join(dir, item.name), item.isLink, allowedDirs);
+        item.size = await sizeOf(path.join(dir, item.name), item.isLink, sandbox);
       } catch {
         // Upstream shows an entry it cannot stat with size 0.
       }
@@ -92,7 +90,7 @@ export async function listWithSizesInto(
 ): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
-  const entries = await sizeEntries(dir, ticker, opts.allowedDirs);
+  const entries = await sizeEntries(dir, ticker, opts.sandbox);
   let files = 0;
   let dirs = 0;
   let bytes = 0;

@@ -3,7 +3,7 @@
  * resolved; both the given and the resolved form are allowed; unusable ones
  * are skipped with upstream's warnings.
  */
-import { resolveDirectory } from "./roots-utils.js";
+import { resolveDirectory } from "../roots-utils.js";
 
 /**
  * Returns the allowed directory forms for the given arguments (as given first, then resolved),

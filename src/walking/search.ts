@@ -6,27 +6,8 @@
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { TextSink } from "./bounded.js";
-import { isPathWithinAllowedDirectories } from "./path-validation.js";
-import { walkTree } from "./walk-core.js";
-import { followLink } from "./walk-fds.js";
-import type { WalkOptions } from "./walk-core.js";
-
-/**
- * Whether lib.ts's validatePath would accept a symlink found in a walk: its
- * target must resolve inside the allowed directories. A dangling link passes,
- * as validatePath treats it as a new file whose (already validated) parent is allowed.
- */
-async function linkAllowed(link: string, allowedDirs: readonly string[]): Promise<boolean> {
-  try {
-    const target = await followLink(link, false);
-    // Checked as resolved, like validatePath: normalizePath would trim a trailing
-    // space or quote and could admit a sibling of an allowed directory.
-    return target === undefined || isPathWithinAllowedDirectories(target.real, allowedDirs);
-  } catch {
-    return false;
-  }
-}
+import type { TextSink } from "../bounded.js";
+import { walkTree, type WalkOptions } from "./walker.js";
 
 /**
  * Writes the search_files result for `pattern` under `root` into `sink`
@@ -58,9 +39,11 @@ export async function searchInto(
         // only a symlink can point elsewhere, and it is never descended, so its
         // target matters only when it would be listed.
         if (!entry.isSymbolicLink()) return record(dir, entry);
+        // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
+        // file whose validated parent is allowed); one leading outside is left out.
         const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
-        return linkAllowed(link, opts.allowedDirs).then((ok) => {
-          if (ok) record(dir, entry);
+        return opts.sandbox.followLink(link, false).then((verdict) => {
+          if (verdict.kind !== "outside") record(dir, entry);
         });
       },
       leave() {},

@@ -2,19 +2,18 @@
  * The depth-first directory walker shared by directory_tree and search_files:
  * readdir order, never follows symlinks, holds one readdir result per level
  * (plus a few prefetched siblings), survives unreadable subdirectories, and
- * honours cancellation and progress. Directories are reached as walk-fds.ts
- * describes: on Linux through the fd of the directory actually read.
+ * honours cancellation and progress. Directories are reached through the
+ * sandbox's platform strategy: on Linux through the fd of the directory actually read.
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { formatCount } from "./bounded.js";
-import type { TextSink } from "./bounded.js";
-import { usesDirFds } from "./dir-handle.js";
-import { openRoot, readChild, release, type Listing, type Read } from "./walk-fds.js";
+import { formatCount } from "../bounded.js";
+import type { TextSink } from "../bounded.js";
+import { release, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
 
-/** What every walker needs besides its root: the allowed directories and the call's signal/progress hooks. */
+/** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
 export interface WalkOptions {
-  allowedDirs: readonly string[];
+  sandbox: Sandbox;
   signal?: AbortSignal;
   onProgress?: (entriesVisited: number) => void;
 }
@@ -118,8 +117,7 @@ class Walk {
 
   constructor(
     private readonly visitor: WalkVisitor,
-    opts: WalkOptions,
-    private readonly byFd: boolean,
+    private readonly opts: WalkOptions,
   ) {
     this.ticker = new Ticker(opts);
   }
@@ -151,7 +149,7 @@ class Walk {
           if (verdict(ahead) === DESCEND) {
             const name = entries[ahead]!.name;
             this.prefetchedDirs++;
-            const read = readChild(listing, name, path.join(dir, name), this.byFd).then((r) => {
+            const read = this.opts.sandbox.readChild(listing, name, path.join(dir, name)).then((r) => {
               if ("entries" in r) this.prefetchedEntries += r.entries.length;
               return r;
             });
@@ -179,7 +177,7 @@ class Walk {
           this.prefetchedDirs--;
         }
         prefetch(i + 1);
-        const read = await (early ?? readChild(listing, entry.name, childDir, this.byFd));
+        const read = await (early ?? this.opts.sandbox.readChild(listing, entry.name, childDir));
         if ("error" in read) {
           this.skipped.add(childDir, read.error);
         } else {
@@ -202,16 +200,15 @@ class Walk {
 
 /**
  * Walks `root` depth first, feeding `visitor`; subdirectories that cannot be
- * read count as empty and are returned in the skip log. On Linux the root is
- * opened once and verified to be inside `opts.allowedDirs`; every descriptor is
+ * read count as empty and are returned in the skip log. The root is opened
+ * once and verified to be inside the sandbox; every descriptor is
  * closed before this returns or throws.
  * @throws when `root` cannot be opened or read (naming it), is outside the allowed directories, or the signal's reason when cancelled
  */
 export async function walkTree(root: string, visitor: WalkVisitor, opts: WalkOptions): Promise<SkipLog> {
-  const byFd = usesDirFds();
-  const walk = new Walk(visitor, opts, byFd);
+  const walk = new Walk(visitor, opts);
   walk.ticker.check();
-  const { listing, close } = await openRoot(root, opts.allowedDirs, byFd);
+  const { listing, close } = await opts.sandbox.openWalkRoot(root);
   try {
     await walk.dir(root, "", 0, listing);
   } finally {

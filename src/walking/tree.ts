@@ -3,9 +3,8 @@
  * into a TextSink piece by piece, so the tree is never built in memory.
  */
 import { Minimatch } from "minimatch";
-import type { TextSink } from "./bounded.js";
-import { walkTree } from "./walk-core.js";
-import type { WalkOptions } from "./walk-core.js";
+import type { TextSink } from "../bounded.js";
+import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
 export function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {

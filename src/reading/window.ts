@@ -5,14 +5,9 @@
  * windows decode only from the nearest one.
  */
 import type { FileHandle } from "node:fs/promises";
-import { isHigh, isLow, type TextSink, type TextWindow } from "./bounded.js";
+import { isHigh, isLow, type TextSink, type TextWindow } from "../bounded.js";
 import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
-import { type ReadOptions, type RestartPoint, type ScanResult, type TextConsumer, scanText } from "./text-scan.js";
-
-export { CheckpointCache } from "./checkpoints.js";
-export type { CheckpointCacheOptions } from "./checkpoints.js";
-export { headInto, tailInto } from "./line-stream.js";
-export type { ReadOptions } from "./text-scan.js";
+import { type ReadOptions, type RestartPoint, type ScanResult, type TextConsumer, scanText } from "./scan.js";
 
 
 function checkInteger(name: string, value: number, min: number): void {

@@ -3,8 +3,8 @@
  * and tailFile, written into a TextSink while holding one chunk at a time.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { TextSink } from "./bounded.js";
-import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./text-scan.js";
+import type { TextSink } from "../bounded.js";
+import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./scan.js";
 
 const LF = 0x0a;
 const CR = 0x0d;

@@ -3,11 +3,11 @@
  * byte is read, and counted again while reading, so a file that grows past
  * the limit is refused rather than returned.
  */
+import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
-import { formatCount } from "./bounded.js";
-import { openRegularFile } from "./safe-fs.js";
+import { formatCount } from "../bounded.js";
 
 const MIME_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
@@ -32,44 +32,39 @@ export function mimeTypeFor(filePath: string): string {
 const CHUNK = 256 * 1024;
 
 /**
- * Reads `realPath` as one media content block: `image`, `audio`, or an
- * embedded `resource` with a base64 blob.
- * @throws when the file is not a regular file, or is (or grows) over `maxBytes`
+ * Reads the opened file `realPath` as one media content block: `image`,
+ * `audio`, or an embedded `resource` with a base64 blob. The caller closes `handle`.
+ * @throws when the file is (or grows) over `maxBytes`
  */
 export async function readMedia(
+  handle: FileHandle,
   realPath: string,
-  allowedDirs: readonly string[],
   maxBytes: number,
   signal?: AbortSignal,
 ): Promise<CallToolResult["content"][number]> {
-  const handle = await openRegularFile(realPath, allowedDirs);
   const chunks: Buffer[] = [];
-  try {
-    const { size } = await handle.stat();
-    if (size > maxBytes) {
+  const { size } = await handle.stat();
+  if (size > maxBytes) {
+    throw new Error(
+      `File too large for read_media_file: ${realPath} is ${formatCount(size)} bytes; ` +
+        `the limit is ${formatCount(maxBytes)} bytes.`,
+    );
+  }
+  let total = 0;
+  for (;;) {
+    signal?.throwIfAborted();
+    // Read one byte past the limit so growth beyond it is noticed.
+    const buffer = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1 - total));
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
+    if (bytesRead === 0) break;
+    total += bytesRead;
+    if (total > maxBytes) {
       throw new Error(
-        `File too large for read_media_file: ${realPath} is ${formatCount(size)} bytes; ` +
+        `File too large for read_media_file: ${realPath} grew past ${formatCount(maxBytes)} bytes while being read; ` +
           `the limit is ${formatCount(maxBytes)} bytes.`,
       );
     }
-    let total = 0;
-    for (;;) {
-      signal?.throwIfAborted();
-      // Read one byte past the limit so growth beyond it is noticed.
-      const buffer = Buffer.allocUnsafe(Math.min(CHUNK, maxBytes + 1 - total));
-      const { bytesRead } = await handle.read(buffer, 0, buffer.length, total);
-      if (bytesRead === 0) break;
-      total += bytesRead;
-      if (total > maxBytes) {
-        throw new Error(
-          `File too large for read_media_file: ${realPath} grew past ${formatCount(maxBytes)} bytes while being read; ` +
-            `the limit is ${formatCount(maxBytes)} bytes.`,
-        );
-      }
-      chunks.push(buffer.subarray(0, bytesRead));
-    }
-  } finally {
-    await handle.close();
+    chunks.push(buffer.subarray(0, bytesRead));
   }
   const data = Buffer.concat(chunks).toString("base64");
   const mimeType = mimeTypeFor(realPath);

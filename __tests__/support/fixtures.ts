@@ -1,0 +1,42 @@
+/**
+ * The one temp-dir helper and the one idiom for running a suite under each
+ * platform strategy (Linux /proc/self/fd and the portable path).
+ */
+import { mkdtemp, realpath, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe } from "vitest";
+import { availableStrategies, Sandbox, strategy, useStrategy, type StrategyName } from "../../src/sandbox/index.js";
+import type { WalkOptions } from "../../src/walking/index.js";
+
+/** The strategies this platform runs: both on Linux, the portable one elsewhere. */
+export const STRATEGIES: readonly StrategyName[] = availableStrategies();
+
+/** A fresh real (symlink-resolved) temp directory and its remover. */
+export async function tempDir(prefix = "bfs-"): Promise<{ dir: string; remove: () => Promise<void> }> {
+  const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), prefix)));
+  return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** Declares `body` once per strategy, with that strategy active during its tests (in-process suites). */
+export function describeEachStrategy(title: string, body: (name: StrategyName) => void): void {
+  describe.each(STRATEGIES)(`${title} (%s)`, (name) => {
+    let before: StrategyName;
+    beforeEach(() => {
+      before = strategy().name;
+      useStrategy(name);
+    });
+    afterEach(() => useStrategy(before));
+    body(name);
+  });
+}
+
+/** The environment that makes a spawned server run `name` (suites that spawn dist/index.js). */
+export function strategyEnv(name: StrategyName): Record<string, string> {
+  return { BOUNDED_FS_STRATEGY: name };
+}
+
+/** Walk options confined to `dirs`. */
+export function walkOptions(dirs: readonly string[], extra: Omit<WalkOptions, "sandbox"> = {}): WalkOptions {
+  return { sandbox: new Sandbox(dirs), ...extra };
+}

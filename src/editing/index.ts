@@ -1,0 +1,3 @@
+/** The editing package's public face: the pure edit algorithm, unified diffs and their fence. */
+export { applyEdits, coarseUnifiedDiff, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
+export type { EditOperation } from "./edits.js";

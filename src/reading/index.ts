@@ -1,0 +1,10 @@
+/**
+ * The reading package's public face: windows of a file's decoded text by
+ * UTF-16 offset with a checkpoint cache, whole-file streaming, head/tail, and
+ * media reads — all from an opened handle, in bounded memory.
+ */
+export { CheckpointCache, type CheckpointCacheOptions } from "./checkpoints.js";
+export { headInto, tailInto } from "./lines.js";
+export { readMedia } from "./media.js";
+export type { ReadOptions } from "./scan.js";
+export { countChars, readWindow, streamInto } from "./window.js";

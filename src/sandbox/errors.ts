@@ -1,0 +1,81 @@
+/**
+ * The sandbox's errors: one error class, the wording of refusals written once,
+ * and the conversion of Node system errors into messages that name the path.
+ */
+import type { BigIntStats, Stats } from "node:fs";
+import { constants as osConstants } from "node:os";
+import { getSystemErrorMap } from "node:util";
+
+/** An error raised by the sandbox; `code` mirrors the underlying errno code when there is one. */
+export class SafeFsError extends Error {
+  readonly code: string | undefined;
+  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "SafeFsError";
+    this.code = options?.code ?? errnoCode(options?.cause);
+  }
+}
+
+/** The errno code (`ENOENT`, …) of a Node system error, if it is one. */
+export function errnoCode(err: unknown): string | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : undefined;
+}
+
+/** `no such file or directory (ENOENT)` for a system error; the message otherwise. */
+export function reason(err: unknown): string {
+  const errno = (err as { errno?: unknown } | null)?.errno;
+  const entry = typeof errno === "number" ? getSystemErrorMap().get(errno) : undefined;
+  if (entry && entry[0] === errnoCode(err)) return `${entry[1]} (${entry[0]})`;
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Passes SafeFsErrors through; wraps anything else as `<context>: <reason>` with `{ cause }`. */
+export function wrapError(err: unknown, context: string): SafeFsError {
+  if (err instanceof SafeFsError) return err;
+  // The context quotes the path; when the path itself is the problem it can be longer than the
+  // result cap, so the reason goes first where the cut cannot hide it.
+  if (errnoCode(err) === "ENAMETOOLONG") return new SafeFsError(`Path too long (ENAMETOOLONG): ${context}`, { cause: err });
+  return new SafeFsError(`${context}: ${reason(err)}`, { cause: err });
+}
+
+/** Rewords a failure to open `shown` as a directory when it is missing or not one; other errors pass through. */
+export function directoryError(err: unknown, shown: string): unknown {
+  const code = errnoCode(err);
+  if (code === "ENOTDIR") return new SafeFsError(`Not a directory: ${shown}`, { cause: err });
+  if (code === "ENOENT") return new SafeFsError(`No such directory: ${shown}`, { cause: err });
+  return err;
+}
+
+/** The one refusal for a path outside the allowed directories (`detail` adds what the caller may show). */
+export function accessDenied(shown: string, allowedDirs: readonly string[], detail = ""): SafeFsError {
+  return new SafeFsError(`Access denied - path outside allowed directories: ${shown}${detail} not in ${allowedDirs.join(", ")}`, {
+    code: "EACCES",
+  });
+}
+
+/** Human name of what a stat describes ("directory", "FIFO", …). */
+export function kindOf(st: Stats | BigIntStats): string {
+  if (st.isFile()) return "regular file";
+  if (st.isDirectory()) return "directory";
+  if (st.isSymbolicLink()) return "symbolic link";
+  if (st.isFIFO()) return "FIFO";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice()) return "character device";
+  if (st.isBlockDevice()) return "block device";
+  return "special file";
+}
+
+/** `Not a regular file: <path> (<kind>)`. */
+export function notRegular(shown: string, st: Stats | BigIntStats): SafeFsError {
+  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: "EINVAL" });
+}
+
+/** A Node-style system error for a condition detected without a syscall. */
+export function errnoError(code: "ELOOP" | "ENOTDIR", target: string): NodeJS.ErrnoException {
+  const text = code === "ELOOP" ? "is a symbolic link" : "not a directory";
+  const err: NodeJS.ErrnoException = new Error(`${code}: ${text}, '${target}'`);
+  err.code = code;
+  err.errno = -osConstants.errno[code];
+  return err;
+}

@@ -1,0 +1,27 @@
+/**
+ * File identity, written once: whether two stats describe the same file
+ * object, and the same version of its content.
+ */
+
+/** The stat fields that identify a file object and a version of its content. */
+export interface FileVersion {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+}
+
+/** True when both stats describe the same file object (device and inode). */
+export function sameFile(a: Pick<FileVersion, "dev" | "ino"> | undefined, b: Pick<FileVersion, "dev" | "ino">): boolean {
+  return a !== undefined && a.dev === b.dev && a.ino === b.ino;
+}
+
+/** True when both stats describe the same file object with the same size and modification time. */
+export function sameVersion(a: FileVersion | undefined, b: FileVersion): boolean {
+  return sameFile(a, b) && a!.size === b.size && a!.mtimeNs === b.mtimeNs;
+}
+
+/** The identifying fields of a bigint stat, detached from it. */
+export function versionOf(st: FileVersion): FileVersion {
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+}

@@ -1,0 +1,110 @@
+/**
+ * The sandbox's public face: requested path → verified, opened object
+ * (SPEC §2, §5). A `Sandbox` holds the allowed directories of one call; every
+ * operation is checked against them and acts through directories opened and
+ * verified once, with the platform strategy chosen once (strategy.ts).
+ */
+import type { Stats } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import type { EditOperation } from "../editing/index.js";
+import { isInside } from "./containment.js";
+import { openDir, openWalkRoot } from "./dirs.js";
+import { editFileSafely } from "./edit.js";
+import { directoryError } from "./errors.js";
+import { openRegularFile, statInside, writeFileSafely } from "./files.js";
+import { makeDirectorySafely, moveNoClobber } from "./move.js";
+import { resolveRequestedPathWith, validatePathWith } from "./resolve.js";
+import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } from "./strategy.js";
+
+export { __testHooks, release } from "./dirs.js";
+export { MAX_EDIT_BYTES } from "./edit.js";
+export { errnoCode, SafeFsError } from "./errors.js";
+export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
+export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
+export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
+export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
+
+/** Where a symlink met in a walk leads. */
+export type LinkVerdict = { kind: "inside"; target: LinkTarget } | { kind: "dangling" } | { kind: "outside" };
+
+/** The allowed directories of one call, and every operation confined to them. */
+export class Sandbox {
+  constructor(readonly allowedDirs: readonly string[]) {}
+
+  /** The absolute form of `requested`, checked lexically only (nothing needs to exist). */
+  resolve(requested: string): Promise<string> {
+    return resolveRequestedPathWith(fs, requested, this.allowedDirs);
+  }
+
+  /** The real path of `requested` (or the absolute path of a new file in an allowed parent). */
+  validate(requested: string): Promise<string> {
+    return validatePathWith(fs, requested, this.allowedDirs);
+  }
+
+  /** Opens `requested` as a regular file for reading (no final symlink, no FIFO); the caller closes the handle. */
+  async openFile(requested: string): Promise<{ handle: FileHandle; path: string }> {
+    const real = await this.validate(requested);
+    return { handle: await openRegularFile(real, this.allowedDirs), path: real };
+  }
+
+  /** Opens `requested` as a directory, verified inside; the caller closes it. */
+  async openDirectory(requested: string): Promise<OpenedDir> {
+    const real = await this.validate(requested);
+    return openDir(real, this.allowedDirs, requested).catch((error: unknown) => {
+      throw directoryError(error, requested);
+    });
+  }
+
+  /** Metadata of `requested` without following anything at its end. */
+  async stat(requested: string): Promise<Stats> {
+    return statInside(await this.validate(requested), this.allowedDirs);
+  }
+
+  /** Creates or atomically replaces the file `requested` with `content`. */
+  async writeFile(requested: string, content: string): Promise<void> {
+    await writeFileSafely(await this.validate(requested), content, this.allowedDirs);
+  }
+
+  /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`. */
+  async editFile(requested: string, edits: EditOperation[], dryRun: boolean): Promise<string> {
+    return editFileSafely(await this.validate(requested), edits, dryRun, this.allowedDirs);
+  }
+
+  /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is walked through. */
+  async createDirectory(requested: string): Promise<void> {
+    await makeDirectorySafely(await this.resolve(requested), this.allowedDirs);
+  }
+
+  /** Moves `source` to `destination`, never replacing anything there. */
+  async move(source: string, destination: string): Promise<void> {
+    const from = await this.validate(source);
+    // Lexical only: following an existing destination symlink would report (or refuse) its target
+    // instead of the name being taken; moveNoClobber checks the destination's parent by real path.
+    const to = await this.resolve(destination);
+    await moveNoClobber(from, to, this.allowedDirs);
+  }
+
+  /**
+   * Opens and reads a walk's root (an already validated path); `close` releases it.
+   * @throws when `root` cannot be opened or read, or is outside the allowed directories
+   */
+  openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
+    return openWalkRoot(root, this.allowedDirs);
+  }
+
+  /** Reads entry `name` of a walked directory as a directory; never rejects. */
+  readChild(parent: Listing, name: string, shown: string): Promise<Read> {
+    return strategy().readChild(parent, name, shown);
+  }
+
+  /** Where the symlink at `link` (reached through a walked directory) leads; never rejects. */
+  async followLink(link: string, withSize: boolean): Promise<LinkVerdict> {
+    try {
+      const target = await strategy().followLink(link, withSize);
+      if (target === undefined) return { kind: "dangling" };
+      return isInside(target.real, this.allowedDirs) ? { kind: "inside", target } : { kind: "outside" };
+    } catch {
+      return { kind: "outside" };
+    }
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The platform strategy, chosen once: how a verified directory is held and its
+ * entries reached. `procfd` (Linux) acts through `/proc/self/fd/<fd>/<name>`;
+ * `portable` (macOS, BSD, Windows) uses checked paths. Callers never branch on
+ * the platform: they call `strategy()`.
+ */
+import { existsSync, type Dirent } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { portable } from "./portable.js";
+import { procfd } from "./procfd.js";
+
+/** A directory opened once; its entries are reached as `reach + name`. */
+export interface OpenedDir {
+  /** The directory's real path at the time it was opened. */
+  readonly real: string;
+  /** Prefix that reaches this very directory's entries: `/proc/self/fd/<fd>/`, or its real path and a separator. */
+  readonly reach: string;
+  /** `reach + name`: entry `name` of this directory (`""` is the directory itself). */
+  child(name: string): string;
+  close(): Promise<void>;
+}
+
+/** A directory read during a walk. */
+export interface Listing {
+  entries: Dirent[];
+  /** Prefix that reaches this very directory's entries. */
+  reach: string;
+  /** The fd still to be closed by `release`, or -1. */
+  fd: number;
+}
+
+/** A directory read, or why it could not be read. */
+export type Read = Listing | { error: unknown };
+
+/** Where a symlink met in a walk leads: its real path and size. */
+export interface LinkTarget {
+  real: string;
+  size: number;
+}
+
+/** What differs between the platforms; every method's containment check is done by the caller. */
+export interface Strategy {
+  readonly name: StrategyName;
+  /** link(2) on a symlink links the symlink itself (Linux), rather than what it points to. */
+  readonly linksSymlinks: boolean;
+  /**
+   * Opens directory `target` (following symlinks unless `noFollow`) and reports its real path.
+   * Low-level errors (ENOENT, ENOTDIR, ELOOP…) are rethrown unwrapped for the caller to word.
+   */
+  openDir(target: string, noFollow: boolean): Promise<OpenedDir>;
+  /**
+   * The real path of the object an opened handle refers to (reached as `childPath`).
+   * @throws when the object at `childPath` is no longer the one opened
+   */
+  realPathOf(handle: FileHandle, childPath: string, shown: string): Promise<string>;
+  /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
+  readChild(parent: Listing, name: string, shown: string): Promise<Read>;
+  /**
+   * Follows the symlink at `link`; undefined when its target does not exist. `size` is 0 unless `withSize`.
+   * @throws when the link cannot be resolved (a loop, no permission, a file used as a directory…)
+   */
+  followLink(link: string, withSize: boolean): Promise<LinkTarget | undefined>;
+}
+
+/** The two strategies' names. */
+export type StrategyName = "procfd" | "portable";
+
+// Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act
+// relative to an opened directory. BOUNDED_FS_STRATEGY=portable runs the portable path on Linux
+// (tests run every confinement and walk suite under both).
+const PROC_FD_AVAILABLE = process.platform === "linux" && existsSync("/proc/self/fd");
+let active: Strategy = PROC_FD_AVAILABLE && process.env.BOUNDED_FS_STRATEGY !== "portable" ? procfd : portable;
+
+/** The strategy in use. */
+export function strategy(): Strategy {
+  return active;
+}
+
+/** The strategies this platform can run (both on Linux, portable elsewhere). */
+export function availableStrategies(): StrategyName[] {
+  return PROC_FD_AVAILABLE ? ["procfd", "portable"] : ["portable"];
+}
+
+/**
+ * Switches the strategy (tests run the same suites under each).
+ * @throws when `name` cannot run on this platform
+ */
+export function useStrategy(name: StrategyName): void {
+  if (!availableStrategies().includes(name)) throw new Error(`Strategy ${name} is not available on ${process.platform}`);
+  active = name === "procfd" ? procfd : portable;
+}

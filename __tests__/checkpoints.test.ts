@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FileCheckpoints, identify } from "../src/reading/checkpoints.js";
 import { CheckpointCache, countChars, readWindow } from "../src/reading/index.js";
-import { refWindow, withHandle } from "./support/windows.js";
+import { refWindow, withHandle } from "./support/window-oracle.js";
 
 let dir: string;
 beforeEach(async () => {

@@ -15,6 +15,7 @@ import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState, sandbox } from "./support/hostile.js";
+import { STRATEGIES, strategyEnv } from "./support/fixtures.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let base: string;
@@ -25,7 +26,8 @@ let removeBase: () => Promise<void>;
 const SIBLING_SUFFIXES = [" ", '"', "'", "\n", "\t"];
 const RAW_NAME = Buffer.from([0x62, 0x61, 0x64, 0x2d, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]); // "bad-\xff\xfe.txt"
 
-beforeAll(async () => {
+/** A fresh allowed directory with every attack's fixture, and an outside sibling. */
+async function setUp(): Promise<void> {
   ({ base, root, outside, remove: removeBase } = await sandbox("bfs-escape-"));
   await mkdir(path.join(root, "sub"), { recursive: true });
   await mkdir(path.join(outside, "deep"), { recursive: true });
@@ -54,14 +56,7 @@ beforeAll(async () => {
   await link(path.join(outside, "not-yet.txt"), "dangling-file");
   await link("../outside/not-yet-dir", "dangling-dir");
   await link(`${root} `, "to-sibling");
-  // HOME points outside so that `~` attempts land in the snapshotted directory.
-  server = await connect([root], { env: { HOME: outside } });
-});
-
-afterAll(async () => {
-  await server?.close();
-  await removeBase?.();
-});
+}
 
 const run = (name: string, args: Record<string, unknown>) => call(server.client, name, args);
 
@@ -179,140 +174,153 @@ function checkRefusal(tool: string, result: CallToolResult, a: Attack): void {
   expect(visible.includes(name) || visible.includes(JSON.stringify(name).slice(1, -1)), `${tool}: ${visible.slice(0, 300)}`).toBe(true);
 }
 
-describe("every path-taking tool refuses every escape attempt", () => {
-  let before: Map<string, EntryState>;
-
-  beforeEach(async () => {
-    before = await snapshot(base);
+describe.each(STRATEGIES)("%s strategy", (name) => {
+  beforeAll(async () => {
+    await setUp();
+    // HOME points outside so that `~` attempts land in the snapshotted directory.
+    server = await connect([root], { env: { HOME: outside, ...strategyEnv(name) } });
   });
 
-  it.each(ATTACKS.map((a) => [a.label, a] as const))("%s", async (_label, a) => {
-    const target = a.target();
-    // A move onto an existing name is refused as taken before anything follows the name: the
-    // destination is resolved lexically, so a symlink there is itself the entry that exists.
-    const takenName = !target.includes("/") && (await lstat(path.join(root, target)).then(() => true, () => false));
-    for (const [label, tool, args] of TOOLS) {
-      const result = await run(tool, args(target));
-      try {
-        if (label === "move_file (destination)" && takenName) {
-          expectRefused(result, /^Destination already exists: /, path.join(root, target));
-          continue;
+  afterAll(async () => {
+    await server?.close();
+    await removeBase?.();
+  });
+
+  describe("every path-taking tool refuses every escape attempt", () => {
+    let before: Map<string, EntryState>;
+
+    beforeEach(async () => {
+      before = await snapshot(base);
+    });
+
+    it.each(ATTACKS.map((a) => [a.label, a] as const))("%s", async (_label, a) => {
+      const target = a.target();
+      // A move onto an existing name is refused as taken before anything follows the name: the
+      // destination is resolved lexically, so a symlink there is itself the entry that exists.
+      const takenName = !target.includes("/") && (await lstat(path.join(root, target)).then(() => true, () => false));
+      for (const [label, tool, args] of TOOLS) {
+        const result = await run(tool, args(target));
+        try {
+          if (label === "move_file (destination)" && takenName) {
+            expectRefused(result, /^Destination already exists: /, path.join(root, target));
+            continue;
+          }
+          if (label === "move_file (destination)" && target.startsWith("dir-abs/")) {
+            // The parent is what leads outside, so the refusal names the requested path and where its parent resolves.
+            expectRefused(result, OUTSIDE, `${target} (resolves to ${outside})`);
+            continue;
+          }
+          checkRefusal(tool, result, a);
+        } catch (error) {
+          throw new Error(`${label}: ${(error as Error).message}`, { cause: error });
         }
-        if (label === "move_file (destination)" && target.startsWith("dir-abs/")) {
-          // The parent is what leads outside, so the refusal names the requested path and where its parent resolves.
-          expectRefused(result, OUTSIDE, `${target} (resolves to ${outside})`);
-          continue;
+      }
+      // Nothing changed anywhere: outside, the siblings, and the allowed directory itself.
+      expectSameSnapshot(before, await snapshot(base));
+    });
+
+    it("read-only tools refuse system paths", async () => {
+      for (const target of ["/etc/passwd", "/proc/self/environ", "/etc", "/proc/self/fd/0", "../../../../../../../../etc/shadow"]) {
+        for (const tool of ["read_text_file", "read_media_file", "list_directory", "directory_tree", "get_file_info"]) {
+          const text = expectRefused(await run(tool, { path: target }), OUTSIDE);
+          expect(text).not.toContain("root:");
         }
-        checkRefusal(tool, result, a);
-      } catch (error) {
-        throw new Error(`${label}: ${(error as Error).message}`, { cause: error });
       }
-    }
-    // Nothing changed anywhere: outside, the siblings, and the allowed directory itself.
-    expectSameSnapshot(before, await snapshot(base));
+    });
   });
 
-  it("read-only tools refuse system paths", async () => {
-    for (const target of ["/etc/passwd", "/proc/self/environ", "/etc", "/proc/self/fd/0", "../../../../../../../../etc/shadow"]) {
-      for (const tool of ["read_text_file", "read_media_file", "list_directory", "directory_tree", "get_file_info"]) {
-        const text = expectRefused(await run(tool, { path: target }), OUTSIDE);
-        expect(text).not.toContain("root:");
+  describe("dangling symlinks pointing outside are never written through", () => {
+    it("write_file, edit_file, create_directory and move_file refuse them and create nothing outside", async () => {
+      const before = await snapshot(base);
+      expectRefused(await run("write_file", { path: "dangling-file", content: "pwned" }), /symbolic link/, `${root}/dangling-file`);
+      expectRefused(await run("edit_file", { path: "dangling-file", edits: [{ oldText: "", newText: "x" }] }), /symbolic link/);
+      expectRefused(await run("create_directory", { path: "dangling-dir" }), /symbolic link/, `${root}/dangling-dir`);
+      expectRefused(await run("create_directory", { path: "dangling-dir/inner" }), /symbolic link/, `${root}/dangling-dir`);
+      expectRefused(await run("write_file", { path: "dangling-dir/new.txt", content: "pwned" }), /Parent directory does not exist/, "dangling-dir");
+      expectRefused(await run("move_file", { source: "mover.txt", destination: "dangling-file" }), /Destination already exists/, "dangling-file");
+      expectRefused(await run("read_text_file", { path: "dangling-file" }), /symbolic link|no such file/);
+      expectSameSnapshot(before, await snapshot(base));
+      expect(await readdir(outside)).not.toContain("not-yet.txt");
+      expect(await readdir(outside)).not.toContain("not-yet-dir");
+    });
+  });
+
+  describe("odd names inside the allowed directory stay inside", () => {
+    const ODD = [
+      "line\nbreak.txt",
+      'double"quote.txt',
+      "single'quote.txt",
+      "%2e%2e%2f%2e%2e%2foutside%2fsecret.txt",
+      "..%2f..%2foutside",
+      "back\\slash.txt",
+      "trailing space.txt ",
+      " leading space.txt",
+      "tab\tname.txt",
+      "ünïcødé-😀.txt",
+      "-dash.txt",
+      "*glob?[x].txt",
+    ];
+
+    it.each(ODD.map((name) => [JSON.stringify(name), name] as const))("%s", async (_label, name) => {
+      const outsideBefore = await snapshot(outside);
+      expectOk(await run("write_file", { path: name, content: `content of ${name}` }));
+      expect(await readFile(path.join(root, name), "utf8")).toBe(`content of ${name}`);
+      expect(expectOk(await run("read_text_file", { path: name }))).toBe(`content of ${name}`);
+      expectOk(await run("edit_file", { path: name, edits: [{ oldText: "content", newText: "$& $1 $$" }] }));
+      expect(await readFile(path.join(root, name), "utf8")).toBe(`$& $1 $$ of ${name}`);
+      expectOk(await run("move_file", { source: name, destination: `${name}.moved` }));
+      expect(await readFile(path.join(root, `${name}.moved`), "utf8")).toBe(`$& $1 $$ of ${name}`);
+      expectOk(await run("create_directory", { path: `dir ${name}/inner` }));
+      expect((await readdir(path.join(root, `dir ${name}`)))).toEqual(["inner"]);
+      expectSameSnapshot(outsideBefore, await snapshot(outside));
+    });
+  });
+
+  describe("non-UTF-8 names on disk", () => {
+    it("walkers and listings complete and show the name lossily; writes to the lossy name touch nothing else", async () => {
+      const lossy = RAW_NAME.toString("utf8");
+      expect(lossy).toContain("\ufffd");
+      const outsideBefore = await snapshot(outside);
+      expect(expectOk(await run("list_directory", { path: root }))).toContain(`[FILE] ${lossy}`);
+      expect(expectOk(await run("list_directory_with_sizes", { path: root }))).toContain(lossy);
+      expect(expectOk(await run("directory_tree", { path: root }))).toContain(JSON.stringify(lossy));
+      expect(expectOk(await run("search_files", { path: root, pattern: "bad-*" }))).toContain(lossy);
+      // The decoded name is a different name: reading it finds nothing, writing it creates a new file.
+      expect(textOf(await run("read_text_file", { path: lossy }))).toMatch(/ENOENT|no such file/);
+      expectOk(await run("write_file", { path: lossy, content: "new" }));
+      const raw = Buffer.concat([Buffer.from(`${root}/`), RAW_NAME]);
+      expect(await readFile(raw, "utf8")).toBe("raw inside");
+      expect(await readFile(path.join(root, lossy), "utf8")).toBe("new");
+      expectSameSnapshot(outsideBefore, await snapshot(outside));
+    });
+  });
+
+  describe("the allowed directory itself as a file operand", () => {
+    it("is refused as a directory, not reported as 'outside' because its parent is", async () => {
+      const before = await snapshot(base);
+      for (const target of [root, ".", `${root}/sub/..`]) {
+        const reason = /it is one of the allowed directories, not a file inside one/;
+        expectRefused(await run("read_text_file", { path: target }), reason, root);
+        expectRefused(await run("read_media_file", { path: target }), reason, root);
+        expectRefused(await run("write_file", { path: target, content: "x" }), reason, root);
+        expectRefused(await run("edit_file", { path: target, edits: [{ oldText: "", newText: "x" }] }), reason, root);
+        expectRefused(await run("move_file", { source: target, destination: "moved-root" }), reason, root);
+        expectRefused(await run("move_file", { source: "mover.txt", destination: target }), /^Destination already exists: /);
       }
-    }
+      expectSameSnapshot(before, await snapshot(base));
+    });
   });
-});
 
-describe("dangling symlinks pointing outside are never written through", () => {
-  it("write_file, edit_file, create_directory and move_file refuse them and create nothing outside", async () => {
-    const before = await snapshot(base);
-    expectRefused(await run("write_file", { path: "dangling-file", content: "pwned" }), /symbolic link/, `${root}/dangling-file`);
-    expectRefused(await run("edit_file", { path: "dangling-file", edits: [{ oldText: "", newText: "x" }] }), /symbolic link/);
-    expectRefused(await run("create_directory", { path: "dangling-dir" }), /symbolic link/, `${root}/dangling-dir`);
-    expectRefused(await run("create_directory", { path: "dangling-dir/inner" }), /symbolic link/, `${root}/dangling-dir`);
-    expectRefused(await run("write_file", { path: "dangling-dir/new.txt", content: "pwned" }), /Parent directory does not exist/, "dangling-dir");
-    expectRefused(await run("move_file", { source: "mover.txt", destination: "dangling-file" }), /Destination already exists/, "dangling-file");
-    expectRefused(await run("read_text_file", { path: "dangling-file" }), /symbolic link|no such file/);
-    expectSameSnapshot(before, await snapshot(base));
-    expect(await readdir(outside)).not.toContain("not-yet.txt");
-    expect(await readdir(outside)).not.toContain("not-yet-dir");
-  });
-});
-
-describe("odd names inside the allowed directory stay inside", () => {
-  const ODD = [
-    "line\nbreak.txt",
-    'double"quote.txt',
-    "single'quote.txt",
-    "%2e%2e%2f%2e%2e%2foutside%2fsecret.txt",
-    "..%2f..%2foutside",
-    "back\\slash.txt",
-    "trailing space.txt ",
-    " leading space.txt",
-    "tab\tname.txt",
-    "ünïcødé-😀.txt",
-    "-dash.txt",
-    "*glob?[x].txt",
-  ];
-
-  it.each(ODD.map((name) => [JSON.stringify(name), name] as const))("%s", async (_label, name) => {
-    const outsideBefore = await snapshot(outside);
-    expectOk(await run("write_file", { path: name, content: `content of ${name}` }));
-    expect(await readFile(path.join(root, name), "utf8")).toBe(`content of ${name}`);
-    expect(expectOk(await run("read_text_file", { path: name }))).toBe(`content of ${name}`);
-    expectOk(await run("edit_file", { path: name, edits: [{ oldText: "content", newText: "$& $1 $$" }] }));
-    expect(await readFile(path.join(root, name), "utf8")).toBe(`$& $1 $$ of ${name}`);
-    expectOk(await run("move_file", { source: name, destination: `${name}.moved` }));
-    expect(await readFile(path.join(root, `${name}.moved`), "utf8")).toBe(`$& $1 $$ of ${name}`);
-    expectOk(await run("create_directory", { path: `dir ${name}/inner` }));
-    expect((await readdir(path.join(root, `dir ${name}`)))).toEqual(["inner"]);
-    expectSameSnapshot(outsideBefore, await snapshot(outside));
-  });
-});
-
-describe("non-UTF-8 names on disk", () => {
-  it("walkers and listings complete and show the name lossily; writes to the lossy name touch nothing else", async () => {
-    const lossy = RAW_NAME.toString("utf8");
-    expect(lossy).toContain("\ufffd");
-    const outsideBefore = await snapshot(outside);
-    expect(expectOk(await run("list_directory", { path: root }))).toContain(`[FILE] ${lossy}`);
-    expect(expectOk(await run("list_directory_with_sizes", { path: root }))).toContain(lossy);
-    expect(expectOk(await run("directory_tree", { path: root }))).toContain(JSON.stringify(lossy));
-    expect(expectOk(await run("search_files", { path: root, pattern: "bad-*" }))).toContain(lossy);
-    // The decoded name is a different name: reading it finds nothing, writing it creates a new file.
-    expect(textOf(await run("read_text_file", { path: lossy }))).toMatch(/ENOENT|no such file/);
-    expectOk(await run("write_file", { path: lossy, content: "new" }));
-    const raw = Buffer.concat([Buffer.from(`${root}/`), RAW_NAME]);
-    expect(await readFile(raw, "utf8")).toBe("raw inside");
-    expect(await readFile(path.join(root, lossy), "utf8")).toBe("new");
-    expectSameSnapshot(outsideBefore, await snapshot(outside));
-  });
-});
-
-describe("the allowed directory itself as a file operand", () => {
-  it("is refused as a directory, not reported as 'outside' because its parent is", async () => {
-    const before = await snapshot(base);
-    for (const target of [root, ".", `${root}/sub/..`]) {
-      const reason = /it is one of the allowed directories, not a file inside one/;
-      expectRefused(await run("read_text_file", { path: target }), reason, root);
-      expectRefused(await run("read_media_file", { path: target }), reason, root);
-      expectRefused(await run("write_file", { path: target, content: "x" }), reason, root);
-      expectRefused(await run("edit_file", { path: target, edits: [{ oldText: "", newText: "x" }] }), reason, root);
-      expectRefused(await run("move_file", { source: target, destination: "moved-root" }), reason, root);
-      expectRefused(await run("move_file", { source: "mover.txt", destination: target }), /^Destination already exists: /);
-    }
-    expectSameSnapshot(before, await snapshot(base));
-  });
-});
-
-describe("hard links (out of scope for reads, see docs/SECURITY.md)", () => {
-  it("write_file and edit_file replace the link and never change the outside name's content", async () => {
-    const outsideFile = path.join(outside, "linked.txt");
-    await writeFile(outsideFile, "outside original\n");
-    await link(outsideFile, path.join(root, "hard.txt"));
-    expectOk(await run("edit_file", { path: "hard.txt", edits: [{ oldText: "original", newText: "edited" }] }));
-    expect(await readFile(path.join(root, "hard.txt"), "utf8")).toBe("outside edited\n");
-    expectOk(await run("write_file", { path: "hard.txt", content: "rewritten\n" }));
-    expect(await readFile(path.join(root, "hard.txt"), "utf8")).toBe("rewritten\n");
-    expect(await readFile(outsideFile, "utf8")).toBe("outside original\n");
+  describe("hard links (out of scope for reads, see docs/SECURITY.md)", () => {
+    it("write_file and edit_file replace the link and never change the outside name's content", async () => {
+      const outsideFile = path.join(outside, "linked.txt");
+      await writeFile(outsideFile, "outside original\n");
+      await link(outsideFile, path.join(root, "hard.txt"));
+      expectOk(await run("edit_file", { path: "hard.txt", edits: [{ oldText: "original", newText: "edited" }] }));
+      expect(await readFile(path.join(root, "hard.txt"), "utf8")).toBe("outside edited\n");
+      expectOk(await run("write_file", { path: "hard.txt", content: "rewritten\n" }));
+      expect(await readFile(path.join(root, "hard.txt"), "utf8")).toBe("rewritten\n");
+      expect(await readFile(outsideFile, "utf8")).toBe("outside original\n");
+    });
   });
 });

@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { splitsPair, TextSink } from "../src/bounded.js";
 import { CheckpointCache, headInto, readWindow, tailInto } from "../src/reading/index.js";
-import { refWindow } from "./support/windows.js";
+import { refWindow } from "./support/window-oracle.js";
 
 let dir: string;
 let n = 0;

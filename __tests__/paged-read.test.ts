@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { CheckpointCache, countChars, headInto, readWindow, streamInto, tailInto } from "../src/reading/index.js";
-import { refWindow, withHandle } from "./support/windows.js";
+import { refWindow, withHandle } from "./support/window-oracle.js";
 
 let dir: string;
 let n = 0;

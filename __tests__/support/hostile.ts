@@ -177,6 +177,8 @@ export interface RawServer {
   readonly child: ChildProcess;
   /** Writes raw bytes (one or more lines) to the server's stdin. */
   write(data: string | Buffer): void;
+  /** Resolves with the first notification of `method` the server sends from now on (rejects after `ms`). */
+  notification(method: string, ms?: number): Promise<Record<string, unknown>>;
   /** Sends a request and resolves with the response carrying its id (rejects after `ms`). */
   request(method: string, params: unknown, ms?: number): Promise<{ result?: unknown; error?: { code: number; message: string } }>;
   /** Resolves with the exit code (or signal name) once the process has exited, or "timeout" after `ms`. */
@@ -191,6 +193,7 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
   let buffered = "";
   let stderr = "";
   const waiting = new Map<number, (message: Record<string, unknown>) => void>();
+  const watchers = new Set<(message: Record<string, unknown>) => void>();
   child.stdout!.on("data", (chunk: Buffer) => {
     buffered += chunk.toString("utf8");
     let nl: number;
@@ -199,6 +202,7 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
       buffered = buffered.slice(nl + 1);
       const message = JSON.parse(line) as Record<string, unknown>;
       if (typeof message.id === "number") waiting.get(message.id)?.(message);
+      else for (const watch of [...watchers]) watch(message);
     }
   });
   child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
@@ -208,6 +212,18 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
   const raw: RawServer = {
     child,
     write: (data) => void child.stdin!.write(data),
+    notification(method, ms = 10_000) {
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no ${method} notification within ${ms} ms`)), ms);
+        const watch = (message: Record<string, unknown>): void => {
+          if (message.method !== method) return;
+          clearTimeout(timer);
+          watchers.delete(watch);
+          resolve(message);
+        };
+        watchers.add(watch);
+      });
+    },
     request(method, params, ms = 10_000) {
       const id = nextId++;
       return new Promise((resolve, reject) => {

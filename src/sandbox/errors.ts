@@ -72,8 +72,8 @@ export function notRegular(shown: string, st: Stats | BigIntStats): SafeFsError 
 }
 
 /** A Node-style system error for a condition detected without a syscall. */
-export function errnoError(code: "ELOOP" | "ENOTDIR", target: string): NodeJS.ErrnoException {
-  const text = code === "ELOOP" ? "is a symbolic link" : "not a directory";
+export function errnoError(code: "ELOOP" | "ENOTDIR" | "ENAMETOOLONG", target: string): NodeJS.ErrnoException {
+  const text = { ELOOP: "is a symbolic link", ENOTDIR: "not a directory", ENAMETOOLONG: "name too long" }[code];
   const err: NodeJS.ErrnoException = new Error(`${code}: ${text}, '${target}'`);
   err.code = code;
   err.errno = -osConstants.errno[code];

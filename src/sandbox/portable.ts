@@ -18,11 +18,16 @@ import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
 import type { Strategy } from "./strategy.js";
 
+// open(2) refuses a path this long with ENAMETOOLONG at once; realpath(3) may walk it first, and
+// mkdir -p walks up one component per call, so without this bound a 66 KB path costs minutes.
+const PATH_MAX = process.platform === "linux" ? 4096 : process.platform === "win32" ? 32_767 : 1024;
+
 /** The path-based strategy. */
 export const portable: Strategy = {
   name: "portable",
   linksSymlinks: false,
   async openDir(target, noFollow) {
+    if (Buffer.byteLength(target) >= PATH_MAX) throw errnoError("ENAMETOOLONG", target);
     if (noFollow && (await fs.lstat(target)).isSymbolicLink()) throw errnoError("ELOOP", target);
     const real = await fs.realpath(target);
     if (!(await fs.stat(real)).isDirectory()) throw errnoError("ENOTDIR", target);

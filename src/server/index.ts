@@ -9,14 +9,13 @@ import {
   ListToolsRequestSchema,
   RootsListChangedNotificationSchema,
   type CallToolResult,
-  type Tool,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { boundError, runBounded } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 import { Sandbox } from "../sandbox/index.js";
-import { TOOLS, type ToolDefinition } from "../tools/index.js";
+import { listedTool, TOOLS } from "../tools/index.js";
 import { VERSION, type Limits } from "./config.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
@@ -43,11 +42,6 @@ function describeIssues(tool: string, error: z.ZodError, args: unknown): string 
   return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
 }
 
-function toListedTool(tool: ToolDefinition, schema: z.ZodObject, limits: Limits): Tool {
-  const inputSchema = z.toJSONSchema(schema, { target: "draft-7", io: "input" }) as Tool["inputSchema"];
-  return { name: tool.name, title: tool.title, description: tool.description(limits), inputSchema, annotations: tool.annotations };
-}
-
 /** Creates the server; connect it to a transport to serve. */
 export function buildServer(options: ServerOptions): Server {
   const { limits } = options;
@@ -56,7 +50,7 @@ export function buildServer(options: ServerOptions): Server {
   let allowedDirs: readonly string[] = [...options.directories];
   const cache = new CheckpointCache();
   const tools = new Map(TOOLS.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
-  const listed = [...tools.values()].map(({ tool, schema }) => toListedTool(tool, schema, limits));
+  const listed = TOOLS.map((tool) => listedTool(tool, limits));
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });
 

@@ -5,6 +5,7 @@ import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read
 import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
 
 export type { ToolContext, ToolDefinition } from "./context.js";
+export { listedTool } from "./listed.js";
 
 /** All 14 tools, in the order tools/list reports them. */
 export const TOOLS: readonly ToolDefinition[] = [

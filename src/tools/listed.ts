@@ -1,0 +1,34 @@
+/**
+ * A tool definition as tools/list shows it: the JSON Schema of its input
+ * without the noise a model pays for and cannot use (`$schema`, the safe-integer
+ * bounds zod adds to every integer).
+ */
+import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import type { Limits } from "../server/config.js";
+import type { ToolDefinition } from "./context.js";
+
+function withoutNoise(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withoutNoise);
+  if (node === null || typeof node !== "object") return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === "$schema") continue;
+    if (key === "maximum" && value === Number.MAX_SAFE_INTEGER) continue;
+    if (key === "minimum" && value === Number.MIN_SAFE_INTEGER) continue;
+    out[key] = withoutNoise(value);
+  }
+  return out;
+}
+
+/** The tools/list entry of `tool` under `limits`. */
+export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
+  const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
+  return {
+    name: tool.name,
+    title: tool.title,
+    description: tool.description(limits),
+    inputSchema: withoutNoise(schema) as Tool["inputSchema"],
+    annotations: tool.annotations,
+  };
+}

@@ -86,7 +86,7 @@ export async function streamedDiff(doc: PatchedDoc, path: string, pause: () => P
     await pause();
     const start = await index.offsetOfLine(from);
     const end = await index.offsetOfLine(to);
-    const before = (await index.range(start, end)).toString("utf8");
+    const before = normalizeLineEndings((await index.range(start, end)).toString("utf8"));
     const newStart = doc.toDocBefore(start);
     const after = normalizeLineEndings((await doc.slice(newStart, doc.toDoc(end))).toString("utf8"));
     for (const h of windowHunks(before, after, path)) {

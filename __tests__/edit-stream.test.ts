@@ -146,3 +146,59 @@ describe("streamEdit equals the in-memory reference", () => {
     );
   });
 });
+
+const WORDS = ["alpha", "beta", "gamma", "  delta", "\tepsilon", "", "}", "  return x;", "é😀", "zeta eta"];
+
+/** Longer LF files, so edits fall in separate diff windows and hunks. */
+const longTextArb = fc
+  .tuple(fc.array(fc.tuple(fc.constantFrom(...WORDS), fc.nat(400)), { minLength: 20, maxLength: 300 }), fc.boolean())
+  .map(([lines, final]) => lines.map(([w, n]) => `${w}${n % 7 === 0 ? "" : n}`).join("\n") + (final ? "\n" : ""));
+
+describe("streamEdit on longer files", () => {
+  it("edits far apart: separate hunks, byte-identical text and diff", async () => {
+    await fc.assert(
+      fc.asyncProperty(longTextArb, fc.array(stepArb, { minLength: 1, maxLength: 10 }), fc.constantFrom(16, 64, 4096), async (text, steps, blockBytes) => {
+        const bytes = Buffer.from(text);
+        const edits = buildEdits(text, steps);
+        const ref = reference(bytes, edits);
+        if ("error" in ref) {
+          await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
+          return;
+        }
+        const got = await run(bytes, edits, { blockBytes });
+        expect(got.out.toString("utf8")).toBe(ref.text);
+        expect(got.diff).toBe(ref.diff);
+      }),
+      { numRuns: Number(process.env.RUNS ?? 150) },
+    );
+  });
+});
+
+describe("streamEdit with many edits in one call", () => {
+  it("many long exact edits (found together by the rolling hash) equal the reference", async () => {
+    const many = fc.array(fc.record({ a: fc.nat(), b: fc.nat(32), newText: fc.constantFrom("", "X", "line\nbreak", "gamma77") }), {
+      minLength: 8,
+      maxLength: 25,
+    });
+    await fc.assert(
+      fc.asyncProperty(longTextArb, many, fc.constantFrom(32, 4096), async (text, picks, blockBytes) => {
+        const bytes = Buffer.from(text);
+        const edits: EditOperation[] = [];
+        let current = text;
+        for (const { a, b, newText } of picks) {
+          const chars = Array.from(current);
+          const from = a % Math.max(1, chars.length - 8);
+          const oldText = chars.slice(from, from + 8 + b).join("");
+          edits.push({ oldText, newText });
+          current = applyEdits(current, [{ oldText, newText }]);
+        }
+        const ref = reference(bytes, edits);
+        if ("error" in ref) throw new Error(ref.error);
+        const got = await run(bytes, edits, { blockBytes });
+        expect(got.out.toString("utf8")).toBe(ref.text);
+        expect(got.diff).toBe(ref.diff);
+      }),
+      { numRuns: Number(process.env.RUNS ?? 100) },
+    );
+  });
+});

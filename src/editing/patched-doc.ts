@@ -77,26 +77,30 @@ export class PatchedDoc {
 
   /** Edited bytes [x, y). */
   async slice(x: number, y: number): Promise<Buffer> {
-    const parts: Buffer[] = [];
+    // Pieces are collected first and only the original ranges awaited: most patches lie
+    // before x, and awaiting once per patch made every window cost a promise per patch.
+    const pieces: (Buffer | [number, number])[] = [];
     let doc = 0;
     let orig = 0;
-    const takeOriginal = async (until: number): Promise<void> => {
+    const takeOriginal = (until: number): void => {
       const from = Math.max(x, doc);
       const to = Math.min(y, doc + until - orig);
-      if (to > from) parts.push(await this.index.range(orig + from - doc, orig + to - doc));
+      if (to > from) pieces.push([orig + from - doc, orig + to - doc]);
       doc += until - orig;
     };
     for (const p of this.patches) {
       if (doc >= y) break;
-      await takeOriginal(p.start);
+      takeOriginal(p.start);
       const from = Math.max(x, doc);
       const to = Math.min(y, doc + p.text.length);
-      if (to > from) parts.push(p.text.subarray(from - doc, to - doc));
+      if (to > from) pieces.push(p.text.subarray(from - doc, to - doc));
       doc += p.text.length;
       orig = p.end;
     }
-    if (doc < y) await takeOriginal(this.index.normSize);
-    return Buffer.concat(parts);
+    if (doc < y) takeOriginal(this.index.normSize);
+    const parts: Buffer[] = [];
+    for (const piece of pieces) parts.push(Buffer.isBuffer(piece) ? piece : await this.index.range(piece[0], piece[1]));
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
   }
 
   /** Replaces edited bytes [x, y) with `text`, merging every patch it meets or touches. */

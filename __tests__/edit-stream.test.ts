@@ -202,3 +202,117 @@ describe("streamEdit with many edits in one call", () => {
     );
   });
 });
+
+describe("streamEdit: endings, encoding, limits", () => {
+  it("keeps every line's own ending outside the edit, and a BOM", async () => {
+    const raw = Buffer.from("\uFEFFone\r\ntwo\nthree\rfour\r\nfive target six\r\nseven\n");
+    const { out } = await run(raw, [{ oldText: "target", newText: "hit" }], { blockBytes: 3 });
+    expect(out.toString("utf8")).toBe("\uFEFFone\r\ntwo\nthree\rfour\r\nfive hit six\r\nseven\n");
+  });
+
+  it("writes newText's line breaks in the ending of the line where the edit starts", async () => {
+    const raw = Buffer.from("a\nb target\r\nc\n");
+    const { out } = await run(raw, [{ oldText: "target", newText: "x\ny\r\nz" }]);
+    expect(out.toString("utf8")).toBe("a\nb x\r\ny\r\nz\r\nc\n");
+    const lf = await run(Buffer.from("a\r\nb target\nc\r\n"), [{ oldText: "target", newText: "x\ny" }]);
+    expect(lf.out.toString("utf8")).toBe("a\r\nb x\ny\nc\r\n");
+  });
+
+  it("a whitespace-tolerant edit of a CRLF file keeps CRLF around and inside it", async () => {
+    const raw = Buffer.from("keep\r\n    if (a) {\r\n        go();\r\n    }\r\nend\r\n");
+    const edits = [{ oldText: "if (a) {\n    go();\n}", newText: "if (b) {\n    stop();\n}" }];
+    const { out, diff } = await run(raw, edits);
+    // Upstream's re-basing: "}" has no indentation in newText, so it is taken verbatim.
+    expect(out.toString("utf8")).toBe("keep\r\n    if (b) {\r\n    stop();\r\n}\r\nend\r\n");
+    expect(diff).toBe(reference(raw, edits).diff);
+  });
+
+  it.each([
+    ["an invalid byte", Buffer.from([0x61, 0x0a, 0xff, 0x62])],
+    ["a 4-byte character cut at the end", Buffer.from("ab😀").subarray(0, 5)],
+    ["an overlong encoding across blocks", Buffer.from([0x61, 0x61, 0xc0, 0x80, 0x61])],
+  ])("refuses a file with %s, naming it", async (_, raw) => {
+    await expect(run(raw, [{ oldText: "a", newText: "b" }], { blockBytes: 2 })).rejects.toThrow(
+      /Cannot edit \/t\/f\.txt: it is not valid UTF-8 text/,
+    );
+  });
+
+  it("names the edit that matched nowhere after the unchanged prefix", async () => {
+    const raw = Buffer.from("alpha\nbeta\n");
+    const edits = [{ oldText: "alpha", newText: "gamma" }, { oldText: "alpha", newText: "x" }];
+    await expect(run(raw, edits)).rejects.toThrow("Could not find exact match for edit:\nalpha\n(edits[1], edit 2 of 2");
+  });
+
+  it("refuses an edit text with a lone surrogate", async () => {
+    await expect(run(Buffer.from("a"), [{ oldText: "a", newText: "\uD800" }])).rejects.toThrow(/edits\[0\]\.newText is not well-formed/);
+  });
+
+  it("a later edit may match text an earlier edit inserted, across block boundaries", async () => {
+    const raw = Buffer.from("x".repeat(5000) + "\nneedle\n" + "y".repeat(5000));
+    const edits = [
+      { oldText: "needle", newText: "hay😀stack" },
+      { oldText: "x\nhay😀", newText: "[joined]" },
+      { oldText: "[joined]stack\nyy", newText: "done" },
+    ];
+    const got = await run(raw, edits, { blockBytes: 7 });
+    expect(got.out.toString("utf8")).toBe(applyEdits(raw.toString("utf8"), edits));
+    expect(got.diff).toBe(reference(raw, edits).diff);
+  });
+
+  it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
+    const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
+    const raw = Buffer.from(lines.join("\n") + "\n");
+    const edits = Array.from({ length: 200 }, (_, k) => ({ oldText: `line ${k * 20} with some text\n  line ${k * 20 + 1} with some text`, newText: `changed ${k}` }));
+    const reads = { count: 0 };
+    const blockBytes = 4096;
+    const result = await streamEdit({ source: memSource(raw, reads), edits, path: "/t/f.txt", blockBytes });
+    expect(result.diff).toBe(reference(raw, edits).diff);
+    const blocks = Math.ceil(raw.length / blockBytes);
+    // Two passes (exact, tolerant) plus the cache's single reads of each block, and one look per edit for its line ending.
+    expect(reads.count).toBeLessThanOrEqual(3 * blocks + 2 * edits.length);
+  });
+});
+
+describe("streamEdit: cancellation and fairness", () => {
+  const big = Buffer.from(Array.from({ length: 20000 }, (_, i) => `row ${i}`).join("\n"));
+
+  it("stops when the signal aborts, before writing anything", async () => {
+    const controller = new AbortController();
+    const reads = { count: 0 };
+    const source = memSource(big, reads);
+    const aborting: ByteSource = {
+      size: source.size,
+      read: async (p, l) => {
+        if (reads.count === 3) controller.abort(new Error("cancelled by test"));
+        return source.read(p, l);
+      },
+    };
+    const written: Buffer[] = [];
+    const edit = streamEdit({
+      source: aborting,
+      edits: [{ oldText: "row 19999", newText: "x" }],
+      signal: controller.signal,
+      blockBytes: 1024,
+      write: async (c) => void written.push(c),
+    });
+    await expect(edit).rejects.toThrow("cancelled by test");
+    expect(reads.count).toBeLessThan(6);
+    expect(written).toHaveLength(0);
+  });
+
+  it("lets other callbacks run while it works", async () => {
+    let ticks = 0;
+    let running = true;
+    const tick = (): void => {
+      ticks++;
+      if (running) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const before = ticks;
+    const edits = Array.from({ length: 50 }, (_, k) => ({ oldText: `  row ${k * 300}`, newText: `r${k}` }));
+    await streamEdit({ source: memSource(big), edits, blockBytes: 1024, sliceMs: 0 });
+    const during = ticks - before;
+    running = false;
+    expect(during).toBeGreaterThan(0);
+  });
+});

@@ -26,15 +26,32 @@ export class PatchedDoc {
     return n;
   }
 
-  /** Document offset where each patch's text starts. */
+  private starts: number[] | undefined;
+
+  /** Document offset where each patch's text starts (computed once per edit). */
   docStarts(): number[] {
+    if (this.starts !== undefined) return this.starts;
     const out: number[] = [];
     let shift = 0;
     for (const p of this.patches) {
       out.push(p.start + shift);
       shift += delta(p);
     }
+    this.starts = out;
     return out;
+  }
+
+  /** Index of the first patch whose text ends at or after document offset `x`. */
+  private firstEndingFrom(x: number): number {
+    const starts = this.docStarts();
+    let lo = 0;
+    let hi = this.patches.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((starts[mid] ?? 0) + (this.patches[mid]?.text.length ?? 0) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
   }
 
   /** Document offset of original offset `p`, which lies outside every replaced range. */
@@ -80,16 +97,18 @@ export class PatchedDoc {
     // Pieces are collected first and only the original ranges awaited: most patches lie
     // before x, and awaiting once per patch made every window cost a promise per patch.
     const pieces: (Buffer | [number, number])[] = [];
-    let doc = 0;
-    let orig = 0;
+    const first = this.firstEndingFrom(x);
+    const before = this.patches[first - 1];
+    let doc = before === undefined ? 0 : (this.docStarts()[first - 1] ?? 0) + before.text.length;
+    let orig = before === undefined ? 0 : before.end;
     const takeOriginal = (until: number): void => {
       const from = Math.max(x, doc);
       const to = Math.min(y, doc + until - orig);
       if (to > from) pieces.push([orig + from - doc, orig + to - doc]);
       doc += until - orig;
     };
-    for (const p of this.patches) {
-      if (doc >= y) break;
+    for (let i = first; i < this.patches.length && doc < y; i++) {
+      const p = this.patches[i] as Patch;
       takeOriginal(p.start);
       const from = Math.max(x, doc);
       const to = Math.min(y, doc + p.text.length);
@@ -106,6 +125,7 @@ export class PatchedDoc {
   /** Replaces edited bytes [x, y) with `text`, merging every patch it meets or touches. */
   replace(x: number, y: number, text: Buffer): void {
     const starts = this.docStarts();
+    this.starts = undefined;
     let shift = 0;
     let first = -1;
     let last = -1;

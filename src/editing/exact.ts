@@ -33,10 +33,10 @@ export class ExactFinder {
     patterns.forEach((p, i) => {
       if (p !== undefined && p.length > 0) this.pending.push(i);
     });
-    this.keep = Math.max(0, ...this.pending.map((i) => (patterns[i]?.length ?? 1) - 1));
+    this.keep = this.pending.reduce((most, i) => Math.max(most, (patterns[i]?.length ?? 1) - 1), 0);
     const long = this.pending.filter((i) => (patterns[i]?.length ?? 0) >= MIN_HASHED);
     if (long.length < MANY) return;
-    this.span = Math.min(HASH_SPAN, ...long.map((i) => patterns[i]?.length ?? 0));
+    this.span = long.reduce((least, i) => Math.min(least, patterns[i]?.length ?? 0), HASH_SPAN);
     for (const i of long) {
       const h = hashOf(patterns[i] as Buffer, 0, this.span);
       this.byHash.set(h, [...(this.byHash.get(h) ?? []), i]);

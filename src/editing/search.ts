@@ -6,7 +6,7 @@
  * occurrence on, for that edit alone) only when an earlier edit destroyed the occurrence.
  */
 import { ExactFinder } from "./exact.js";
-import type { PatchedDoc } from "./patched-doc.js";
+import type { Patch, PatchedDoc } from "./patched-doc.js";
 import type { SourceIndex } from "./source-index.js";
 import { type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
 
@@ -25,8 +25,27 @@ interface WindowLine {
   text: string | null;
 }
 
+/** Text around a patch, kept while no edit touches it; offsets are relative to the patch's start. */
+interface ExactWindow {
+  from: number;
+  to: number;
+  text: Buffer;
+}
+
+interface LineWindow {
+  from: number;
+  to: number;
+  lines: WindowLine[];
+  texts: (string | null)[];
+}
+
 /** Finds edits' matches in a PatchedDoc, reusing what the first pass over the file found. */
 export class EditSearch {
+  // Every edit looks around every patch before its candidate; the text there changes only when an
+  // edit touches it, so each patch's windows are read once and reused by the edits after.
+  private readonly exactWindows = new WeakMap<Patch, ExactWindow>();
+  private readonly lineWindows = new WeakMap<Patch, LineWindow>();
+
   constructor(
     private readonly doc: PatchedDoc,
     private readonly index: SourceIndex,
@@ -36,7 +55,50 @@ export class EditSearch {
     readonly lineHints: (LineMatch | undefined | null)[],
     private readonly maxLineBytes: number,
     private readonly pause: () => Promise<void>,
+    /** Longest old text in bytes: the reach of the exact windows. */
+    private readonly radius: number,
+    /** Most lines in an old text, plus one: the reach of the line windows. */
+    private readonly around: number,
   ) {}
+
+  /** Replaces document bytes [x, y) and forgets the windows that saw them. */
+  replace(x: number, y: number, text: Buffer): void {
+    const { doc } = this;
+    const starts = doc.docStarts();
+    doc.patches.forEach((p, i) => {
+      const ds = starts[i] ?? 0;
+      const seen = (w: { from: number; to: number } | undefined): boolean => w !== undefined && ds + w.from - 1 <= y && ds + w.to >= x;
+      if (seen(this.exactWindows.get(p))) this.exactWindows.delete(p);
+      if (seen(this.lineWindows.get(p))) this.lineWindows.delete(p);
+    });
+    doc.replace(x, y, text);
+  }
+
+  private async exactWindow(p: Patch, ds: number, length: number): Promise<ExactWindow> {
+    let w = this.exactWindows.get(p);
+    if (w === undefined) {
+      const from = Math.max(0, ds - this.radius);
+      const to = Math.min(length, ds + p.text.length + this.radius);
+      w = { from: from - ds, to: to - ds, text: await this.doc.slice(from, to) };
+      this.exactWindows.set(p, w);
+    }
+    return w;
+  }
+
+  private async lineWindowOf(p: Patch, ds: number): Promise<LineWindow> {
+    let w = this.lineWindows.get(p);
+    if (w === undefined) {
+      const lines = await this.lineWindow(ds - 1, ds + p.text.length + 1, this.around);
+      for (const line of lines) {
+        line.start -= ds;
+        line.end -= ds;
+      }
+      const from = lines[0]?.start ?? 0;
+      w = { from, to: lines[lines.length - 1]?.end ?? from, lines, texts: lines.map((l) => l.text) };
+      this.lineWindows.set(p, w);
+    }
+    return w;
+  }
 
   /** Document offset of the first exact occurrence of `pattern` (edit `k`), or undefined. */
   async exact(k: number, pattern: Buffer): Promise<number | undefined> {
@@ -50,11 +112,11 @@ export class EditSearch {
     const starts = doc.docStarts();
     const length = doc.length;
     for (let i = 0; i < doc.patches.length; i++) {
-      const from = Math.max(0, (starts[i] ?? 0) - size);
-      if (best !== undefined && from >= best) break;
-      const to = Math.min(length, (starts[i] ?? 0) + (doc.patches[i]?.text.length ?? 0) + size);
-      const at = (await doc.slice(from, to)).indexOf(pattern);
-      if (at !== -1 && (best === undefined || from + at < best)) best = from + at;
+      const ds = starts[i] ?? 0;
+      const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
+      if (best !== undefined && ds + w.from >= best) break;
+      const at = w.text.indexOf(pattern);
+      if (at !== -1 && (best === undefined || ds + w.from + at < best)) best = ds + w.from + at;
       await this.pause();
     }
     return best;
@@ -85,16 +147,15 @@ export class EditSearch {
       best = { start: doc.toDoc(m.lineStart), end: doc.toDoc(m.lineEnd), firstLine };
     }
     const starts = doc.docStarts();
-    const around = pattern.pattern.length + 1;
     for (let i = 0; i < doc.patches.length; i++) {
       const ds = starts[i] ?? 0;
-      const lines = await this.lineWindow(ds - 1, ds + (doc.patches[i]?.text.length ?? 0) + 1, around);
-      if (best !== undefined && (lines[0]?.start ?? 0) >= best.start) break;
-      const at = pattern.findIn(lines.map((l) => l.text));
-      const first = lines[at];
-      const last = lines[at + pattern.pattern.length - 1];
-      if (first !== undefined && last !== undefined && (best === undefined || first.start < best.start)) {
-        best = { start: first.start, end: last.end, firstLine: first.text ?? "" };
+      const w = await this.lineWindowOf(doc.patches[i] as Patch, ds);
+      if (best !== undefined && ds + w.from >= best.start) break;
+      const at = pattern.findIn(w.texts);
+      const first = w.lines[at];
+      const last = w.lines[at + pattern.pattern.length - 1];
+      if (first !== undefined && last !== undefined && (best === undefined || ds + first.start < best.start)) {
+        best = { start: ds + first.start, end: ds + last.end, firstLine: first.text ?? "" };
       }
       await this.pause();
     }

@@ -86,7 +86,6 @@ function withEnding(text: Buffer, ending: string): Buffer {
 
 /** Applies every edit to the document, in order, each to the result of the ones before. */
 async function applyAll(
-  doc: PatchedDoc,
   edits: PreparedEdit[],
   given: readonly EditOperation[],
   search: EditSearch,
@@ -95,12 +94,12 @@ async function applyAll(
   for (const [k, edit] of edits.entries()) {
     await pause();
     if (edit.pattern.length === 0) {
-      doc.replace(0, 0, Buffer.from(edit.newText));
+      search.replace(0, 0, Buffer.from(edit.newText));
       continue;
     }
     const at = await search.exact(k, edit.pattern);
     if (at !== undefined) {
-      doc.replace(at, at + edit.pattern.length, Buffer.from(edit.newText));
+      search.replace(at, at + edit.pattern.length, Buffer.from(edit.newText));
       continue;
     }
     edit.lines ??= new LinePattern(edit.oldText.split("\n"));
@@ -111,7 +110,7 @@ async function applyAll(
           "applied to the text as the edits before it left it)",
       );
     }
-    doc.replace(match.start, match.end, Buffer.from(rebase(match.firstLine, edit.lines.oldLines, edit.newText)));
+    search.replace(match.start, match.end, Buffer.from(rebase(match.firstLine, edit.lines.oldLines, edit.newText)));
   }
 }
 
@@ -180,8 +179,10 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
     });
   }
   const doc = new PatchedDoc(index);
-  const search = new EditSearch(doc, index, exact.found.slice(), lineHints, maxLineBytes, pause);
-  await applyAll(doc, edits, options.edits, search, pause);
+  const radius = edits.reduce((most, e) => Math.max(most, e.pattern.length), 1);
+  const around = edits.reduce((most, e) => Math.max(most, e.oldText.split("\n").length), 1) + 1;
+  const search = new EditSearch(doc, index, exact.found.slice(), lineHints, maxLineBytes, pause, radius, around);
+  await applyAll(edits, options.edits, search, pause);
   const diff = fenceDiff(await streamedDiff(doc, path, pause));
   const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
   return { diff, bytesWritten };

@@ -98,7 +98,7 @@ export class TolerantFinder {
     private readonly maxLineBytes: number,
   ) {
     this.lineStart = from;
-    this.ring = Math.max(1, ...patterns.map((p) => p?.pattern.length ?? 0)) + 1;
+    this.ring = patterns.reduce((most, p) => Math.max(most, p?.pattern.length ?? 0), 1) + 1;
     this.found = patterns.map(() => undefined);
     this.matched = patterns.map(() => 0);
     this.lastLine = patterns.map(() => -2);

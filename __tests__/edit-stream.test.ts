@@ -266,6 +266,28 @@ describe("streamEdit: endings, encoding, limits", () => {
     expect(got.diff).toBe(refDiff(raw, edits));
   });
 
+  it("an empty oldText inserts at the start, as upstream's indexOf(\"\") does", async () => {
+    const raw = Buffer.from("\uFEFFbody\r\n");
+    const edits = [{ oldText: "", newText: "head\n" }];
+    const { out } = await run(raw, edits);
+    expect(out.toString("utf8")).toBe("head\r\n\uFEFFbody\r\n");
+  });
+
+  it("a file of many default-size blocks equals the reference byte for byte", async () => {
+    const lines = Array.from({ length: 60000 }, (_, i) => `${i % 3 === 0 ? "\t" : ""}entry ${i} 😀 value=${(i * 7919) % 1000}`);
+    const raw = Buffer.from(lines.join("\n"));
+    const edits = [
+      { oldText: "entry 59999 😀", newText: "last" },
+      { oldText: "entry 3 😀 value=", newText: "third\n" },
+      { oldText: "entry 30000 😀 value=0\nentry 30001", newText: "middle" },
+      { oldText: "  entry 41001 😀 value=919\n  entry 41002 😀 value=838", newText: "  tolerant\n  two" },
+    ];
+    const got = await run(raw, edits);
+    expect(raw.length).toBeGreaterThan(20 * 65536);
+    expect(got.out.equals(Buffer.from(applyEdits(raw.toString("utf8"), edits)))).toBe(true);
+    expect(got.diff).toBe(refDiff(raw, edits));
+  });
+
   it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
     const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
     const raw = Buffer.from(lines.join("\n") + "\n");

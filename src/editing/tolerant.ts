@@ -124,8 +124,12 @@ export class TolerantFinder {
     const text = block.norm;
     let from = Math.max(0, this.lineStart - block.normStart);
     for (let at = text.indexOf(LF, from); at !== -1 && !this.done; at = text.indexOf(LF, from)) {
-      this.take(text.subarray(from, at));
-      this.endLine(block.normStart + at);
+      if (this.partialBytes === 0 && at - from <= this.maxLineBytes) {
+        this.endLine(block.normStart + at, text.toString("utf8", from, at));
+      } else {
+        this.take(text.subarray(from, at));
+        this.endLine(block.normStart + at);
+      }
       from = at + 1;
     }
     if (from < text.length) this.take(text.subarray(from));
@@ -141,8 +145,8 @@ export class TolerantFinder {
     this.partialBytes += bytes.length;
   }
 
-  private endLine(end: number): void {
-    const text = this.partialBytes > this.maxLineBytes ? null : Buffer.concat(this.partial).toString("utf8");
+  private endLine(end: number, whole?: string): void {
+    const text = whole ?? (this.partialBytes > this.maxLineBytes ? null : Buffer.concat(this.partial).toString("utf8"));
     const lineStart = this.lineStart;
     this.starts[this.line % this.ring] = lineStart;
     const entries = text === null ? undefined : this.byLine.get(text.trim());

@@ -288,6 +288,20 @@ describe("streamEdit: endings, encoding, limits", () => {
     expect(got.diff).toBe(refDiff(raw, edits));
   });
 
+  it("when an earlier edit consumed an edit's first occurrence, the next one is found (exact and tolerant)", async () => {
+    const raw = Buffer.from("  foo\n  bar\nmid\n  foo\n  bar\nend foo\n");
+    const edits = [
+      { oldText: "foo", newText: "one" },
+      { oldText: "foo", newText: "two" },
+      { oldText: "two\nbar", newText: "three\nbar" },
+      { oldText: "three\nbar", newText: "four" },
+      { oldText: "foo", newText: "five" },
+    ];
+    const got = await run(raw, edits, { blockBytes: 3 });
+    expect(got.out.toString("utf8")).toBe(applyEdits(raw.toString("utf8"), edits));
+    expect(got.diff).toBe(refDiff(raw, edits));
+  });
+
   it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
     const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
     const raw = Buffer.from(lines.join("\n") + "\n");

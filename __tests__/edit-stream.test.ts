@@ -302,6 +302,28 @@ describe("streamEdit: endings, encoding, limits", () => {
     expect(got.diff).toBe(refDiff(raw, edits));
   });
 
+  it("a change too large for the exact diff gets the same coarse hunk as the reference", async () => {
+    const lines = Array.from({ length: 3000 }, (_, i) => `old ${i}`);
+    const raw = Buffer.from(lines.join("\n") + "\n");
+    const oldText = lines.slice(200, 1500).join("\n");
+    const newText = Array.from({ length: 1300 }, (_, i) => `new ${i}`).join("\n");
+    const got = await run(raw, [{ oldText, newText }]);
+    expect(got.diff).toBe(refDiff(raw, [{ oldText, newText }]));
+    expect(got.diff).toContain("@@ -197,1308 +197,1308 @@");
+  });
+
+  it("refuses when the file changes length between its passes", async () => {
+    const raw = Buffer.from("alpha\nbeta\n".repeat(100));
+    let calls = 0;
+    const shrinking: ByteSource = {
+      size: raw.length,
+      read: async (p, l) => (++calls > 3 ? Buffer.from(raw.subarray(p, p + l - 1)) : Buffer.from(raw.subarray(p, p + l))),
+    };
+    await expect(
+      streamEdit({ source: shrinking, edits: [{ oldText: "beta\nalpha", newText: "x" }], path: "/t/f.txt", blockBytes: 400, write: async () => {} }),
+    ).rejects.toThrow(/File changed during edit: \/t\/f\.txt/);
+  });
+
   it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
     const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
     const raw = Buffer.from(lines.join("\n") + "\n");

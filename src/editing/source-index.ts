@@ -108,7 +108,8 @@ export class SourceIndex {
     return index;
   }
 
-  private changed(): Error {
+  /** The error for a file that changed while it was being edited. */
+  changed(): Error {
     return new Error(`File changed during edit: ${this.opts.path}; no changes were written. Read it again and retry.`);
   }
 

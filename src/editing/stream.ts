@@ -124,7 +124,7 @@ async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>
       await pause();
       const length = Math.min(COPY_BYTES, end - cursor);
       const bytes = await index.source.read(cursor, length);
-      if (bytes.length !== length) throw new Error("File changed during edit: it became shorter while being written.");
+      if (bytes.length !== length) throw index.changed();
       await write(bytes);
       written += length;
       cursor += length;

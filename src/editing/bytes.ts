@@ -1,0 +1,41 @@
+/**
+ * Byte-level helpers of the streaming editor: CRLF normalization, line counting, and where a
+ * block may be cut without splitting a UTF-8 sequence.
+ */
+const LF = 0x0a;
+const CRLF = Buffer.from("\r\n");
+
+/** Removes the CR of every CRLF; returns the text and where those LFs now are. */
+export function normalizeBytes(raw: Buffer): { norm: Buffer; crlf: number[] } {
+  let at = raw.indexOf(CRLF);
+  if (at === -1) return { norm: raw, crlf: [] };
+  const parts: Buffer[] = [];
+  const crlf: number[] = [];
+  let from = 0;
+  while (at !== -1) {
+    parts.push(raw.subarray(from, at));
+    crlf.push(at - crlf.length);
+    from = at + 1;
+    at = raw.indexOf(CRLF, at + 2);
+  }
+  parts.push(raw.subarray(from));
+  return { norm: Buffer.concat(parts), crlf };
+}
+
+/** Number of LF bytes in `bytes[from, to)`. */
+export function countLines(bytes: Buffer, from = 0, to = bytes.length): number {
+  let n = 0;
+  for (let i = bytes.indexOf(LF, from); i !== -1 && i < to; i = bytes.indexOf(LF, i + 1)) n++;
+  return n;
+}
+
+/** Length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence. */
+export function completePrefix(bytes: Buffer): number {
+  for (let i = bytes.length - 1; i >= 0 && i >= bytes.length - 3; i--) {
+    const b = bytes[i] ?? 0;
+    if ((b & 0xc0) === 0x80) continue;
+    const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
+    return bytes.length - i >= need ? bytes.length : i;
+  }
+  return bytes.length;
+}

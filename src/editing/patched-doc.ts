@@ -1,0 +1,164 @@
+/**
+ * The document being edited: the original normalized text with a sorted list of replaced
+ * ranges. Only the replaced ranges live in memory; everything else is read back on demand.
+ */
+import type { SourceIndex } from "./source-index.js";
+
+/** Normalized original bytes [start, end) replaced by `text` (start === end: an insertion). */
+export interface Patch {
+  start: number;
+  end: number;
+  text: Buffer;
+}
+
+const delta = (p: Patch): number => p.text.length - (p.end - p.start);
+
+/** The original text plus the edits made so far, addressed in document (edited) byte offsets. */
+export class PatchedDoc {
+  readonly patches: Patch[] = [];
+
+  constructor(readonly index: SourceIndex) {}
+
+  /** Length of the edited text in bytes. */
+  get length(): number {
+    let n = this.index.normSize;
+    for (const p of this.patches) n += delta(p);
+    return n;
+  }
+
+  private starts: number[] | undefined;
+
+  /** Document offset where each patch's text starts (computed once per edit). */
+  docStarts(): number[] {
+    if (this.starts !== undefined) return this.starts;
+    const out: number[] = [];
+    let shift = 0;
+    for (const p of this.patches) {
+      out.push(p.start + shift);
+      shift += delta(p);
+    }
+    this.starts = out;
+    return out;
+  }
+
+  /** Index of the first patch whose text ends at or after document offset `x`. */
+  private firstEndingFrom(x: number): number {
+    const starts = this.docStarts();
+    let lo = 0;
+    let hi = this.patches.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((starts[mid] ?? 0) + (this.patches[mid]?.text.length ?? 0) < x) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Document offset of original offset `p`, which lies outside every replaced range. */
+  toDoc(p: number): number {
+    let shift = 0;
+    for (const patch of this.patches) {
+      if (patch.end > p) break;
+      shift += delta(patch);
+    }
+    return p + shift;
+  }
+
+  /** Document offset of original offset `p`, placed before any text inserted at `p`. */
+  toDocBefore(p: number): number {
+    let shift = 0;
+    for (const patch of this.patches) {
+      if (patch.end > p || patch.start === p) break;
+      shift += delta(patch);
+    }
+    return p + shift;
+  }
+
+  /** True when original bytes [p, p+length) are still contiguous, unedited text. */
+  exactIntact(p: number, length: number): boolean {
+    for (const { start, end } of this.patches) {
+      if (start >= p + length) break;
+      if (end > p || (start === end && start > p)) return false;
+    }
+    return true;
+  }
+
+  /** True when no edit touches original lines spanning [lineStart, lineEnd] or their line breaks. */
+  linesIntact(lineStart: number, lineEnd: number): boolean {
+    for (const { start, end } of this.patches) {
+      if (start > lineEnd + 1) break;
+      if (end >= lineStart - 1) return false;
+    }
+    return true;
+  }
+
+  /** Edited bytes [x, y). */
+  async slice(x: number, y: number): Promise<Buffer> {
+    // Pieces are collected first and only the original ranges awaited: most patches lie
+    // before x, and awaiting once per patch made every window cost a promise per patch.
+    const pieces: (Buffer | [number, number])[] = [];
+    const first = this.firstEndingFrom(x);
+    const before = this.patches[first - 1];
+    let doc = before === undefined ? 0 : (this.docStarts()[first - 1] ?? 0) + before.text.length;
+    let orig = before === undefined ? 0 : before.end;
+    const takeOriginal = (until: number): void => {
+      const from = Math.max(x, doc);
+      const to = Math.min(y, doc + until - orig);
+      if (to > from) pieces.push([orig + from - doc, orig + to - doc]);
+      doc += until - orig;
+    };
+    for (let i = first; i < this.patches.length && doc < y; i++) {
+      const p = this.patches[i] as Patch;
+      takeOriginal(p.start);
+      const from = Math.max(x, doc);
+      const to = Math.min(y, doc + p.text.length);
+      if (to > from) pieces.push(p.text.subarray(from - doc, to - doc));
+      doc += p.text.length;
+      orig = p.end;
+    }
+    if (doc < y) takeOriginal(this.index.normSize);
+    const parts: Buffer[] = [];
+    for (const piece of pieces) parts.push(Buffer.isBuffer(piece) ? piece : await this.index.range(piece[0], piece[1]));
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /** Replaces edited bytes [x, y) with `text`, merging every patch it meets or touches. */
+  replace(x: number, y: number, text: Buffer): void {
+    const starts = this.docStarts();
+    this.starts = undefined;
+    let shift = 0;
+    let first = -1;
+    let last = -1;
+    let shiftBefore = 0;
+    this.patches.forEach((p, i) => {
+      const ds = starts[i] ?? 0;
+      if (ds <= y && ds + p.text.length >= x) {
+        if (first === -1) {
+          first = i;
+          shiftBefore = shift;
+        }
+        last = i;
+      }
+      shift += delta(p);
+      if (ds + p.text.length < x) shiftBefore = shift;
+    });
+    if (first === -1) {
+      const at = this.patches.findIndex((_, i) => (starts[i] ?? 0) > y);
+      const patch = { start: x - shiftBefore, end: y - shiftBefore, text };
+      this.patches.splice(at === -1 ? this.patches.length : at, 0, patch);
+      return;
+    }
+    const head = this.patches[first] as Patch;
+    const tail = this.patches[last] as Patch;
+    const headDoc = starts[first] ?? 0;
+    const tailDoc = starts[last] ?? 0;
+    let shiftThrough = shiftBefore;
+    for (let i = first; i <= last; i++) shiftThrough += delta(this.patches[i] as Patch);
+    const start = headDoc <= x ? head.start : x - shiftBefore;
+    const prefix = headDoc <= x ? head.text.subarray(0, x - headDoc) : Buffer.alloc(0);
+    const tailEnd = tailDoc + tail.text.length;
+    const end = tailEnd >= y ? tail.end : y - shiftThrough;
+    const suffix = tailEnd >= y ? tail.text.subarray(y - tailDoc) : Buffer.alloc(0);
+    this.patches.splice(first, last - first + 1, { start, end, text: Buffer.concat([prefix, text, suffix]) });
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * The edited file seen as its CRLF→LF-normalized UTF-8 bytes, read in blocks on demand: one
+ * validating pass records where each block starts (raw offset, normalized offset, line), so any
+ * normalized range, raw offset or line number is found later by re-reading one or two blocks.
+ */
+import { isUtf8 } from "node:buffer";
+import { completePrefix, countLines, normalizeBytes } from "./bytes.js";
+
+/** A file that can be read again at any position (the engine never holds it whole). */
+export interface ByteSource {
+  readonly size: number;
+  read(position: number, length: number): Promise<Buffer>;
+}
+
+/** One block of the file: its raw bytes normalized, and where its CRLFs were. */
+export interface NormBlock {
+  readonly index: number;
+  readonly rawStart: number;
+  readonly normStart: number;
+  readonly lineStart: number;
+  readonly norm: Buffer;
+  /** Block-local normalized offsets of the "\n"s that were "\r\n". */
+  readonly crlf: readonly number[];
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+
+/** Options of SourceIndex.build. */
+export interface IndexOptions {
+  /** Raw bytes per block. @default 65536 */
+  blockBytes?: number;
+  /** Bytes of normalized blocks kept for random access. @default 16 MiB */
+  cacheBytes?: number;
+  signal?: AbortSignal;
+  /** Names the file in errors. */
+  path?: string;
+}
+
+/** Throws the signal's reason when it has aborted. */
+export function checkAbort(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("Edit cancelled");
+}
+
+/** Random access to the normalized text of a validated UTF-8 source. */
+export class SourceIndex {
+  private readonly rawStarts: number[] = [];
+  private readonly normStarts: number[] = [];
+  private readonly lineStarts: number[] = [];
+  private readonly cache = new Map<number, NormBlock>();
+  private cached = 0;
+  /** Normalized length of the whole file. */
+  normSize = 0;
+  /** "\r\n" or "\n": the ending of the file's last line break, LF when it has none. */
+  lastEnding = "\n";
+
+  private constructor(
+    readonly source: ByteSource,
+    private readonly opts: Required<Omit<IndexOptions, "signal">> & { signal?: AbortSignal },
+  ) {}
+
+  /**
+   * Reads the whole source once, validating UTF-8 as it streams, and hands each block to `visit`.
+   * @throws when the file is not valid UTF-8, changes size, or the signal aborts
+   */
+  static async build(source: ByteSource, options: IndexOptions, visit: (block: NormBlock) => void | Promise<void>): Promise<SourceIndex> {
+    const opts = {
+      blockBytes: options.blockBytes ?? 65536,
+      cacheBytes: options.cacheBytes ?? 16 * 1024 * 1024,
+      path: options.path ?? "file",
+      signal: options.signal,
+    };
+    const index = new SourceIndex(source, opts);
+    let raw = 0;
+    let norm = 0;
+    let line = 0;
+    let carry = Buffer.alloc(0);
+    while (raw < source.size) {
+      checkAbort(opts.signal);
+      const want = Math.min(opts.blockBytes + 1, source.size - raw);
+      const got = await source.read(raw, want);
+      if (got.length !== want) throw index.changed();
+      // A block never ends between the CR and the LF of a CRLF.
+      let take = Math.min(opts.blockBytes, got.length);
+      if (take < got.length && got[take - 1] === CR && got[take] === LF) take++;
+      const bytes = got.subarray(0, take);
+      const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
+      const whole = raw + take === source.size ? joined.length : completePrefix(joined);
+      if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);
+      carry = Buffer.from(joined.subarray(whole));
+      const { norm: text, crlf } = normalizeBytes(bytes);
+      const block: NormBlock = { index: index.rawStarts.length, rawStart: raw, normStart: norm, lineStart: line, norm: text, crlf };
+      index.rawStarts.push(raw);
+      index.normStarts.push(norm);
+      index.lineStarts.push(line);
+      const lastLf = text.lastIndexOf(LF);
+      if (lastLf !== -1) index.lastEnding = crlf[crlf.length - 1] === lastLf ? "\r\n" : "\n";
+      raw += take;
+      norm += text.length;
+      line += countLines(text);
+      await visit(block);
+    }
+    if (carry.length > 0) throw index.notUtf8(raw - carry.length);
+    index.rawStarts.push(raw);
+    index.normStarts.push(norm);
+    index.lineStarts.push(line);
+    index.normSize = norm;
+    return index;
+  }
+
+  /** The error for a file that changed while it was being edited. */
+  changed(): Error {
+    return new Error(`File changed during edit: ${this.opts.path}; no changes were written. Read it again and retry.`);
+  }
+
+  private notUtf8(near: number): Error {
+    return new Error(
+      `Cannot edit ${this.opts.path}: it is not valid UTF-8 text (invalid bytes near byte ${near}), and rewriting it ` +
+        "would replace its undecodable bytes.",
+    );
+  }
+
+  /** Number of blocks. */
+  get blockCount(): number {
+    return this.rawStarts.length - 1;
+  }
+
+  /** Index of the block holding normalized offset `n` (the last block for n = normSize). */
+  blockAt(n: number): number {
+    let lo = 0;
+    let hi = this.blockCount - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.normStarts[mid] ?? 0) <= n) lo = mid;
+      else hi = mid - 1;
+    }
+    return Math.max(0, lo);
+  }
+
+  /** Block `i` read again (kept in the cache unless `cache` is false). @throws when the file changed */
+  async block(i: number, cache = true): Promise<NormBlock> {
+    const hit = this.cache.get(i);
+    if (hit !== undefined) {
+      this.cache.delete(i);
+      this.cache.set(i, hit);
+      return hit;
+    }
+    checkAbort(this.opts.signal);
+    const rawStart = this.rawStarts[i] ?? 0;
+    const length = (this.rawStarts[i + 1] ?? rawStart) - rawStart;
+    const raw = await this.source.read(rawStart, length);
+    const { norm, crlf } = normalizeBytes(raw);
+    const normStart = this.normStarts[i] ?? 0;
+    if (raw.length !== length || norm.length !== (this.normStarts[i + 1] ?? 0) - normStart) throw this.changed();
+    const block: NormBlock = { index: i, rawStart, normStart, lineStart: this.lineStarts[i] ?? 0, norm, crlf };
+    if (cache) {
+      this.cache.set(i, block);
+      this.cached += norm.length;
+      for (const [key, old] of this.cache) {
+        if (this.cached <= this.opts.cacheBytes) break;
+        this.cache.delete(key);
+        this.cached -= old.norm.length;
+      }
+    }
+    return block;
+  }
+
+  /** Number of line breaks in the file (its last line is number lineCount). */
+  get lineCount(): number {
+    return this.lineStarts[this.lineStarts.length - 1] ?? 0;
+  }
+
+  /** Normalized offset where zero-based line `line` starts (normSize past the last line). */
+  async offsetOfLine(line: number): Promise<number> {
+    if (line <= 0) return 0;
+    if (line > this.lineCount) return this.normSize;
+    // The block holding the line-th line break: the last one with fewer line breaks before it.
+    let lo = 0;
+    let hi = this.blockCount - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.lineStarts[mid] ?? 0) < line) lo = mid;
+      else hi = mid - 1;
+    }
+    const b = await this.block(lo);
+    let at = -1;
+    for (let k = line - b.lineStart; k > 0; k--) at = b.norm.indexOf(LF, at + 1);
+    return b.normStart + at + 1;
+  }
+
+  /** Normalized bytes [from, to). */
+  async range(from: number, to: number): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    for (let i = this.blockAt(from); from < to && i < this.blockCount; i++) {
+      const b = await this.block(i);
+      const end = Math.min(to, b.normStart + b.norm.length);
+      if (end > from) parts.push(b.norm.subarray(from - b.normStart, end - b.normStart));
+      from = Math.max(from, end);
+    }
+    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+  }
+
+  /** Raw offset of normalized offset `n` (a CRLF's LF maps to its CR). */
+  async rawOf(n: number): Promise<number> {
+    if (n >= this.normSize) return this.source.size;
+    const b = await this.block(this.blockAt(n));
+    const local = n - b.normStart;
+    let j = 0;
+    while (j < b.crlf.length && (b.crlf[j] ?? 0) < local) j++;
+    return b.rawStart + local + j;
+  }
+
+  /** Zero-based line number of normalized offset `n`. */
+  async lineOf(n: number): Promise<number> {
+    const b = await this.block(this.blockAt(n));
+    return b.lineStart + countLines(b.norm, 0, n - b.normStart);
+  }
+
+  /** The ending ("\r\n" or "\n") of the line holding `n`, or of the file's last line break when none follows. */
+  async endingFrom(n: number): Promise<string> {
+    for (let i = this.blockAt(n); i < this.blockCount; i++) {
+      const b = await this.block(i, false);
+      const at = b.norm.indexOf(LF, Math.max(0, n - b.normStart));
+      if (at !== -1) return b.crlf.includes(at) ? "\r\n" : "\n";
+    }
+    return this.lastEnding;
+  }
+
+  /** Yields every block from the one holding `from` on, bypassing the cache. */
+  async *blocksFrom(from: number): AsyncGenerator<NormBlock> {
+    for (let i = this.blockAt(from); i < this.blockCount; i++) yield await this.block(i, false);
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The unified diff of a streamed edit, built hunk by hunk: the diff package runs on a small
+ * window of old and new lines around each group of nearby edits, and the hunks are shifted
+ * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
+ */
+import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
+import { normalizeLineEndings } from "../edits.js";
+import type { PatchedDoc } from "./patched-doc.js";
+
+type Hunk = StructuredPatch["hunks"][number];
+
+const CONTEXT = 4;
+// Lines of unchanged text around each edit's lines in its window: twice the context, so
+// two edits far enough apart to get separate hunks in the whole-file diff get separate windows.
+const MARGIN = 2 * CONTEXT;
+const DIFF_MAX_EDIT_LENGTH = 2000;
+const DIFF_TIMEOUT_MS = 1000;
+
+function splitKeepingNewlines(text: string): string[] {
+  return text === "" ? [] : text.split(/(?<=\n)/);
+}
+
+/** One hunk replacing everything between the window's common leading and trailing lines. */
+function coarseHunk(before: string, after: string): Hunk | undefined {
+  const oldLines = splitKeepingNewlines(before);
+  const newLines = splitKeepingNewlines(after);
+  let prefix = 0;
+  while (prefix < oldLines.length && prefix < newLines.length && oldLines[prefix] === newLines[prefix]) prefix++;
+  let suffix = 0;
+  while (
+    prefix + suffix < oldLines.length &&
+    prefix + suffix < newLines.length &&
+    oldLines[oldLines.length - 1 - suffix] === newLines[newLines.length - 1 - suffix]
+  ) {
+    suffix++;
+  }
+  if (prefix + suffix === oldLines.length && prefix + suffix === newLines.length) return undefined;
+  const lead = Math.min(CONTEXT, prefix);
+  const trail = Math.min(CONTEXT, suffix);
+  const oldEnd = oldLines.length - suffix;
+  const tagged = [
+    ...oldLines.slice(prefix - lead, prefix).map((l) => ` ${l}`),
+    ...oldLines.slice(prefix, oldEnd).map((l) => `-${l}`),
+    ...newLines.slice(prefix, newLines.length - suffix).map((l) => `+${l}`),
+    ...oldLines.slice(oldEnd, oldEnd + trail).map((l) => ` ${l}`),
+  ];
+  const lines = tagged.flatMap((l) => (l.endsWith("\n") ? [l.slice(0, -1)] : [l, "\\ No newline at end of file"]));
+  return {
+    oldStart: prefix - lead + 1,
+    oldLines: oldEnd - prefix + lead + trail,
+    newStart: prefix - lead + 1,
+    newLines: newLines.length - suffix - prefix + lead + trail,
+    lines,
+  };
+}
+
+function windowHunks(before: string, after: string, path: string): Hunk[] {
+  const exact = structuredPatch(path, path, before, after, "original", "modified", {
+    context: CONTEXT,
+    maxEditLength: DIFF_MAX_EDIT_LENGTH,
+    timeout: DIFF_TIMEOUT_MS,
+  });
+  if (exact !== undefined) return exact.hunks;
+  const coarse = coarseHunk(before, after);
+  return coarse === undefined ? [] : [coarse];
+}
+
+/**
+ * Returns the unified diff (headers `original`/`modified`, LF form) of `doc`'s edits, reading
+ * only the lines around them. For small LF files it equals createUnifiedDiff's output.
+ */
+export async function streamedDiff(doc: PatchedDoc, path: string, pause: () => Promise<void>): Promise<string> {
+  const { index } = doc;
+  const lastLine = index.lineCount;
+  const windows: [number, number][] = [];
+  for (const p of doc.patches) {
+    const from = Math.max(0, (await index.lineOf(p.start)) - MARGIN);
+    const to = Math.min(lastLine + 1, (await index.lineOf(p.end)) + 1 + MARGIN);
+    const prev = windows[windows.length - 1];
+    if (prev !== undefined && from <= prev[1]) prev[1] = Math.max(prev[1], to);
+    else windows.push([from, to]);
+  }
+  const hunks: Hunk[] = [];
+  let lineShift = 0;
+  for (const [from, to] of windows) {
+    await pause();
+    const start = await index.offsetOfLine(from);
+    const end = await index.offsetOfLine(to);
+    const before = normalizeLineEndings((await index.range(start, end)).toString("utf8"));
+    const newStart = doc.toDocBefore(start);
+    const after = normalizeLineEndings((await doc.slice(newStart, doc.toDoc(end))).toString("utf8"));
+    for (const h of windowHunks(before, after, path)) {
+      hunks.push({ ...h, oldStart: h.oldStart + from, newStart: h.newStart + from + lineShift });
+    }
+    lineShift += countNewlines(after) - countNewlines(before);
+  }
+  return formatPatch({ oldFileName: path, newFileName: path, oldHeader: "original", newHeader: "modified", hunks });
+}
+
+function countNewlines(text: string): number {
+  let n = 0;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+  return n;
+}

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../src/edits.js";
+import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../src/editing/index.js";
 import { streamEdit, type ByteSource, type StreamEditOptions } from "../src/editing/stream.js";
 
 function memSource(bytes: Buffer, reads?: { count: number }): ByteSource {

@@ -14,7 +14,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { execFileSync } from "node:child_process";
 import { streamEdit } from "../dist/editing/stream.js";
-import { applyEdits, createUnifiedDiff, fenceDiff } from "../dist/edits.js";
+import { applyEdits, createUnifiedDiff, fenceDiff } from "../dist/editing/index.js";
 
 const { values } = parseArgs({
   options: {

@@ -4,7 +4,7 @@
  * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
  */
 import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
-import { normalizeLineEndings } from "../edits.js";
+import { normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 
 type Hunk = StructuredPatch["hunks"][number];

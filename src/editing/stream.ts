@@ -3,7 +3,7 @@
  * while holding only the edited ranges and their diff context, keeps every line ending outside
  * the edited text, writes the result through `write`, and returns the hunks-only diff.
  */
-import { fenceDiff, normalizeLineEndings, type EditOperation } from "../edits.js";
+import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
 import { EditSearch } from "./search.js";

@@ -18,9 +18,10 @@ import type { WalkVisitor } from "./walk-core.js";
 const GITIGNORE = ".gitignore";
 /** Largest `.gitignore` read; a bigger one is reported as unread rather than held in memory. */
 export const MAX_GITIGNORE_BYTES = 1 << 20;
-// The library caches a result per path it was asked about (and per parent directory), so
-// over a big tree one frame's cache would grow with the tree; it is rebuilt after this many.
-const CACHE_RESET_EVERY = 4096;
+// The library caches a result per path it was asked about (and per parent directory), so over a
+// big tree one frame's cache would grow with the tree: it is rebuilt after this many tests. A
+// rebuild parses each rule once, where every test may try each rule, so its cost is negligible.
+const CACHE_RESET_EVERY = 1024;
 const NOTE_PATHS = 5;
 const BOM = "\uFEFF";
 

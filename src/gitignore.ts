@@ -18,23 +18,62 @@ import type { WalkVisitor } from "./walk-core.js";
 const GITIGNORE = ".gitignore";
 /** Largest `.gitignore` read; a bigger one is reported as unread rather than held in memory. */
 export const MAX_GITIGNORE_BYTES = 1 << 20;
-// The library caches a result per path it was asked about (and per parent directory), so over a
-// big tree one frame's cache would grow with the tree: it is rebuilt after this many tests. A
-// rebuild parses each rule once, where every test may try each rule, so its cost is negligible.
-const CACHE_RESET_EVERY = 1024;
 const NOTE_PATHS = 5;
 const BOM = "\uFEFF";
+
+/** One file's verdict on one path: the last rule matching it ignores it, re-includes it, or none matches. */
+export type RuleTest = (rel: string) => { ignored: boolean; unignored: boolean };
 
 /** The rules of one `.gitignore`, for the paths under `prefix` (its directory relative to the root, with '/'). */
 interface Frame {
   prefix: string;
-  text: string;
-  rules: Ignore;
-  tests: number;
+  test: RuleTest;
 }
 
-// Git matches case-sensitively unless core.ignorecase is set, which a walk cannot see.
-const compile = (text: string): Ignore => ignore({ ignorecase: false }).add(text);
+// The library's public test() also applies one file's rules to every parent directory of the path,
+// which is right for a lone .gitignore but not across nested ones: a directory that a deeper file
+// re-includes is entered, and the outer file's verdict on that directory must not then fall on its
+// entries. Git matches each path on its own while it walks, which is what the library's per-path rule
+// list test does; `ignore` is pinned to an exact version, and the probe below checks that internal
+// behaves that way, falling back to the public test otherwise.
+type RuleList = { test(rel: string, mode: string): { ignored: boolean; unignored: boolean } };
+const rulesOf = (ig: Ignore): RuleList | undefined => {
+  const rules = (ig as unknown as { _rules?: Partial<RuleList> })._rules;
+  return typeof rules?.test === "function" ? (rules as RuleList) : undefined;
+};
+const PER_PATH_MODE = "regex";
+const perPathWorks = ((): boolean => {
+  const probe = rulesOf(ignore().add("a/\n!b\n"));
+  try {
+    return (
+      probe?.test("a/", PER_PATH_MODE).ignored === true &&
+      probe.test("a/c", PER_PATH_MODE).ignored === false &&
+      probe.test("b", PER_PATH_MODE).unignored === true
+    );
+  } catch {
+    return false;
+  }
+})();
+// The public test() caches a result per path asked (and per parent), which would grow with the
+// tree; the fallback rebuilds its instance after this many tests.
+const CACHE_RESET_EVERY = 1024;
+
+/**
+ * Compiles the text of one `.gitignore` into a test of paths relative to its directory ('/'
+ * separators, a directory with a trailing '/'). Case-sensitive, as git is unless core.ignorecase
+ * is set, which a walk cannot see.
+ */
+export function compileGitignore(text: string): RuleTest {
+  const build = (): Ignore => ignore({ ignorecase: false }).add(text);
+  let ig = build();
+  const rules = perPathWorks ? rulesOf(ig) : undefined;
+  if (rules) return (rel) => rules.test(rel, PER_PATH_MODE);
+  let tests = 0;
+  return (rel) => {
+    if (++tests % CACHE_RESET_EVERY === 0) ig = build();
+    return ig.test(rel);
+  };
+}
 
 const toPosix = path.sep === "/" ? (rel: string) => rel : (rel: string) => rel.split(path.sep).join("/");
 
@@ -99,7 +138,7 @@ export class GitignoreFilter {
     if (entry.isSymbolicLink()) return this.noteUnread(shown, "a symbolic link, not followed (as git does)");
     try {
       const text = await readGitignore(reach, shown, this.allowedDirs);
-      this.frames.push({ prefix, text, rules: compile(text), tests: 0 });
+      this.frames.push({ prefix, test: compileGitignore(text) });
     } catch (error) {
       this.noteUnread(shown, reason(error));
     }
@@ -114,12 +153,12 @@ export class GitignoreFilter {
       return true;
     }
     const asked = entry?.isDirectory() ? `${posix}/` : posix;
-    // Deeper files take precedence; within one file the last matching rule decides (the library).
+    // Deeper files take precedence; within one file the last matching rule decides. The path's
+    // ancestors need no test: the walk entered them, so none of them is ignored.
     for (let i = this.frames.length - 1; i >= 0; i--) {
       const frame = this.frames[i]!;
       if (asked.length <= frame.prefix.length || !asked.startsWith(frame.prefix)) continue;
-      if (++frame.tests % CACHE_RESET_EVERY === 0) frame.rules = compile(frame.text);
-      const verdict = frame.rules.test(asked.slice(frame.prefix.length));
+      const verdict = frame.test(asked.slice(frame.prefix.length));
       if (verdict.ignored) {
         this.ignored++;
         return true;

@@ -3,12 +3,17 @@
  * respectGitignore on directory_tree and search_files, whose default (false)
  * leaves upstream's output unchanged.
  */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { DEFAULTS } from "../src/config.js";
 import { __testHooks } from "../src/dir-handle.js";
+import { buildServer } from "../src/server.js";
 import { directoryTree } from "../src/tools/browse.js";
 import { DEPTH_LIMITED, type TreeOptions } from "../src/tree-json.js";
 import { searchInto, treeInto } from "../src/walk.js";
@@ -215,5 +220,35 @@ describe.each([
         "[Left out 3 entries ignored by .gitignore and 1 .git entry; respectGitignore=false includes them]",
     );
     expect(await search("**/*.o", { respectGitignore: true })).toMatch(/^No matches found\n\n\[Left out 3 entries/);
+  });
+});
+
+describe("through the MCP server", () => {
+  it("passes maxDepth and respectGitignore to the walkers and refuses maxDepth 0 naming it", async () => {
+    materialize(root, REPO);
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    const server = buildServer({ limits: DEFAULTS, directories: [root], log: () => undefined });
+    const client = new Client({ name: "tree-depth-test", version: "1.0.0" });
+    try {
+      await server.connect(serverSide);
+      await client.connect(clientSide);
+      const call = async (name: string, args: Record<string, unknown>) => {
+        const result = (await client.callTool({ name, arguments: args })) as CallToolResult;
+        const first = result.content[0];
+        return { isError: result.isError === true, text: first?.type === "text" ? first.text : "" };
+      };
+      const cut = await call("directory_tree", { path: root, maxDepth: 1, respectGitignore: true });
+      expect(cut.isError).toBe(false);
+      expect(cut.text).toBe(await tree({ maxDepth: 1, respectGitignore: true }));
+      expect(cut.text).toContain(`"${DEPTH_LIMITED}": true`);
+      const found = await call("search_files", { path: root, pattern: "**/*.log", respectGitignore: true });
+      expect(found.text).toBe(await search("**/*.log", { respectGitignore: true }));
+      expect((await call("search_files", { path: root, pattern: "**/*.log" })).text).toBe(await search("**/*.log"));
+      const refused = await call("directory_tree", { path: root, maxDepth: 0 });
+      expect(refused.isError).toBe(true);
+      expect(refused.text).toMatch(/maxDepth/);
+    } finally {
+      await client.close();
+    }
   });
 });

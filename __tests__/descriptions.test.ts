@@ -170,9 +170,11 @@ describe("tool definitions as listed by a client", () => {
       .filter((p) => "default" in p.schema);
     expect(defaulted.map((p) => p.where).sort()).toEqual([
       "directory_tree.excludePatterns",
+      "directory_tree.respectGitignore",
       "edit_file.dryRun",
       "list_directory_with_sizes.sortBy",
       "search_files.excludePatterns",
+      "search_files.respectGitignore",
     ]);
     for (const p of defaulted) expect(p.schema.description, p.where).toMatch(/default/i);
   });

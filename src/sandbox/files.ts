@@ -136,6 +136,34 @@ export function assertReplaceable(existing: BigIntStats | undefined, shown: stri
   throw notRegular(shown, existing);
 }
 
+/**
+ * Opens entry `name` of a walked directory (reached as `reach + name`) as a regular file for reading:
+ * never through a final symlink, never blocking on a FIFO, and verified inside by the opened handle.
+ * @throws naming `shown` when it is not a regular file, cannot be opened, or lies outside
+ */
+export async function openWalkedFile(
+  reach: string,
+  name: string,
+  shown: string,
+  allowedDirs: readonly string[],
+): Promise<{ handle: FileHandle; stat: BigIntStats }> {
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(reach + name, READ_FLAGS);
+  } catch (err) {
+    throw wrapError(err, `Cannot open ${shown}`);
+  }
+  try {
+    const stat = await handle.stat({ bigint: true });
+    if (!stat.isFile()) throw notRegular(shown, stat);
+    await assertHandleInside(handle, reach + name, shown, allowedDirs);
+    return { handle, stat };
+  } catch (err) {
+    await handle.close();
+    throw wrapError(err, `Cannot open ${shown}`);
+  }
+}
+
 /** Opens a regular file for reading without following a final symlink and without blocking on FIFOs; verifies the opened object. */
 export async function openRegularFile(path: string, allowedDirs: readonly string[]): Promise<FileHandle> {
   const { dir, name } = await openParentOf(path, allowedDirs, path, "open");

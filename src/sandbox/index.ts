@@ -4,21 +4,21 @@
  * operation is checked against them and acts through directories opened and
  * verified once, with the platform strategy chosen once (strategy.ts).
  */
-import type { Stats } from "node:fs";
+import type { BigIntStats, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { EditOperation } from "../editing/index.js";
 import { isInside } from "./containment.js";
 import { openDir, openWalkRoot } from "./dirs.js";
 import { editFileSafely } from "./edit.js";
 import { directoryError } from "./errors.js";
-import { openRegularFile, statInside, writeFileSafely } from "./files.js";
+import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
 import { makeDirectorySafely, moveNoClobber } from "./move.js";
 import { resolveRequestedPathWith, validatePathWith } from "./resolve.js";
 import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } from "./strategy.js";
 
 export { __testHooks, release } from "./dirs.js";
 export { MAX_EDIT_BYTES } from "./edit.js";
-export { errnoCode, SafeFsError } from "./errors.js";
+export { errnoCode, reason, SafeFsError } from "./errors.js";
 export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
@@ -90,6 +90,11 @@ export class Sandbox {
    */
   openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
     return openWalkRoot(root, this.allowedDirs);
+  }
+
+  /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
+  openWalkedFile(reach: string, name: string, shown: string): Promise<{ handle: FileHandle; stat: BigIntStats }> {
+    return openWalkedFile(reach, name, shown, this.allowedDirs);
   }
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. */

@@ -38,9 +38,9 @@ async function readChild(parent: { reach: string }, name: string, shown: string)
     closeSync(fd);
     return { error };
   }
-  // Only subdirectories and symlinks are ever reached through a directory, so one without
-  // either gives its fd back at once (most directories of a big tree are such leaves).
-  if (!entries.some((e) => e.isDirectory() || e.isSymbolicLink())) {
+  // Only subdirectories, symlinks and a .gitignore are ever reached through a directory, so one
+  // without any gives its fd back at once (most directories of a big tree are such leaves).
+  if (!entries.some((e) => e.isDirectory() || e.isSymbolicLink() || e.name === ".gitignore")) {
     closeSync(fd);
     return { entries, reach: shown + path.sep, fd: -1 };
   }

@@ -17,6 +17,9 @@ const SEARCH_EXCLUDE_DOC =
   "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
   "search directory; use '**/node_modules' to skip that name at any depth. Excluded directories are not entered. " +
   "Default: none.";
+const GITIGNORE_DOC =
+  "true: skip .git and what the .gitignore files in the tree ignore (git's rules); ignored directories are not " +
+  "entered, and a note counts them. Default false.";
 const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the allowed directories.";
 
 /**
@@ -86,19 +89,31 @@ export const directoryTree = defineTool({
   title: "Directory Tree",
   description: ({ maxResultChars }) =>
     "Return the recursive tree under a directory as indented JSON: [{name, type: 'file'|'directory', children}], " +
-    "directories always with children. Symlinks appear as files and are not followed. " +
+    "directories with children. Symlinks appear as files and are not followed. " +
     `${capNote(maxResultChars)} On big trees pass a deeper path or excludePatterns (e.g. node_modules, .git). ` +
     `Use list_directory for one level, search_files to find files by name. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
+    maxDepth: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Deepest level listed, 1 = this directory's entries. A directory at that level is not read: it has " +
+          "depthLimited: true and no children (an empty one has children: []). Default: no limit.",
+      ),
+    respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, or add excludePatterns",
-  async handler({ path, excludePatterns }, ctx) {
+  async handler({ path, excludePatterns, maxDepth, respectGitignore }, ctx) {
     checkPatterns(excludeParams(excludePatterns));
     const dir = await ctx.sandbox.validate(path);
-    return streamed(ctx, (sink) => treeInto(dir, excludePatterns, sink, walkOptions(ctx)));
+    return streamed(ctx, (sink) =>
+      treeInto(dir, excludePatterns, sink, walkOptions(ctx), { maxDepth, respectGitignore }),
+    );
   },
 });
 
@@ -119,13 +134,16 @@ export const searchFiles = defineTool({
           "'**/*.ts' at any depth, '*.md' in the top level only, 'src/**' everything under src.",
       ),
     excludePatterns: z.array(z.string()).default([]).describe(SEARCH_EXCLUDE_DOC),
+    respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
-  async handler({ path, pattern, excludePatterns }, ctx) {
+  async handler({ path, pattern, excludePatterns, respectGitignore }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await ctx.sandbox.validate(path);
-    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx)));
+    return streamed(ctx, (sink) =>
+      searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore }),
+    );
   },
 });
 

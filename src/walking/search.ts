@@ -7,12 +7,14 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
+import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /**
  * Writes the search_files result for `pattern` under `root` into `sink`
  * (matching absolute paths joined by newlines, or `No matches found`), then a
- * note if subdirectories could not be read.
+ * note if subdirectories could not be read; with `respectGitignore`, what
+ * `.gitignore` files inside `root` ignore (and `.git`) is left out and noted.
  * @throws when `root` cannot be read, or the signal's reason when cancelled
  */
 export async function searchInto(
@@ -21,6 +23,7 @@ export async function searchInto(
   excludePatterns: readonly string[],
   sink: TextSink,
   opts: WalkOptions,
+  { respectGitignore = false }: { respectGitignore?: boolean } = {},
 ): Promise<void> {
   const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = new Minimatch(pattern, { dot: true });
@@ -29,9 +32,10 @@ export async function searchInto(
     const full = path.join(dir, entry.name);
     sink.append(found++ === 0 ? full : `\n${full}`);
   };
+  const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(
     root,
-    {
+    withGitignore({
       excluded: (rel) => excludes.some((m) => m.match(rel)),
       enter(dir, entry, rel, _depth, reach) {
         if (!matcher.match(rel)) return undefined;
@@ -47,9 +51,10 @@ export async function searchInto(
         });
       },
       leave() {},
-    },
+    }, gitignore),
     opts,
   );
   if (found === 0) sink.append("No matches found");
   skipped.appendNote(sink);
+  gitignore?.appendNote(sink);
 }

@@ -4,6 +4,7 @@
  */
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
+import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
@@ -14,9 +15,21 @@ export function treeExcluder(excludePatterns: readonly string[]): (rel: string) 
   return (rel) => matchers.some((m) => m.match(rel));
 }
 
+/** directory_tree's additions to upstream (SPEC §11); both off by default. */
+export interface TreeOptions {
+  /** Depth of the deepest entries listed (1 = the root's own); directories there are not read and carry DEPTH_LIMITED. */
+  maxDepth?: number;
+  /** Leave out `.git` and what the `.gitignore` files inside the tree ignore. */
+  respectGitignore?: boolean;
+}
+
+/** The field that replaces `children` on a directory whose contents maxDepth left out. */
+export const DEPTH_LIMITED = "depthLimited";
+
 /**
  * Writes the directory_tree JSON of `root` into `sink`, byte-identical to
- * upstream's, then a note if subdirectories could not be read.
+ * upstream's without `tree` options, then a note if subdirectories could not
+ * be read (and one of what .gitignore left out).
  * @throws when `root` cannot be read, or the signal's reason when cancelled
  */
 export async function treeInto(
@@ -24,22 +37,28 @@ export async function treeInto(
   excludePatterns: readonly string[],
   sink: TextSink,
   opts: WalkOptions,
+  tree: TreeOptions = {},
 ): Promise<void> {
   // childCounts[d] = elements written so far into the innermost open array at depth d.
   const childCounts: number[] = [0];
   const indents: string[] = [];
   const indent = (depth: number): string => (indents[depth] ??= " ".repeat(2 + 4 * depth));
+  const maxDepth = tree.maxDepth ?? Infinity;
+  const gitignore = tree.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   sink.append("[");
   const skipped = await walkTree(
     root,
-    {
+    withGitignore({
       excluded: treeExcluder(excludePatterns),
       enter(_dir, entry, _rel, depth) {
         const written = childCounts[depth] ?? 0;
         childCounts[depth] = written + 1;
         const ind = indent(depth);
         const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${JSON.stringify(entry.name)},\n${ind}  "type": `;
-        if (entry.isDirectory()) {
+        if (entry.isDirectory() && depth + 1 >= maxDepth) {
+          // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
+          sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);
+        } else if (entry.isDirectory()) {
           childCounts[depth + 1] = 0;
           sink.append(`${head}"directory",\n${ind}  "children": [`);
         } else {
@@ -50,9 +69,10 @@ export async function treeInto(
         const ind = indent(depth);
         sink.append(`${childCounts[depth + 1] ? `\n${ind}  ]` : "]"}\n${ind}}`);
       },
-    },
-    opts,
+    }, gitignore),
+    { ...opts, maxDepth },
   );
   sink.append(childCounts[0] ? "\n]" : "]");
   skipped.appendNote(sink);
+  gitignore?.appendNote(sink);
 }

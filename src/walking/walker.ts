@@ -16,12 +16,20 @@ export interface WalkOptions {
   sandbox: Sandbox;
   signal?: AbortSignal;
   onProgress?: (entriesVisited: number) => void;
+  /** Entries deeper than this (1 = the root's own entries) are not read: directories at this depth are passed to `enter` but not descended (no `leave`). */
+  maxDepth?: number;
 }
 
 /** Callbacks that turn a walk into output; entries arrive in readdir order, depth first. */
 export interface WalkVisitor {
   /** True when the entry at `rel` (relative to the root) is left out and not descended into; may run ahead of `enter`, so it must be pure. */
-  excluded(rel: string): boolean;
+  excluded(rel: string, entry?: Dirent): boolean;
+  /**
+   * Called once a directory (`rel`, "" for the root) has been read and before any of its entries is
+   * judged; `reach + name` reaches an entry through the directory actually read (valid only until the
+   * returned promise settles). Lets a visitor load per-directory rules such as `.gitignore`.
+   */
+  opened?(rel: string, entries: readonly Dirent[], reach: string): void | Promise<void>;
   /**
    * Called for each entry not excluded; a directory's children follow, then `leave`. `reach + entry.name`
    * reaches a symlink or directory entry through the directory actually read (valid only during the call);
@@ -114,12 +122,14 @@ class Walk {
   readonly skipped = new SkipLog();
   private prefetchedEntries = 0;
   private prefetchedDirs = 0;
+  private readonly maxDepth: number;
 
   constructor(
     private readonly visitor: WalkVisitor,
     private readonly opts: WalkOptions,
   ) {
     this.ticker = new Ticker(opts);
+    this.maxDepth = opts.maxDepth ?? Infinity;
   }
 
   /** Walks the entries of `listing` (the directory `dir`), then closes it. */
@@ -128,11 +138,18 @@ class Walk {
     const pending = new Map<number, Promise<Read>>();
     try {
       this.ticker.check();
+      const loading = this.visitor.opened?.(rel, entries, listing.reach);
+      if (loading) await loading;
+      const descends = depth + 1 < this.maxDepth;
       const verdicts = new Uint8Array(entries.length);
       const verdict = (i: number): number => {
         if (verdicts[i] === UNKNOWN) {
           const entry = entries[i]!;
-          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name)) ? OMIT : entry.isDirectory() ? DESCEND : LEAF;
+          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name), entry)
+            ? OMIT
+            : entry.isDirectory() && descends
+              ? DESCEND
+              : LEAF;
         }
         return verdicts[i]!;
       };

@@ -16,7 +16,7 @@ import { boundError, boundResult } from "./bounded.js";
 import { VERSION, type Limits } from "./config.js";
 import { CheckpointCache } from "./paged-read.js";
 import { getValidRootDirectories } from "./roots-utils.js";
-import { TOOLS, type ToolContext, type ToolDefinition } from "./tools/index.js";
+import { toolsFor, type ToolContext, type ToolDefinition } from "./tools/index.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";
@@ -27,6 +27,8 @@ export interface ServerOptions {
   readonly directories: readonly string[];
   /** Diagnostic sink; stdout belongs to the protocol. @default console.error */
   readonly log?: (line: string) => void;
+  /** Leave out the tools that change files (SPEC §14). @default false */
+  readonly readOnly?: boolean;
 }
 
 const PROGRESS_INTERVAL_MS = 50;
@@ -54,7 +56,7 @@ export function buildServer(options: ServerOptions): Server {
   const max = limits.maxResultChars;
   let allowedDirs: readonly string[] = [...options.directories];
   const cache = new CheckpointCache();
-  const tools = new Map(TOOLS.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
+  const tools = new Map(toolsFor(options.readOnly ?? false).map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
   const listed = [...tools.values()].map(({ tool, schema }) => toListedTool(tool, schema, limits));
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });

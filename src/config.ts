@@ -26,7 +26,8 @@ export const DEFAULTS: Limits = Object.freeze({
 
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
-  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly: boolean }
+  // readOnly (SPEC §14) is absent when off.
+  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true }
   | { kind: "help" }
   | { kind: "version" };
 
@@ -122,7 +123,7 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
   }
   checkMediaBound(limits.maxMediaBytes, fromFlags.has("maxMediaBytes") ? "--max-media-bytes" : "BOUNDED_FS_MAX_MEDIA_BYTES");
   readOnly ??= parseSwitch(READ_ONLY_ENV, env[READ_ONLY_ENV]);
-  return { kind: "serve", limits: Object.freeze(limits), directories, readOnly };
+  return { kind: "serve", limits: Object.freeze(limits), directories, ...(readOnly && { readOnly }) };
 }
 
 const READ_ONLY_ENV = "BOUNDED_FS_READ_ONLY";

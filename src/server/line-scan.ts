@@ -38,7 +38,9 @@ export class LineScanner {
   private lastKey = "";
   private value: number[] | null = null;
   private readonly captured = new Map<string, string>();
-  // Position of the next backslash in the current chunk, so strings are skipped with indexOf, not byte by byte.
+  // Positions of the next quote and backslash in the current chunk (-1: none left), so strings are skipped with
+  // indexOf, not byte by byte; each is searched again only once passed, which keeps a chunk's scan linear.
+  private quoteAt = -1;
   private backslashAt = -1;
 
   /** Forgets the previous line. */
@@ -58,6 +60,7 @@ export class LineScanner {
   /** Scans the next bytes of the current line (no newline among them). */
   feed(bytes: Buffer): void {
     const n = bytes.length;
+    this.quoteAt = bytes.indexOf(QUOTE);
     this.backslashAt = bytes.indexOf(BACKSLASH);
     let i = 0;
     while (i < n) {
@@ -68,7 +71,8 @@ export class LineScanner {
           i++;
           continue;
         }
-        const quote = bytes.indexOf(QUOTE, i);
+        if (this.quoteAt !== -1 && this.quoteAt < i) this.quoteAt = bytes.indexOf(QUOTE, i);
+        const quote = this.quoteAt;
         const stop = quote === -1 ? n : quote;
         if (this.backslashAt !== -1 && this.backslashAt < i) this.backslashAt = bytes.indexOf(BACKSLASH, i);
         if (this.backslashAt !== -1 && this.backslashAt < stop) {

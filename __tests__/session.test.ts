@@ -199,8 +199,13 @@ describe("every request is answered (SPEC §13)", () => {
     expect(toolText(reply)).toMatch(new RegExp(`nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep \\(the limit is ${MAX_MESSAGE_DEPTH}\\)`));
     // A deep notification has no id to answer; it must not disturb the session either.
     raw.send(`{"jsonrpc":"2.0","method":"notifications/x","params":{"a":${deep}}}`);
-    raw.send(`{"jsonrpc":"2.0","id":42,"method":"ping","params":{"a":${"[".repeat(100)}${"]".repeat(100)}}}`);
-    expect((await raw.next(byId(42))).error?.code).toBe(-32602);
+    const tooDeep = MAX_MESSAGE_DEPTH + 1;
+    raw.send(`{"jsonrpc":"2.0","id":42,"method":"ping","params":{"a":${"[".repeat(tooDeep)}${"]".repeat(tooDeep)}}}`);
+    expect((await raw.next(byId(42))).error?.message).toMatch(/^Request nested too deep: the ping message/);
+    // One level less is read, and the tool's own validation names the parameter.
+    const deepest = `${"[".repeat(MAX_MESSAGE_DEPTH - 5)}${"]".repeat(MAX_MESSAGE_DEPTH - 5)}`;
+    raw.send(`{"jsonrpc":"2.0","id":43,"method":"tools/call","params":{"name":"read_text_file","arguments":{"path":${deepest}}}}`);
+    expect(toolText(await raw.next(byId(43)))).toMatch(/^Invalid arguments for read_text_file: path: /);
   });
 
   it("answers initialize twice and an unknown method, and still serves tool calls", async () => {

@@ -89,8 +89,13 @@ export class LineScanner {
         }
         continue;
       }
-      const c = bytes[i++] as number;
-      this.structural(c);
+      if (this.depth > 1 && this.value === null) {
+        // Inside params nothing is kept: skip numbers, literals, commas and colons without a call per byte.
+        let c = bytes[i] as number;
+        while (c !== QUOTE && c !== OPEN_OBJECT && c !== OPEN_ARRAY && c !== CLOSE_OBJECT && c !== CLOSE_ARRAY && ++i < n) c = bytes[i] as number;
+        if (i === n) break;
+      }
+      this.structural(bytes[i++] as number);
     }
   }
 

@@ -35,10 +35,12 @@ export const MAX_REQUEST_LINE_BYTES = 100 * 1024 * 1024;
 
 /**
  * The deepest nesting of arrays and objects in one message. A tool call needs
- * about 5 levels; deeper lines are refused before JSON.parse sees them, so no
- * later recursion (validation, error texts) can exhaust the stack.
+ * about 5 levels, and a wrongly shaped argument a few hundred still gets the
+ * tool's own "Invalid arguments" error; deeper lines are refused before
+ * JSON.parse sees them, so no later recursion (validation, JSON.stringify in
+ * error texts) comes near the stack limit (about 10,000 frames).
  */
-export const MAX_MESSAGE_DEPTH = 64;
+export const MAX_MESSAGE_DEPTH = 1000;
 
 /** Unsent output (bytes) above which no further request is started. */
 export const OUTPUT_HIGH_WATER = 4 * 1024 * 1024;

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { DEFAULTS, parseCommand, UsageError, VERSION } from "../src/server/config.js";
+import { DEFAULTS, parseCommand, USAGE, UsageError, VERSION } from "../src/server/config.js";
+import { MAX_MEDIA_BYTES_BOUND } from "../src/server/wire-limits.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}) => {
   const command = parseCommand(argv, env);
@@ -73,5 +74,48 @@ describe("parseCommand", () => {
     expect(usageError(["/a", "--max-media-bytes"])).toMatch(/missing value for --max-media-bytes/);
     expect(usageError(["--max-result-chars", "--max-media-bytes", "5"])).toContain('"--max-media-bytes"');
     expect(usageError(["--frobnicate", "/a"])).toMatch(/unknown option "--frobnicate"/);
+  });
+});
+
+describe("the media bound and --read-only (SPEC §13, §14)", () => {
+  it("is the largest size whose base64 fits the SDK clients' 10 MiB line less the 64 KiB reserve", () => {
+    expect(MAX_MEDIA_BYTES_BOUND).toBe(7_815_168);
+    expect(Math.ceil(MAX_MEDIA_BYTES_BOUND / 3) * 4).toBeLessThanOrEqual(10 * 1024 * 1024 - 64 * 1024);
+    expect(Math.ceil((MAX_MEDIA_BYTES_BOUND + 3) / 3) * 4).toBeGreaterThan(10 * 1024 * 1024 - 64 * 1024);
+  });
+
+  it("accepts --max-media-bytes at the bound and refuses one byte more, naming the flag, the value and the bound", () => {
+    expect(serve([`--max-media-bytes=${MAX_MEDIA_BYTES_BOUND}`, "/a"]).limits.maxMediaBytes).toBe(MAX_MEDIA_BYTES_BOUND);
+    const message = usageError(["--max-media-bytes", String(MAX_MEDIA_BYTES_BOUND + 1), "/a"]);
+    expect(message).toBe(
+      `bounded-filesystem-mcp: --max-media-bytes is ${MAX_MEDIA_BYTES_BOUND + 1}, over the bound of ${MAX_MEDIA_BYTES_BOUND} bytes ` +
+        "(a larger file's base64 answer would not fit in the 10 MiB line MCP clients accept)",
+    );
+  });
+
+  it("names the variable when the value over the bound comes from the environment, and lets a flag within it win", () => {
+    const env = { BOUNDED_FS_MAX_MEDIA_BYTES: "20000000" };
+    expect(usageError(["/a"], env)).toMatch(/^bounded-filesystem-mcp: BOUNDED_FS_MAX_MEDIA_BYTES is 20000000, over the bound of 7815168 bytes/);
+    expect(serve(["--max-media-bytes=1000", "/a"], env).limits.maxMediaBytes).toBe(1000);
+  });
+
+  it("turns read-only mode on by flag or by BOUNDED_FS_READ_ONLY, and leaves it off otherwise", () => {
+    expect(serve(["--read-only", "/a"])).toEqual({ kind: "serve", limits: DEFAULTS, directories: ["/a"], readOnly: true });
+    expect(serve(["/a"]).readOnly).toBeUndefined();
+    for (const on of ["1", "true", "TRUE"]) expect(serve(["/a"], { BOUNDED_FS_READ_ONLY: on }).readOnly).toBe(true);
+    for (const off of ["0", "false", ""]) expect(serve(["/a"], { BOUNDED_FS_READ_ONLY: off }).readOnly).toBeUndefined();
+    expect(serve(["--read-only", "/a"], { BOUNDED_FS_READ_ONLY: "0" }).readOnly).toBe(true);
+    expect(serve(["--", "--read-only"]).directories).toEqual(["--read-only"]);
+  });
+
+  it("refuses any other BOUNDED_FS_READ_ONLY value, naming the variable and the value", () => {
+    expect(usageError(["/a"], { BOUNDED_FS_READ_ONLY: "yes" })).toBe(
+      'bounded-filesystem-mcp: invalid value for BOUNDED_FS_READ_ONLY: "yes" (expected 1 or 0)',
+    );
+  });
+
+  it("states both in --help", () => {
+    expect(USAGE).toMatch(/--read-only .*\n.*BOUNDED_FS_READ_ONLY=1/);
+    expect(USAGE).toContain(`at most\n                         ${MAX_MEDIA_BYTES_BOUND},`);
   });
 });

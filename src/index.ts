@@ -4,10 +4,10 @@
  * server → serve on stdio. Exit codes: 0 help/version, 1 no usable
  * directory, 2 bad command line or environment.
  */
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
 import { buildServer } from "./server/index.js";
 import { resolveStartupDirectories } from "./server/startup.js";
+import { BoundedStdioTransport } from "./server/stdio-transport.js";
 
 const NO_DIRECTORIES_NOTE = `${USAGE}
 No directories were given: the server will use the MCP roots the client provides.
@@ -42,10 +42,10 @@ async function main(): Promise<number | undefined> {
   process.stdout.on("error", () => process.exit(0));
   process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
 
-  const server = buildServer({ limits: command.limits, directories, log });
+  const server = buildServer({ limits: command.limits, directories, log, readOnly: command.readOnly });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
   process.stdin.on("end", () => void server.close());
-  await server.connect(new StdioServerTransport());
+  await server.connect(new BoundedStdioTransport(process.stdin, process.stdout, { log }));
   log("Secure MCP Filesystem Server running on stdio");
   return undefined;
 }

@@ -3,6 +3,8 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
+import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
+
 /** The npm package and bin name, used in messages. */
 export const PACKAGE_NAME = "bounded-filesystem-mcp";
 /** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
@@ -24,7 +26,8 @@ export const DEFAULTS: Limits = Object.freeze({
 
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
-  | { kind: "serve"; limits: Limits; directories: readonly string[] }
+  // readOnly (SPEC §14) is absent when off.
+  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true }
   | { kind: "help" }
   | { kind: "version" };
 
@@ -43,7 +46,10 @@ Options:
   --max-result-chars N   largest text result in characters before a truncation
                          notice (env BOUNDED_FS_MAX_RESULT_CHARS, default ${DEFAULTS.maxResultChars})
   --max-media-bytes N    largest file read_media_file returns, in bytes
-                         (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes})
+                         (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes}, at most
+                         ${MAX_MEDIA_BYTES_BOUND}, so the base64 answer fits MCP clients' 10 MiB lines)
+  --read-only            leave out write_file, edit_file, create_directory and
+                         move_file (env BOUNDED_FS_READ_ONLY=1)
   --help                 print this help and exit
   --version              print the version and exit
   --                     end of options; every later argument is a directory
@@ -81,6 +87,7 @@ function parsePositiveInt(source: string, value: string): number {
 export function parseCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Command {
   const fromFlags = new Map<keyof Limits, number>();
   const directories: string[] = [];
+  let readOnly: boolean | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     if (arg === "--") {
@@ -89,6 +96,10 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
     }
     if (arg === "--help" || arg === "-h") return { kind: "help" };
     if (arg === "--version") return { kind: "version" };
+    if (arg === "--read-only") {
+      readOnly = true;
+      continue;
+    }
     if (!arg.startsWith("-") || arg === "-") {
       directories.push(arg);
       continue;
@@ -110,5 +121,31 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
     if (flagged !== undefined) limits[spec.key] = flagged;
     else if (envValue !== undefined) limits[spec.key] = parsePositiveInt(spec.env, envValue);
   }
-  return { kind: "serve", limits: Object.freeze(limits), directories };
+  checkMediaBound(limits.maxMediaBytes, fromFlags.has("maxMediaBytes") ? "--max-media-bytes" : "BOUNDED_FS_MAX_MEDIA_BYTES");
+  readOnly ??= parseSwitch(READ_ONLY_ENV, env[READ_ONLY_ENV]);
+  return { kind: "serve", limits: Object.freeze(limits), directories, ...(readOnly && { readOnly }) };
+}
+
+const READ_ONLY_ENV = "BOUNDED_FS_READ_ONLY";
+
+/**
+ * An on/off environment variable: unset, empty, 0 or false is off; 1 or true is on.
+ * @throws UsageError naming the variable and the value otherwise
+ */
+function parseSwitch(source: string, value: string | undefined): boolean {
+  if (value === undefined || /^(|0|false)$/i.test(value)) return false;
+  if (/^(1|true)$/i.test(value)) return true;
+  throw new UsageError(`${PACKAGE_NAME}: invalid value for ${source}: ${JSON.stringify(value)} (expected 1 or 0)`);
+}
+
+/**
+ * Refuses a media limit whose base64 answer could not reach SDK clients (SPEC §13).
+ * @throws UsageError naming `source`, the value and the bound
+ */
+function checkMediaBound(value: number, source: string): void {
+  if (value <= MAX_MEDIA_BYTES_BOUND) return;
+  throw new UsageError(
+    `${PACKAGE_NAME}: ${source} is ${value}, over the bound of ${MAX_MEDIA_BYTES_BOUND} bytes ` +
+      "(a larger file's base64 answer would not fit in the 10 MiB line MCP clients accept)",
+  );
 }

@@ -15,7 +15,7 @@ import { boundError, runBounded } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 import { Sandbox } from "../sandbox/index.js";
-import { listedTool, TOOLS } from "../tools/index.js";
+import { listedTool, toolsFor } from "../tools/index.js";
 import { VERSION, type Limits } from "./config.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
@@ -27,6 +27,8 @@ export interface ServerOptions {
   readonly directories: readonly string[];
   /** Diagnostic sink; stdout belongs to the protocol. @default console.error */
   readonly log?: (line: string) => void;
+  /** Leave out the tools that change files (SPEC §14). @default false */
+  readonly readOnly?: boolean;
 }
 
 const PROGRESS_INTERVAL_MS = 50;
@@ -49,8 +51,9 @@ export function buildServer(options: ServerOptions): Server {
   const max = limits.maxResultChars;
   let allowedDirs: readonly string[] = [...options.directories];
   const cache = new CheckpointCache();
-  const tools = new Map(TOOLS.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
-  const listed = TOOLS.map((tool) => listedTool(tool, limits));
+  const active = toolsFor(options.readOnly ?? false);
+  const tools = new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
+  const listed = active.map((tool) => listedTool(tool, limits));
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });
 

@@ -24,3 +24,8 @@ export const TOOLS: readonly ToolDefinition[] = [
   getFileInfo,
   listAllowedDirectories,
 ];
+
+/** The tools to register: all of them, or with `readOnly` only those that change nothing (SPEC §14). */
+export function toolsFor(readOnly: boolean): readonly ToolDefinition[] {
+  return readOnly ? TOOLS.filter((tool) => tool.annotations.readOnlyHint === true) : TOOLS;
+}

@@ -1,0 +1,225 @@
+/**
+ * BoundedStdioTransport: the stdio transport with bounds the SDK's own lacks
+ * (SPEC §13). The SDK's StdioServerTransport buffers input in a ReadBuffer
+ * that throws past 10 MiB, and its data handler then closes the transport —
+ * the session ends with exit 0 and no word; it drops lines that fail its
+ * message schema without an answer; and its send() queues output without
+ * limit while the client does not read. Here:
+ * - lines up to MAX_REQUEST_LINE_BYTES are read; a longer or deeper line is
+ *   discarded as it streams in and answered by the id the scanner found;
+ * - every line with an id gets an answer (see guards.ts);
+ * - requests start only while fewer than MAX_IN_FLIGHT are unanswered and
+ *   unsent output is under OUTPUT_HIGH_WATER; received requests wait in a
+ *   queue, and stdin is paused while that queue holds over QUEUED_REQUEST_BYTES.
+ */
+import process from "node:process";
+import type { Readable, Writable } from "node:stream";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { formatCount } from "../bounded.js";
+import { classifyLine, refusal, type Verdict } from "./guards.js";
+import { LineScanner } from "./line-scan.js";
+import { MAX_IN_FLIGHT, MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
+
+/** Bounds of one transport; each defaults to the constant of the same meaning in wire-limits.ts. */
+export interface BoundedStdioOptions {
+  readonly maxLineBytes?: number;
+  readonly maxDepth?: number;
+  readonly outputHighWater?: number;
+  readonly maxInFlight?: number;
+  readonly queuedRequestBytes?: number;
+  /** Where dropped lines (no id to answer) are reported. @default console.error */
+  readonly log?: (line: string) => void;
+}
+
+interface Queued {
+  readonly message: JSONRPCMessage;
+  readonly key: string;
+  readonly bytes: number;
+}
+
+const NEWLINE = 0x0a;
+
+function idKey(id: string | number): string {
+  return `${typeof id}:${id}`;
+}
+
+/** A Transport over stdin/stdout that never ends the session on input and never buffers without bound. */
+export class BoundedStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+
+  private readonly maxLineBytes: number;
+  private readonly maxDepth: number;
+  private readonly outputHighWater: number;
+  private readonly maxInFlight: number;
+  private readonly queuedRequestBytes: number;
+  private readonly log: (line: string) => void;
+  private readonly scanner = new LineScanner();
+  private pieces: Buffer[] = [];
+  private lineBytes = 0;
+  private discarding: "size" | "depth" | undefined;
+  private readonly queue: Queued[] = [];
+  private queuedBytes = 0;
+  private readonly inFlight = new Set<string>();
+  private drainWaiters: (() => void)[] = [];
+  private paused = false;
+  private closed = false;
+
+  constructor(
+    private readonly stdin: Readable = process.stdin,
+    private readonly stdout: Writable = process.stdout,
+    options: BoundedStdioOptions = {},
+  ) {
+    this.maxLineBytes = options.maxLineBytes ?? MAX_REQUEST_LINE_BYTES;
+    this.maxDepth = options.maxDepth ?? MAX_MESSAGE_DEPTH;
+    this.outputHighWater = options.outputHighWater ?? OUTPUT_HIGH_WATER;
+    this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
+    this.queuedRequestBytes = options.queuedRequestBytes ?? QUEUED_REQUEST_BYTES;
+    this.log = options.log ?? ((line) => console.error(line));
+  }
+
+  /** Starts reading stdin. */
+  async start(): Promise<void> {
+    this.stdin.on("data", this.onData);
+    this.stdin.on("error", this.onStreamError);
+    this.stdout.on("drain", this.onDrain);
+  }
+
+  /** Writes one message; resolves once the output buffer has room again. */
+  send(message: JSONRPCMessage): Promise<void> {
+    if ("id" in message && message.id !== undefined && !("method" in message)) {
+      if (this.inFlight.delete(idKey(message.id))) queueMicrotask(this.pump);
+    }
+    return new Promise((resolve) => {
+      if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
+      else this.drainWaiters.push(resolve);
+    });
+  }
+
+  /** Stops reading and drops requests not yet started. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off("data", this.onData);
+    this.stdin.off("error", this.onStreamError);
+    this.stdout.off("drain", this.onDrain);
+    if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
+    this.pieces = [];
+    this.queue.length = 0;
+    this.inFlight.clear();
+    for (const resolve of this.drainWaiters.splice(0)) resolve();
+    this.onclose?.();
+  }
+
+  private readonly onStreamError = (error: Error): void => this.onerror?.(error);
+
+  private readonly onDrain = (): void => {
+    for (const resolve of this.drainWaiters.splice(0)) resolve();
+    this.pump();
+  };
+
+  private readonly onData = (chunk: Buffer): void => {
+    let start = 0;
+    while (start < chunk.length && !this.closed) {
+      const newline = chunk.indexOf(NEWLINE, start);
+      const end = newline === -1 ? chunk.length : newline;
+      if (end > start) this.take(chunk.subarray(start, end));
+      if (newline === -1) break;
+      this.endLine();
+      start = newline + 1;
+    }
+    this.pump();
+  };
+
+  /** Adds bytes to the current line, switching to discarding when it gets too long or too deep. */
+  private take(bytes: Buffer): void {
+    this.scanner.feed(bytes);
+    this.lineBytes += bytes.length;
+    if (this.discarding) return;
+    if (this.lineBytes > this.maxLineBytes) this.discarding = "size";
+    else if (this.scanner.maxDepth > this.maxDepth) this.discarding = "depth";
+    if (this.discarding) this.pieces = [];
+    else this.pieces.push(bytes);
+  }
+
+  private endLine(): void {
+    const head = this.scanner.head();
+    let verdict: Verdict | undefined;
+    if (this.discarding === "size") {
+      const what = head.method ?? "request";
+      verdict = refusal(
+        head,
+        ErrorCode.InvalidRequest,
+        `Request too large: the ${what} message is ${formatCount(this.lineBytes)} bytes; the limit is ` +
+          `${formatCount(this.maxLineBytes)} bytes per message. Its bytes were discarded; send less in one call.`,
+        true,
+      );
+    } else if (this.discarding === "depth") {
+      verdict = refusal(
+        head,
+        ErrorCode.InvalidParams,
+        `Request nested too deep: the ${head.method ?? "request"} message nests arrays and objects more than ` +
+          `${this.maxDepth} levels deep (the limit is ${this.maxDepth}); it was not read.`,
+        true,
+      );
+    } else if (this.lineBytes > 0) {
+      const text = Buffer.concat(this.pieces).toString("utf8").replace(/\r$/, "");
+      if (text.trim() !== "") verdict = classifyLine(text, head);
+    }
+    const bytes = this.lineBytes;
+    this.pieces = [];
+    this.lineBytes = 0;
+    this.discarding = undefined;
+    this.scanner.reset();
+    if (verdict) this.act(verdict, bytes);
+  }
+
+  private act(verdict: Verdict, bytes: number): void {
+    if (verdict.kind === "drop") {
+      this.log(`Dropped a message that cannot be answered (it has no id): ${verdict.reason}`);
+      return;
+    }
+    if (verdict.kind === "reply") {
+      this.send(verdict.reply).catch(() => undefined);
+      return;
+    }
+    const message = verdict.message;
+    if ("method" in message && "id" in message) {
+      this.queue.push({ message, key: idKey(message.id), bytes });
+      this.queuedBytes += bytes;
+      return;
+    }
+    if ("method" in message && message.method === "notifications/cancelled") this.forget(message.params?.requestId);
+    this.onmessage?.(message);
+  }
+
+  /** A cancelled request gets no answer: drop it if it has not started, and stop counting it if it has. */
+  private forget(requestId: unknown): void {
+    if (typeof requestId !== "string" && typeof requestId !== "number") return;
+    const key = idKey(requestId);
+    this.inFlight.delete(key);
+    const at = this.queue.findIndex((queued) => queued.key === key);
+    if (at !== -1) this.queuedBytes -= this.queue.splice(at, 1)[0]?.bytes ?? 0;
+  }
+
+  /** Starts queued requests while output and work in flight are under their bounds; pauses or resumes stdin. */
+  private readonly pump = (): void => {
+    if (this.closed) return;
+    while (this.queue.length > 0 && this.inFlight.size < this.maxInFlight && this.stdout.writableLength < this.outputHighWater) {
+      const next = this.queue.shift() as Queued;
+      this.queuedBytes -= next.bytes;
+      this.inFlight.add(next.key);
+      this.onmessage?.(next.message);
+    }
+    const full = this.queuedBytes > this.queuedRequestBytes;
+    if (full && !this.paused) {
+      this.paused = true;
+      this.stdin.pause();
+    } else if (!full && this.paused) {
+      this.paused = false;
+      this.stdin.resume();
+    }
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * The bounds of the stdio wire (SPEC §13), in one place: how long a request
+ * line may be, how deep it may nest, how much unsent output and unstarted
+ * work the server holds before it stops reading, and the media bound that
+ * keeps every answer within what SDK clients accept.
+ */
+
+/**
+ * The line limit of the MCP TypeScript SDK's stdio clients: their ReadBuffer
+ * (shared/stdio.js, STDIO_DEFAULT_MAX_BUFFER_SIZE) closes the connection when
+ * its buffer would pass 10 MiB.
+ */
+export const SDK_CLIENT_LINE_LIMIT = 10 * 1024 * 1024;
+
+/**
+ * Room kept under SDK_CLIENT_LINE_LIMIT for the answer's envelope (ids, MIME
+ * type, a resource URI of up to a few KiB) and for the start of the next
+ * message, which can share the last pipe read (at most 64 KiB) with it.
+ */
+export const ANSWER_RESERVE = 64 * 1024;
+
+/**
+ * The largest --max-media-bytes: base64 makes 4 characters of every 3 bytes,
+ * so this many bytes encode to at most SDK_CLIENT_LINE_LIMIT − ANSWER_RESERVE
+ * characters (7,815,168 bytes → 10,420,224 characters).
+ */
+export const MAX_MEDIA_BYTES_BOUND = Math.floor((SDK_CLIENT_LINE_LIMIT - ANSWER_RESERVE) / 4) * 3;
+
+/**
+ * The longest request line the server reads (100 MiB). Longer lines are
+ * discarded as they stream in and answered with an error; 100 MiB leaves room
+ * for a 64 MiB write_file even when JSON escaping grows its content.
+ */
+export const MAX_REQUEST_LINE_BYTES = 100 * 1024 * 1024;
+
+/**
+ * The deepest nesting of arrays and objects in one message. A tool call needs
+ * about 5 levels, and a wrongly shaped argument a few hundred still gets the
+ * tool's own "Invalid arguments" error; deeper lines are refused before
+ * JSON.parse sees them, so no later recursion (validation, JSON.stringify in
+ * error texts) comes near the stack limit (about 10,000 frames).
+ */
+export const MAX_MESSAGE_DEPTH = 1000;
+
+/** Unsent output (bytes) above which no further request is started. */
+export const OUTPUT_HIGH_WATER = 4 * 1024 * 1024;
+
+/** Requests started but not yet answered, above which no further request is started. */
+export const MAX_IN_FLIGHT = 32;
+
+/** Bytes of received requests waiting to start, above which stdin is no longer read. */
+export const QUEUED_REQUEST_BYTES = 8 * 1024 * 1024;

@@ -257,27 +257,27 @@ describe("bounds", () => {
 });
 
 describe("FileCheckpoints", () => {
-  const id = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n };
+  const id = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n, ctimeNs: 5n };
 
   it("keeps checkpoints at least the spacing apart and finds the nearest one at or before an offset", () => {
     const cp = new FileCheckpoints(id, 100, 100);
-    for (const byte of [50, 100, 150, 210, 300, 310]) cp.add({ byte, char: byte / 2 });
+    for (const byte of [50, 100, 150, 210, 300, 310]) cp.add({ byte, char: byte / 2, line: 0 });
     expect(cp.count).toBe(4); // 0, 100, 210, 310
-    expect(cp.nearest(0)).toEqual({ byte: 0, char: 0 });
-    expect(cp.nearest(49)).toEqual({ byte: 0, char: 0 });
-    expect(cp.nearest(50)).toEqual({ byte: 100, char: 50 });
-    expect(cp.nearest(104)).toEqual({ byte: 100, char: 50 });
-    expect(cp.nearest(105)).toEqual({ byte: 210, char: 105 });
-    expect(cp.nearest(154)).toEqual({ byte: 210, char: 105 });
-    expect(cp.nearest(10_000)).toEqual({ byte: 310, char: 155 });
+    expect(cp.nearest(0)).toEqual({ byte: 0, char: 0, line: 0 });
+    expect(cp.nearest(49)).toEqual({ byte: 0, char: 0, line: 0 });
+    expect(cp.nearest(50)).toEqual({ byte: 100, char: 50, line: 0 });
+    expect(cp.nearest(104)).toEqual({ byte: 100, char: 50, line: 0 });
+    expect(cp.nearest(105)).toEqual({ byte: 210, char: 105, line: 0 });
+    expect(cp.nearest(154)).toEqual({ byte: 210, char: 105, line: 0 });
+    expect(cp.nearest(10_000)).toEqual({ byte: 310, char: 155, line: 0 });
   });
 
   it("prefers the hint when it is closer and not past the offset", () => {
     const cp = new FileCheckpoints(id, 100, 100);
-    cp.add({ byte: 100, char: 90 });
-    cp.hint = { byte: 170, char: 160 };
-    expect(cp.nearest(159)).toEqual({ byte: 100, char: 90 });
-    expect(cp.nearest(160)).toEqual({ byte: 170, char: 160 });
-    expect(cp.nearest(500)).toEqual({ byte: 170, char: 160 });
+    cp.add({ byte: 100, char: 90, line: 0 });
+    cp.hint = { byte: 170, char: 160, line: 0 };
+    expect(cp.nearest(159)).toEqual({ byte: 100, char: 90, line: 0 });
+    expect(cp.nearest(160)).toEqual({ byte: 170, char: 160, line: 0 });
+    expect(cp.nearest(500)).toEqual({ byte: 170, char: 160, line: 0 });
   });
 });

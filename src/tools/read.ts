@@ -3,6 +3,7 @@ import { z } from "zod";
 import { formatCount, TextSink, type ToolOutput } from "../bounded.js";
 import { validatePathIn } from "../lib.js";
 import { readMedia } from "../media.js";
+import { readLineWindow } from "../line-window.js";
 import { headInto, readWindow, streamInto, tailInto } from "../paged-read.js";
 import { openRegularFile } from "../safe-fs.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
@@ -31,9 +32,33 @@ const readTextInput = {
     ),
   head: count.optional().describe("Only the first N lines (integer ≥ 0). Not combinable with tail, offset or limit."),
   tail: count.optional().describe("Only the last N lines (integer ≥ 0). Not combinable with head, offset or limit."),
+  startLine: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(
+      "Start at this line (integer ≥ 1; lines split on \\n, numbered as search_file_contents prints them). Returns whole " +
+        "lines up to the cap; a cut window ends with a notice whose offset continues it. Past the end: empty text. " +
+        "Not combinable with head, tail, offset or limit.",
+    ),
+  lineCount: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("With startLine: return only this many lines (integer ≥ 1), line terminators included. Default: up to the cap."),
 };
 
-type ReadTextArgs = { path: string; offset?: number; limit?: number; head?: number; tail?: number };
+type ReadTextArgs = {
+  path: string;
+  offset?: number;
+  limit?: number;
+  head?: number;
+  tail?: number;
+  startLine?: number;
+  lineCount?: number;
+};
 
 function readTextDescription(extra: string) {
   return ({ maxResultChars }: { maxResultChars: number }) =>
@@ -50,6 +75,13 @@ function readTextDescription(extra: string) {
 function checkReadArgs(args: ReadTextArgs): void {
   const lines = (["head", "tail"] as const).filter((k) => args[k] !== undefined);
   const window = (["offset", "limit"] as const).filter((k) => args[k] !== undefined);
+  const byLine = (["startLine", "lineCount"] as const).find((k) => args[k] !== undefined);
+  const other = [...lines, ...window][0];
+  if (byLine !== undefined && other !== undefined) {
+    throw new Error(
+      `Parameters ${byLine} and ${other} cannot be combined: use startLine/lineCount for lines, or ${other} alone.`,
+    );
+  }
   if (lines.length === 2) throw new Error("Parameters head and tail cannot be combined: pass only one of them.");
   if (lines.length === 1 && window.length > 0) {
     throw new Error(
@@ -67,6 +99,10 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
     const { head, tail } = args;
     if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
     if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
+    const cap = ctx.limits.maxResultChars;
+    if (args.startLine !== undefined || args.lineCount !== undefined) {
+      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, cap, ctx.cache, opts);
+    }
     const limit = Math.min(args.limit ?? ctx.limits.maxResultChars, ctx.limits.maxResultChars);
     return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
   } finally {

@@ -37,17 +37,8 @@ const readTextInput = {
     .int()
     .min(1)
     .optional()
-    .describe(
-      "Start at this line (integer ≥ 1; lines split on \\n, numbered as search_file_contents prints them). Returns whole " +
-        "lines up to the cap; a cut window ends with a notice whose offset continues it. Past the end: empty text. " +
-        "Not combinable with head, tail, offset or limit.",
-    ),
-  lineCount: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe("With startLine: return only this many lines (integer ≥ 1), line terminators included. Default: up to the cap."),
+    .describe("Start at line N (≥ 1); past the end: empty. Not combinable with head, tail, offset or limit."),
+  lineCount: z.number().int().min(1).optional().describe("With startLine: at most N lines (≥ 1)."),
 };
 
 type ReadTextArgs = {
@@ -62,13 +53,12 @@ type ReadTextArgs = {
 
 function readTextDescription(extra: string) {
   return ({ maxResultChars }: { maxResultChars: number }) =>
-    `${extra}Read a text file (decoded as UTF-8) and return its text, at most ${formatCount(maxResultChars)} characters ` +
-    "per call. A longer file is paged: the cut text ends with a notice naming the offset for the next call; follow the " +
-    "notices to read it all in order. An offset past the end returns empty text. head/tail return only the first/last " +
-    "lines instead (capped, not pageable). " +
-    "Fails if the path is outside the allowed directories, missing, or not a regular file (directory, FIFO, device). " +
-    "Use read_multiple_files for several small files at once, read_media_file for images and audio " +
-    "(binary bytes come out here as U+FFFD).";
+    `${extra}Read a text file (decoded as UTF-8), at most ${formatCount(maxResultChars)} characters per call. A ` +
+    "longer file is paged: the cut text ends with a notice naming the offset for the next call. Past the end: empty " +
+    "text. startLine/lineCount read whole lines (numbered as search_file_contents prints them); head/tail the " +
+    "first/last lines (not pageable). Fails if the path is outside the allowed directories, missing, or not a regular " +
+    "file. Use read_multiple_files for several small files, read_media_file for images and audio (binary bytes come " +
+    "out here as U+FFFD).";
 }
 
 /** Refuses combinations SPEC §3.2 forbids, naming both parameters. */

@@ -6,7 +6,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import { TextDecoder } from "node:util";
-import { CountingBuffer, utf16Units } from "./utf8-count.js";
+import { acquireCountingBuffer, type CountingBuffer, releaseCountingBuffer, utf16Units } from "./utf8-count.js";
 
 /** Options every streaming reader takes. */
 export interface ReadOptions {
@@ -117,8 +117,16 @@ export function progressReporter(opts: ReadOptions, bytesTotal: number): (bytesD
  * @throws the signal's reason when aborted
  */
 export async function scanText(handle: FileHandle, params: ScanParams, opts: ReadOptions = {}): Promise<ScanResult> {
-  const chunkSize = chunkSizeOf(opts);
-  const counter = new CountingBuffer(chunkSize);
+  const counter = acquireCountingBuffer(chunkSizeOf(opts));
+  try {
+    return await scanWith(counter, handle, params, opts);
+  } finally {
+    releaseCountingBuffer(counter);
+  }
+}
+
+async function scanWith(counter: CountingBuffer, handle: FileHandle, params: ScanParams, opts: ReadOptions): Promise<ScanResult> {
+  const chunkSize = counter.bytes.length;
   const buffer = counter.bytes;
   const decoder = newDecoder();
   const { consumer } = params;

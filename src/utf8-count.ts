@@ -102,6 +102,23 @@ export class CountingBuffer {
   }
 }
 
+// A few idle buffers per size are kept: creating one maps a WebAssembly memory,
+// which costs more than a warm window's whole scan of a chunk or two.
+const idle = new Map<number, CountingBuffer[]>();
+const IDLE_PER_SIZE = 4;
+
+/** A counting buffer of `size` bytes, reused when one is idle; hand it back with `releaseCountingBuffer`. */
+export function acquireCountingBuffer(size: number): CountingBuffer {
+  return idle.get(size)?.pop() ?? new CountingBuffer(size);
+}
+
+/** Returns a buffer from `acquireCountingBuffer` for reuse; its bytes must no longer be used. */
+export function releaseCountingBuffer(buffer: CountingBuffer): void {
+  const list = idle.get(buffer.bytes.length) ?? [];
+  if (list.length < IDLE_PER_SIZE) list.push(buffer);
+  idle.set(buffer.bytes.length, list);
+}
+
 let scratch: CountingBuffer | undefined;
 const SCRATCH_BYTES = 256 * 1024;
 

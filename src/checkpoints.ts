@@ -116,7 +116,7 @@ export class FileCheckpoints {
 export interface CheckpointCacheOptions {
   /** Files remembered; the least recently used is dropped. @default 1024 */
   maxFiles?: number;
-  /** Checkpoints remembered across all files (16 bytes each); bounds the cache's memory. @default 131072 */
+  /** Checkpoints remembered across all files (24 bytes each); bounds the cache's memory. @default 131072 */
   maxTotalCheckpoints?: number;
   /** Checkpoints kept per file before they are thinned out. @default 4096 */
   maxCheckpointsPerFile?: number;

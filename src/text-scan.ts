@@ -25,9 +25,9 @@ const PROGRESS_EVERY_BYTES = 4 * 1024 * 1024;
 
 /**
  * A byte position whose byte is not a UTF-8 continuation byte, with the number
- * of characters the bytes before it decode to and of line feeds among them. A fresh decoder started there
- * produces the same text as one that decoded everything before: the byte
- * ends any pending sequence exactly as end-of-input would.
+ * of characters the bytes before it decode to and of line feeds among them. A
+ * fresh decoder started there produces the same text as one that decoded
+ * everything before: the byte ends any pending sequence as end-of-input would.
  */
 export interface RestartPoint {
   byte: number;
@@ -41,7 +41,7 @@ export interface TextConsumer {
   wants(from: number, to: number): boolean;
   /** Decoded text starting at character `at`; may also be called for text not wanted. */
   text(piece: string, at: number): void;
-  /** An undecoded run of complete, valid UTF-8 starting at character `at` that decodes to `chars` characters, `lines` of them "\n". */
+  /** An undecoded run of valid UTF-8 starting at character `at`: `chars` characters, `lines` of them "\n". */
   skipped?(bytes: Buffer, at: number, chars: number, lines: number): void;
 }
 

@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { formatCount, TextSink, type ToolOutput } from "../bounded.js";
 import { validatePathIn } from "../lib.js";
-import { readMedia } from "../media.js";
 import { readLineWindow } from "../line-window.js";
+import { readMedia } from "../media.js";
 import { headInto, readWindow, streamInto, tailInto } from "../paged-read.js";
 import { openRegularFile } from "../safe-fs.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";

@@ -257,27 +257,99 @@ describe("bounds", () => {
 });
 
 describe("FileCheckpoints", () => {
-  const id = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n };
+  const id = { dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n, ctimeNs: 5n };
 
   it("keeps checkpoints at least the spacing apart and finds the nearest one at or before an offset", () => {
     const cp = new FileCheckpoints(id, 100, 100);
-    for (const byte of [50, 100, 150, 210, 300, 310]) cp.add({ byte, char: byte / 2 });
+    for (const byte of [50, 100, 150, 210, 300, 310]) cp.add({ byte, char: byte / 2, line: 0 });
     expect(cp.count).toBe(4); // 0, 100, 210, 310
-    expect(cp.nearest(0)).toEqual({ byte: 0, char: 0 });
-    expect(cp.nearest(49)).toEqual({ byte: 0, char: 0 });
-    expect(cp.nearest(50)).toEqual({ byte: 100, char: 50 });
-    expect(cp.nearest(104)).toEqual({ byte: 100, char: 50 });
-    expect(cp.nearest(105)).toEqual({ byte: 210, char: 105 });
-    expect(cp.nearest(154)).toEqual({ byte: 210, char: 105 });
-    expect(cp.nearest(10_000)).toEqual({ byte: 310, char: 155 });
+    expect(cp.nearest(0)).toEqual({ byte: 0, char: 0, line: 0 });
+    expect(cp.nearest(49)).toEqual({ byte: 0, char: 0, line: 0 });
+    expect(cp.nearest(50)).toEqual({ byte: 100, char: 50, line: 0 });
+    expect(cp.nearest(104)).toEqual({ byte: 100, char: 50, line: 0 });
+    expect(cp.nearest(105)).toEqual({ byte: 210, char: 105, line: 0 });
+    expect(cp.nearest(154)).toEqual({ byte: 210, char: 105, line: 0 });
+    expect(cp.nearest(10_000)).toEqual({ byte: 310, char: 155, line: 0 });
   });
 
   it("prefers the hint when it is closer and not past the offset", () => {
     const cp = new FileCheckpoints(id, 100, 100);
-    cp.add({ byte: 100, char: 90 });
-    cp.hint = { byte: 170, char: 160 };
-    expect(cp.nearest(159)).toEqual({ byte: 100, char: 90 });
-    expect(cp.nearest(160)).toEqual({ byte: 170, char: 160 });
-    expect(cp.nearest(500)).toEqual({ byte: 170, char: 160 });
+    cp.add({ byte: 100, char: 90, line: 0 });
+    cp.hint = { byte: 170, char: 160, line: 0 };
+    expect(cp.nearest(159)).toEqual({ byte: 100, char: 90, line: 0 });
+    expect(cp.nearest(160)).toEqual({ byte: 170, char: 160, line: 0 });
+    expect(cp.nearest(500)).toEqual({ byte: 170, char: 160, line: 0 });
+  });
+});
+
+describe("cache identity and shared cold passes (SPEC §13)", () => {
+  it("discards an entry when an in-place rewrite keeps size and mtime but changes ctime", async () => {
+    const p = path.join(dir, "in-place");
+    await writeFile(p, "é".repeat(1000));
+    await utimes(p, 1_000_000, 1_000_000);
+    const cache = new CheckpointCache();
+    const before = await stat(p, { bigint: true });
+    expect(await withHandle(p, (h) => readWindow(h, p, 0, 10, cache))).toMatchObject({ total: 1000 });
+    // Same size, same whole-second mtime restored exactly, written through the same inode.
+    await withHandle(p, async () => {
+      const { open } = await import("node:fs/promises");
+      const w = await open(p, "r+");
+      await w.write(Buffer.from("a".repeat(2000)), 0, 2000, 0);
+      await w.close();
+    });
+    await utimes(p, 1_000_000, 1_000_000);
+    let after = await stat(p, { bigint: true });
+    // ctime ticks coarsely; touch the times again until the clock shows the change.
+    while (after.ctimeNs === before.ctimeNs) {
+      await new Promise((r) => setTimeout(r, 5));
+      await utimes(p, 1_000_000, 1_000_000);
+      after = await stat(p, { bigint: true });
+    }
+    expect([after.ino, after.size, after.mtimeNs]).toEqual([before.ino, before.size, before.mtimeNs]);
+    expect(await withHandle(p, (h) => readWindow(h, p, 1500, 3, cache))).toEqual({ text: "aaa", start: 1500, end: 1503, total: 2000 });
+  });
+
+  it("lets 50 concurrent cold windows of one file share a single pass", async () => {
+    const p = path.join(dir, "shared");
+    const body = "ab😀\n".repeat(50_000);
+    await writeFile(p, body);
+    const cache = new CheckpointCache();
+    const windows = await withHandle(p, (h) =>
+      Promise.all(Array.from({ length: 50 }, (_, i) => readWindow(h, p, i * 1000, 20, cache, { chunkSize: 16 * 1024 }))),
+    );
+    expect(cache.coldPasses).toBe(1);
+    windows.forEach((w, i) => expect(w).toEqual(refWindow(body, i * 1000, 20)));
+    await withHandle(p, (h) => countChars(h, p, cache));
+    expect(cache.coldPasses).toBe(1);
+  });
+
+  it("hands the pass to a waiting reader when the first cold reader is aborted", async () => {
+    const p = path.join(dir, "aborted");
+    const body = "xyz\n".repeat(100_000);
+    await writeFile(p, body);
+    const cache = new CheckpointCache();
+    const controller = new AbortController();
+    const results = await withHandle(p, (h) => {
+      const first = readWindow(h, p, 0, 5, cache, { chunkSize: 4096, signal: controller.signal });
+      const second = readWindow(h, p, 400_000 - 5, 5, cache, { chunkSize: 4096 });
+      controller.abort(new Error("stop"));
+      return Promise.allSettled([first, second]);
+    });
+    expect(results[0].status).toBe("rejected");
+    expect(results[1]).toEqual({ status: "fulfilled", value: refWindow(body, 399_995, 5) });
+    expect(cache.coldPasses).toBe(2);
+    expect(cache.size).toBe(1);
+  });
+});
+
+describe("FileCheckpoints by line", () => {
+  it("finds the last checkpoint with fewer line feeds before it than asked", () => {
+    const cp = new FileCheckpoints({ dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n, ctimeNs: 5n }, 10, 100);
+    for (const [byte, line] of [[10, 0], [20, 3], [30, 3], [40, 7]] as const) cp.add({ byte, char: byte, line });
+    expect(cp.beforeLine(0)).toEqual({ byte: 0, char: 0, line: 0 });
+    expect(cp.beforeLine(1)).toEqual({ byte: 10, char: 10, line: 0 });
+    expect(cp.beforeLine(3)).toEqual({ byte: 10, char: 10, line: 0 });
+    expect(cp.beforeLine(4)).toEqual({ byte: 30, char: 30, line: 3 });
+    expect(cp.beforeLine(100)).toEqual({ byte: 40, char: 40, line: 7 });
   });
 });

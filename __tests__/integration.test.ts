@@ -85,7 +85,15 @@ describe("initialize and tools/list", () => {
       described(tool.inputSchema as Record<string, unknown>, tool.name);
     }
     const read = tools.find((t) => t.name === "read_text_file");
-    expect(Object.keys(read?.inputSchema.properties ?? {}).sort()).toEqual(["head", "limit", "offset", "path", "tail"]);
+    expect(Object.keys(read?.inputSchema.properties ?? {}).sort()).toEqual([
+      "head",
+      "limit",
+      "lineCount",
+      "offset",
+      "path",
+      "startLine",
+      "tail",
+    ]);
   });
 });
 
@@ -114,6 +122,17 @@ describe("every tool, success and failure", () => {
     expectError(await run("read_text_file", { path: p("a.txt"), limit: 1.5 }), /limit/);
     expectError(await run("read_text_file", { path: p("a.txt"), head: "3" }), /head/);
     expectError(await run("read_text_file", { path: p("sub") }), /Not a regular file|directory/i);
+  });
+
+  it("read_text_file startLine and lineCount", async () => {
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), startLine: 2 }))).toBe("world\n");
+    expect(expectOk(await run("read_file", { path: p("a.txt"), startLine: 1, lineCount: 1 }))).toBe("hello\n");
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), startLine: 3, lineCount: 5 }))).toBe("");
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 1, offset: 2 }), /startLine and offset/);
+    expectError(await run("read_text_file", { path: p("a.txt"), lineCount: 1, tail: 2 }), /lineCount and tail/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 2, limit: 2 }), /startLine and limit/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 0 }), /startLine/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 1, lineCount: 1.5 }), /lineCount/);
   });
 
   it("read_multiple_files", async () => {

@@ -20,6 +20,7 @@ import {
   walkScenario,
   walkVsFindScenario,
 } from "./scenarios.mjs";
+import { grepBaseline, scanScenario } from "./scan.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
 
@@ -60,6 +61,9 @@ async function main() {
     rows.push(...(await fn()));
   };
 
+  await step("scanner vs grep -c", async () =>
+    scanScenario(fx, runs, await grepBaseline(fx.text, runs), quick ? 500_000 : 1_000_000),
+  );
   await step("paging windows", () => pagingScenario(fx, runs));
   await step("walking the big file by notices", () => walkScenario(fx, 3, WALK_MAX_CHARS));
   await step("head/tail", async () => [

@@ -1,36 +1,32 @@
 /**
- * Per-file memory of where decoding can restart (SPEC §6): char ↔ byte
- * checkpoints and the total length, so a window deep in a file seen before
- * decodes only from the nearest checkpoint, not from the start.
+ * Per-file memory of where decoding can restart (SPEC §6, §11): char ↔ byte ↔
+ * line checkpoints and the total length, so a window deep in a file seen
+ * before decodes only from the nearest checkpoint, not from the start.
  */
 import type { FileHandle } from "node:fs/promises";
+import { sameVersion, versionOf, type FileVersion } from "../sandbox/index.js";
 import type { RestartPoint } from "./scan.js";
 
-/** What identifies one version of a file's content. */
-export interface FileIdentity {
-  dev: bigint;
-  ino: bigint;
-  size: bigint;
-  mtimeNs: bigint;
-}
+/** What identifies one version of a file's content (the sandbox's rule). */
+export type FileIdentity = FileVersion;
 
 /** The identity of the file behind `handle`, from fstat. */
 export async function identify(handle: FileHandle): Promise<FileIdentity> {
-  const st = await handle.stat({ bigint: true });
-  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+  return versionOf(await handle.stat({ bigint: true }));
 }
 
 /** True when both identities describe the same file content. */
-export function sameIdentity(a: FileIdentity, b: FileIdentity): boolean {
-  return a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs;
-}
+export const sameIdentity = (a: FileIdentity, b: FileIdentity): boolean => sameVersion(a, b);
 
 /** Checkpoints of one file, appended in byte order by forward scans; at most `max` kept. */
 export class FileCheckpoints {
   private readonly bytes: number[] = [0];
   private readonly chars: number[] = [0];
+  private readonly lines: number[] = [0];
   /** Exact length of the decoded file, once a scan reached its end. */
   total: number | undefined;
+  /** Number of "\n" in the file, once a scan reached its end. */
+  totalLines: number | undefined;
   /** The restart point a window read last stopped near, so walking by `end` stays linear. */
   hint: RestartPoint | undefined;
 
@@ -56,6 +52,7 @@ export class FileCheckpoints {
     if (point.byte < last + this.spacing) return;
     this.bytes.push(point.byte);
     this.chars.push(point.char);
+    this.lines.push(point.line);
     if (this.bytes.length > this.max) this.thin();
   }
 
@@ -68,9 +65,25 @@ export class FileCheckpoints {
       if ((this.chars[mid] ?? 0) <= offset) lo = mid;
       else hi = mid - 1;
     }
-    const best = { byte: this.bytes[lo] ?? 0, char: this.chars[lo] ?? 0 };
+    const best = this.at(lo);
     const hint = this.hint;
     return hint !== undefined && hint.char <= offset && hint.char > best.char ? { ...hint } : best;
+  }
+
+  /** The known restart point with the most line feeds before it, fewer than `feeds` (the origin when `feeds` is 0). */
+  beforeLine(feeds: number): RestartPoint {
+    let lo = 0;
+    let hi = this.lines.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.lines[mid] ?? 0) < feeds) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.at(lo);
+  }
+
+  private at(i: number): RestartPoint {
+    return { byte: this.bytes[i] ?? 0, char: this.chars[i] ?? 0, line: this.lines[i] ?? 0 };
   }
 
   // Keeping every other checkpoint bounds memory for huge files at the cost
@@ -80,10 +93,12 @@ export class FileCheckpoints {
     for (let i = 0; i < this.bytes.length; i += 2) {
       this.bytes[kept] = this.bytes[i] ?? 0;
       this.chars[kept] = this.chars[i] ?? 0;
+      this.lines[kept] = this.lines[i] ?? 0;
       kept++;
     }
     this.bytes.length = kept;
     this.chars.length = kept;
+    this.lines.length = kept;
     this.spacing *= 2;
   }
 }
@@ -92,7 +107,7 @@ export class FileCheckpoints {
 export interface CheckpointCacheOptions {
   /** Files remembered; the least recently used is dropped. @default 1024 */
   maxFiles?: number;
-  /** Checkpoints remembered across all files (16 bytes each); bounds the cache's memory. @default 131072 */
+  /** Checkpoints remembered across all files (24 bytes each); bounds the cache's memory. @default 131072 */
   maxTotalCheckpoints?: number;
   /** Checkpoints kept per file before they are thinned out. @default 4096 */
   maxCheckpointsPerFile?: number;
@@ -111,6 +126,9 @@ function positiveInteger(name: string, value: number | undefined, fallback: numb
 /** A bounded LRU map from a file's real path to its checkpoints, validated by fstat identity. */
 export class CheckpointCache {
   private readonly entries = new Map<string, FileCheckpoints>();
+  private readonly passes = new Map<string, { id: FileIdentity; done: Promise<void> }>();
+  /** Complete passes begun over files the cache did not know; concurrent cold reads share one. */
+  coldPasses = 0;
   private readonly maxFiles: number;
   private readonly maxTotal: number;
   private readonly maxCheckpoints: number;
@@ -169,6 +187,25 @@ export class CheckpointCache {
     let total = 0;
     for (const e of this.entries.values()) total += e.count;
     return total;
+  }
+
+  /**
+   * Claims the cold pass over `key` at `id`: a release to call once the pass
+   * stored its entry (or failed), or the running pass to wait for instead.
+   */
+  claimPass(key: string, id: FileIdentity): { release: () => void } | { running: Promise<void> } {
+    const running = this.passes.get(key);
+    if (running !== undefined && sameIdentity(running.id, id)) return { running: running.done };
+    let release = (): void => {};
+    const done = new Promise<void>((resolve) => {
+      release = () => {
+        if (this.passes.get(key)?.done === done) this.passes.delete(key);
+        resolve();
+      };
+    });
+    this.passes.set(key, { id, done });
+    this.coldPasses++;
+    return { release };
   }
 
   /** Forgets `key`. */

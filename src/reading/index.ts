@@ -5,6 +5,7 @@
  */
 export { CheckpointCache, type CheckpointCacheOptions } from "./checkpoints.js";
 export { headInto, tailInto } from "./lines.js";
+export { readLineWindow } from "./line-window.js";
 export { readMedia } from "./media.js";
 export type { ReadOptions } from "./scan.js";
 export { countChars, readWindow, streamInto } from "./window.js";

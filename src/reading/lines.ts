@@ -57,7 +57,7 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
     },
   };
   const size = Number((await handle.stat()).size);
-  await scanText(handle, { from: { byte: 0, char: 0 }, consumer, stop: () => done, bytesTotal: size }, opts);
+  await scanText(handle, { from: { byte: 0, char: 0, line: 0 }, consumer, stop: () => done, bytesTotal: size }, opts);
 }
 
 /** Byte position just after the `lines`-th newline from the end, or 0; reads backwards one chunk at a time. */
@@ -129,6 +129,6 @@ export async function tailInto(handle: FileHandle, lines: number, sink: TextSink
     ...opts,
     onProgress: opts.onProgress && ((done: number) => opts.onProgress?.(scanned + done - start, 2 * scanned)),
   };
-  await scanText(handle, { from: { byte: start, char: 0 }, consumer, bytesTotal: size }, forward);
+  await scanText(handle, { from: { byte: start, char: 0, line: 0 }, consumer, bytesTotal: size }, forward);
   if (heldCR) sink.append("\r");
 }

@@ -3,9 +3,10 @@
  * tail (SPEC §3.2): it yields exactly the text `fs.readFile(path, "utf8")`
  * gives, one read chunk at a time, and reports the restart points it passes.
  */
-import { isAscii, isUtf8 } from "node:buffer";
+import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import { TextDecoder } from "node:util";
+import { acquireCountingBuffer, type CountingBuffer, releaseCountingBuffer, utf16Units } from "./utf8-count.js";
 
 /** Options every streaming reader takes. */
 export interface ReadOptions {
@@ -24,13 +25,14 @@ const PROGRESS_EVERY_BYTES = 4 * 1024 * 1024;
 
 /**
  * A byte position whose byte is not a UTF-8 continuation byte, with the number
- * of characters the bytes before it decode to. A fresh decoder started there
- * produces the same text as one that decoded everything before: the byte
- * ends any pending sequence exactly as end-of-input would.
+ * of characters the bytes before it decode to and of line feeds among them. A
+ * fresh decoder started there produces the same text as one that decoded
+ * everything before: the byte ends any pending sequence as end-of-input would.
  */
 export interface RestartPoint {
   byte: number;
   char: number;
+  line: number;
 }
 
 /** Receives the decoded text of a scan. */
@@ -39,8 +41,8 @@ export interface TextConsumer {
   wants(from: number, to: number): boolean;
   /** Decoded text starting at character `at`; may also be called for text not wanted. */
   text(piece: string, at: number): void;
-  /** An undecoded run of complete, valid UTF-8 starting at character `at` that decodes to `chars` characters. */
-  skipped?(bytes: Buffer, at: number, chars: number): void;
+  /** An undecoded run of valid UTF-8 starting at character `at`: `chars` characters, `lines` of them "\n". */
+  skipped?(bytes: Buffer, at: number, chars: number, lines: number): void;
 }
 
 /** What to scan and whom to tell. */
@@ -56,10 +58,11 @@ export interface ScanParams {
   bytesTotal: number;
 }
 
-/** Where a scan stopped; `complete` when it reached the end of the file. */
+/** Where a scan stopped (with the line feeds passed); `complete` when it reached the end of the file. */
 export interface ScanResult {
   byte: number;
   char: number;
+  line: number;
   complete: boolean;
 }
 
@@ -67,13 +70,7 @@ const isContinuation = (b: number): boolean => b >= 0x80 && b <= 0xbf;
 
 /** The UTF-16 length of valid UTF-8 `bytes`: one unit per sequence, two for 4-byte ones. */
 export function utf16Length(bytes: Buffer): number {
-  if (isAscii(bytes)) return bytes.length;
-  let n = 0;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i] ?? 0;
-    if ((b & 0xc0) !== 0x80) n += b >= 0xf0 ? 2 : 1;
-  }
-  return n;
+  return utf16Units(bytes);
 }
 
 // Length of the longest prefix of `bytes` (which starts at a restart point)
@@ -120,12 +117,21 @@ export function progressReporter(opts: ReadOptions, bytesTotal: number): (bytesD
  * @throws the signal's reason when aborted
  */
 export async function scanText(handle: FileHandle, params: ScanParams, opts: ReadOptions = {}): Promise<ScanResult> {
-  const chunkSize = chunkSizeOf(opts);
-  const buffer = Buffer.allocUnsafe(chunkSize);
+  const counter = acquireCountingBuffer(chunkSizeOf(opts));
+  try {
+    return await scanWith(counter, handle, params, opts);
+  } finally {
+    releaseCountingBuffer(counter);
+  }
+}
+
+async function scanWith(counter: CountingBuffer, handle: FileHandle, params: ScanParams, opts: ReadOptions): Promise<ScanResult> {
+  const chunkSize = counter.bytes.length;
+  const buffer = counter.bytes;
   const decoder = newDecoder();
   const { consumer } = params;
   const report = progressReporter(opts, params.bytesTotal);
-  let { byte, char } = params.from;
+  let { byte, char, line } = params.from;
   const emit = (piece: string): void => {
     if (piece.length === 0) return;
     consumer?.text(piece, char);
@@ -144,23 +150,26 @@ export async function scanText(handle: FileHandle, params: ScanParams, opts: Rea
       // decoder, so the position is a restart point and valid text after it
       // can be counted instead of decoded.
       emit(decoder.decode());
-      params.onRestart?.({ byte: byte + first, char });
+      params.onRestart?.({ byte: byte + first, char, line });
       let rest = chunk.subarray(first);
       if (!(consumer?.wants(char, char + rest.length) ?? false)) {
         const valid = rest.subarray(0, validPrefix(rest));
         if (valid.length > 0) {
-          const chars = utf16Length(valid);
-          consumer?.skipped?.(valid, char, chars);
-          char += chars;
+          const counts = counter.count(first, first + valid.length);
+          consumer?.skipped?.(valid, char, counts.units, counts.lines);
+          char += counts.units;
+          line += counts.lines;
           rest = rest.subarray(valid.length);
         }
       }
+      // Continuation bytes before `first` are never 0x0A, so only `rest` can hold line feeds.
+      line += counter.count(chunk.length - rest.length, chunk.length).lines;
       emit(decoder.decode(rest, { stream: true }));
     }
     byte += bytesRead;
     report(byte);
-    if (params.stop?.(char) === true) return { byte, char, complete: false };
+    if (params.stop?.(char) === true) return { byte, char, line, complete: false };
   }
   emit(decoder.decode());
-  return { byte, char, complete: true };
+  return { byte, char, line, complete: true };
 }

@@ -7,7 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isHigh, isLow, type TextSink, type TextWindow } from "../bounded.js";
 import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
-import { type ReadOptions, type RestartPoint, type ScanResult, type TextConsumer, scanText } from "./scan.js";
+import { type ReadOptions, type RestartPoint, type ScanParams, type ScanResult, type TextConsumer, scanText } from "./scan.js";
 
 
 function checkInteger(name: string, value: number, min: number): void {
@@ -17,29 +17,71 @@ function checkInteger(name: string, value: number, min: number): void {
 }
 
 /** A cached entry (or a fresh one that a complete scan may store) and where to start decoding. */
-interface Plan {
+export interface Plan {
   id: FileIdentity;
   known: FileCheckpoints | undefined;
   entry: FileCheckpoints;
+  /** Ends this reader's claim on the cold pass (no-op when warm); `settle` calls it. */
+  release: () => void;
 }
 
-async function plan(handle: FileHandle, key: string, cache: CheckpointCache): Promise<Plan> {
-  const id = await identify(handle);
-  const known = cache.get(key, id);
-  return { id, known, entry: known ?? cache.create(id) };
-}
+const warm = (): void => {};
 
-// Stores a fresh entry only if the file did not change while it was scanned;
-// drops a known one that turned stale meanwhile.
-async function settle(handle: FileHandle, key: string, cache: CheckpointCache, p: Plan, scan: ScanResult): Promise<void> {
-  const unchanged = sameIdentity(await identify(handle), p.id);
-  if (p.known !== undefined) {
-    if (!unchanged) cache.delete(key);
-    return;
+/**
+ * The cached entry for the file, or a claim on its one cold pass: a reader
+ * arriving while another scans the same file cold waits for that pass.
+ * @throws the signal's reason when aborted while waiting
+ */
+export async function plan(handle: FileHandle, key: string, cache: CheckpointCache, opts: ReadOptions = {}): Promise<Plan> {
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    const id = await identify(handle);
+    const known = cache.get(key, id);
+    if (known !== undefined) return { id, known, entry: known, release: warm };
+    const claim = cache.claimPass(key, id);
+    if ("release" in claim) return { id, known: undefined, entry: cache.create(id), release: claim.release };
+    await untilAborted(claim.running, opts.signal);
   }
-  if (!scan.complete || !unchanged) return;
-  p.entry.total = scan.char;
-  cache.store(key, p.entry);
+}
+
+function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return done;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void done.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Stores a fresh entry only if the file did not change while it was scanned;
+ * drops a known one that turned stale meanwhile. Releases the plan's claim.
+ */
+export async function settle(handle: FileHandle, key: string, cache: CheckpointCache, p: Plan, scan: ScanResult): Promise<void> {
+  try {
+    const unchanged = sameIdentity(await identify(handle), p.id);
+    if (p.known !== undefined) {
+      if (!unchanged) cache.delete(key);
+      return;
+    }
+    if (!scan.complete || !unchanged) return;
+    p.entry.total = scan.char;
+    p.entry.totalLines = scan.line;
+    cache.store(key, p.entry);
+  } finally {
+    p.release();
+  }
+}
+
+/** `scanText` for a plan: a failed scan releases the plan's claim. */
+export function scanFor(p: Plan, handle: FileHandle, params: ScanParams, opts: ReadOptions): Promise<ScanResult> {
+  return scanText(handle, params, opts).catch((error: unknown) => {
+    p.release();
+    throw error;
+  });
 }
 
 /**
@@ -57,10 +99,10 @@ export async function readWindow(
 ): Promise<TextWindow> {
   checkInteger("offset", offset, 0);
   checkInteger("limit", limit, 1);
-  const p = await plan(handle, key, cache);
+  const p = await plan(handle, key, cache, opts);
   const knownTotal = p.known?.total;
   if (knownTotal !== undefined && offset >= knownTotal) return { text: "", start: offset, end: offset, total: knownTotal };
-  const from = p.known?.nearest(offset) ?? { byte: 0, char: 0 };
+  const from = p.known?.nearest(offset) ?? { byte: 0, char: 0, line: 0 };
   // One character before the window tells whether offset is a low surrogate
   // (a restart point never is); one past limit+1 covers every end adjustment.
   const first = Math.max(from.char, offset - 1);
@@ -76,7 +118,8 @@ export async function readWindow(
       if (b > a) pieces.push(piece.slice(a, b));
     },
   };
-  const scan = await scanText(
+  const scan = await scanFor(
+    p,
     handle,
     {
       from,
@@ -109,11 +152,12 @@ export async function readWindow(
  * @throws on abort
  */
 export async function countChars(handle: FileHandle, key: string, cache: CheckpointCache, opts: ReadOptions = {}): Promise<number> {
-  const p = await plan(handle, key, cache);
+  const p = await plan(handle, key, cache, opts);
   if (p.known?.total !== undefined) return p.known.total;
-  const scan = await scanText(
+  const scan = await scanFor(
+    p,
     handle,
-    { from: { byte: 0, char: 0 }, bytesTotal: Number(p.id.size), onRestart: (point) => p.entry.add(point) },
+    { from: { byte: 0, char: 0, line: 0 }, bytesTotal: Number(p.id.size), onRestart: (point) => p.entry.add(point) },
     opts,
   );
   await settle(handle, key, cache, p, scan);
@@ -132,7 +176,7 @@ export async function streamInto(
   sink: TextSink,
   opts: ReadOptions = {},
 ): Promise<void> {
-  const p = await plan(handle, key, cache);
+  const p = await plan(handle, key, cache, opts);
   const knownTotal = p.known?.total;
   if (knownTotal !== undefined && sink.full) {
     sink.appendCount(knownTotal);
@@ -143,10 +187,11 @@ export async function streamInto(
     text: (piece) => sink.append(piece),
     skipped: (_bytes, _at, chars) => sink.appendCount(chars),
   };
-  const scan = await scanText(
+  const scan = await scanFor(
+    p,
     handle,
     {
-      from: { byte: 0, char: 0 },
+      from: { byte: 0, char: 0, line: 0 },
       consumer,
       bytesTotal: Number(p.id.size),
       stop: knownTotal === undefined ? undefined : () => sink.full,

@@ -9,6 +9,8 @@ export interface FileVersion {
   ino: bigint;
   size: bigint;
   mtimeNs: bigint;
+  /** Changes on every write, even one that restores size and mtime afterwards (SPEC §13). */
+  ctimeNs: bigint;
 }
 
 /** True when both stats describe the same file object (device and inode). */
@@ -16,12 +18,12 @@ export function sameFile(a: Pick<FileVersion, "dev" | "ino"> | undefined, b: Pic
   return a !== undefined && a.dev === b.dev && a.ino === b.ino;
 }
 
-/** True when both stats describe the same file object with the same size and modification time. */
+/** True when both stats describe the same file object with unchanged content (size, mtime and ctime). */
 export function sameVersion(a: FileVersion | undefined, b: FileVersion): boolean {
-  return sameFile(a, b) && a!.size === b.size && a!.mtimeNs === b.mtimeNs;
+  return sameFile(a, b) && a!.size === b.size && a!.mtimeNs === b.mtimeNs && a!.ctimeNs === b.ctimeNs;
 }
 
 /** The identifying fields of a bigint stat, detached from it. */
 export function versionOf(st: FileVersion): FileVersion {
-  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs };
+  return { dev: st.dev, ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs };
 }

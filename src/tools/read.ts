@@ -1,7 +1,7 @@
 /** The reading tools: read_text_file, read_file, read_multiple_files, read_media_file. */
 import { z } from "zod";
 import { formatCount, type TextSink, type ToolOutput } from "../bounded.js";
-import { headInto, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
+import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
 /** The schema description shared by every file-path parameter. */
@@ -28,25 +28,46 @@ const readTextInput = {
     ),
   head: count.optional().describe("Only the first N lines (integer ≥ 0). Not combinable with tail, offset or limit."),
   tail: count.optional().describe("Only the last N lines (integer ≥ 0). Not combinable with head, offset or limit."),
+  startLine: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Start at line N (≥ 1); past the end: empty. Not combinable with head, tail, offset or limit."),
+  lineCount: z.number().int().min(1).optional().describe("With startLine: at most N lines (≥ 1)."),
 };
 
-type ReadTextArgs = { path: string; offset?: number; limit?: number; head?: number; tail?: number };
+type ReadTextArgs = {
+  path: string;
+  offset?: number;
+  limit?: number;
+  head?: number;
+  tail?: number;
+  startLine?: number;
+  lineCount?: number;
+};
 
 function readTextDescription(extra: string) {
   return ({ maxResultChars }: { maxResultChars: number }) =>
-    `${extra}Read a text file (decoded as UTF-8) and return its text, at most ${formatCount(maxResultChars)} characters ` +
-    "per call. A longer file is paged: the cut text ends with a notice naming the offset for the next call; follow the " +
-    "notices to read it all in order. An offset past the end returns empty text. head/tail return only the first/last " +
-    "lines instead (capped, not pageable). " +
-    "Fails if the path is outside the allowed directories, missing, or not a regular file (directory, FIFO, device). " +
-    "Use read_multiple_files for several small files at once, read_media_file for images and audio " +
-    "(binary bytes come out here as U+FFFD).";
+    `${extra}Read a text file (decoded as UTF-8), at most ${formatCount(maxResultChars)} characters per call. A ` +
+    "longer file is paged: the cut text ends with a notice naming the offset for the next call. Past the end: empty " +
+    "text. startLine/lineCount read whole lines (numbered as search_file_contents prints them); head/tail the " +
+    "first/last lines (not pageable). Fails if the path is outside the allowed directories, missing, or not a regular " +
+    "file. Use read_multiple_files for several small files, read_media_file for images and audio (binary bytes come " +
+    "out here as U+FFFD).";
 }
 
 /** Refuses combinations SPEC §3.2 forbids, naming both parameters. */
 function checkReadArgs(args: ReadTextArgs): void {
   const lines = (["head", "tail"] as const).filter((k) => args[k] !== undefined);
   const window = (["offset", "limit"] as const).filter((k) => args[k] !== undefined);
+  const byLine = (["startLine", "lineCount"] as const).find((k) => args[k] !== undefined);
+  const other = [...lines, ...window][0];
+  if (byLine !== undefined && other !== undefined) {
+    throw new Error(
+      `Parameters ${byLine} and ${other} cannot be combined: use startLine/lineCount for lines, or ${other} alone.`,
+    );
+  }
   if (lines.length === 2) throw new Error("Parameters head and tail cannot be combined: pass only one of them.");
   if (lines.length === 1 && window.length > 0) {
     throw new Error(
@@ -63,6 +84,9 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
     const { head, tail } = args;
     if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
     if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
+    if (args.startLine !== undefined || args.lineCount !== undefined) {
+      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.cache, opts);
+    }
     const limit = ctx.bounds.windowLimit(args.limit);
     return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
   } finally {

@@ -4,7 +4,7 @@
  * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
  */
 import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
-import { normalizeLineEndings } from "./edits.js";
+import { DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 
 type Hunk = StructuredPatch["hunks"][number];
@@ -13,8 +13,6 @@ const CONTEXT = 4;
 // Lines of unchanged text around each edit's lines in its window: twice the context, so
 // two edits far enough apart to get separate hunks in the whole-file diff get separate windows.
 const MARGIN = 2 * CONTEXT;
-const DIFF_MAX_EDIT_LENGTH = 2000;
-const DIFF_TIMEOUT_MS = 1000;
 
 function splitKeepingNewlines(text: string): string[] {
   return text === "" ? [] : text.split(/(?<=\n)/);

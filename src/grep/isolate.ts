@@ -10,8 +10,12 @@ import type { FileRequest, FileScan } from "./file-search.js";
 import type { QuerySpec } from "./query.js";
 import type { WorkerJob, WorkerReply } from "./regex-worker.js";
 
-/** Longest silence, per chunk, before a regex scan is judged too costly. @default 1000 */
-export const DEFAULT_DEADLINE_MS = 1000;
+/** Longest silence, per chunk, before a regex scan is judged too costly. @default 2000 */
+export const DEFAULT_DEADLINE_MS = 2000;
+
+// A worker's start is not the expression's fault: on a loaded machine loading
+// it has taken over a second, so the deadline only runs once the job started.
+const START_ALLOWANCE_MS = 30_000;
 
 /** Thrown when a regex scan exceeded its deadline. */
 export class RegexTooCostlyError extends Error {}
@@ -57,7 +61,7 @@ export class RegexIsolate {
         void worker.terminate();
         finish(() => reject(err));
       };
-      const arm = (): void => {
+      const arm = (ms = this.deadlineMs): void => {
         clearTimeout(timer);
         timer = setTimeout(
           () =>
@@ -66,11 +70,12 @@ export class RegexIsolate {
                 `query is too costly as a regular expression: scanning ${req.displayPath} made no progress for ${this.deadlineMs.toLocaleString("en-US")} ms (the limit), so the search was stopped. Simplify it, e.g. avoid nested quantifiers such as (a+)+.`,
               ),
             ),
-          this.deadlineMs,
+          ms,
         );
       };
       const onMessage = (reply: WorkerReply): void => {
-        if (reply.type === "progress") {
+        if (reply.type === "started") arm();
+        else if (reply.type === "progress") {
           arm();
           opts.onProgress?.(reply.bytes);
         } else if (reply.type === "done") finish(() => resolve(reply.scan));
@@ -81,7 +86,7 @@ export class RegexIsolate {
       worker.on("message", onMessage);
       worker.on("error", onError);
       opts.signal?.addEventListener("abort", onAbort, { once: true });
-      arm();
+      arm(START_ALLOWANCE_MS);
       const job: WorkerJob = { fd, spec, req, chunkSize: opts.chunkSize, maxLineBytes: opts.maxLineBytes };
       worker.postMessage(job);
     });

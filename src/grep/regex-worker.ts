@@ -17,8 +17,9 @@ export interface WorkerJob {
   maxLineBytes?: number;
 }
 
-/** What the worker posts back: progress after each chunk, then a result or an error. */
+/** What the worker posts back: started, progress after each chunk, then a result or an error. */
 export type WorkerReply =
+  | { type: "started" }
   | { type: "progress"; bytes: number }
   | { type: "done"; scan: Awaited<ReturnType<typeof scanFile>> }
   | { type: "error"; message: string; code?: string };
@@ -27,6 +28,7 @@ const port = parentPort;
 if (port !== null) {
   port.on("message", (job: WorkerJob) => {
     const post = (reply: WorkerReply): void => port.postMessage(reply);
+    post({ type: "started" });
     const opts: ScanOptions = { chunkSize: job.chunkSize, maxLineBytes: job.maxLineBytes, onProgress: (bytes) => post({ type: "progress", bytes }) };
     scanFile((buf, offset, length, position) => readSync(job.fd, buf, offset, length, position), compileQuery(job.spec), job.req, opts).then(
       (scan) => post({ type: "done", scan }),

@@ -16,6 +16,7 @@ export class LineFinder {
   private view: string | undefined;
   private candLs = -1;
   private candLe = -1;
+  private candEnd = -1;
   private wideLs = -1;
   /** The line end (index of its `\n`, or the region's length) of the line last returned. */
   end = 0;
@@ -124,6 +125,11 @@ export class LineFinder {
       const ls = wide ? Math.min(this.candLs, this.wideLs) : this.candLs;
       if (ls >= view.length) return -1;
       const le = ls === this.candLs ? this.candLe : this.lineEnd(ls);
+      // A context-free hit within an ASCII line's text is a match as it stands.
+      const asciiLine = !wide || this.wideLs > ls;
+      if (ls === this.candLs && asciiLine && this.query.contextFree && this.candEnd <= this.textEnd(ls, le)) {
+        return this.found(ls, le, undefined, -1, -1);
+      }
       if (this.verify(ls, le)) return ls;
       pos = le + 1;
     }
@@ -141,6 +147,7 @@ export class LineFinder {
     const idx = m.index;
     this.candLs = idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1;
     this.candLe = this.lineEnd(idx);
+    this.candEnd = idx + m[0].length;
   }
 
   private wideLine(view: string, pos: number): void {

@@ -37,7 +37,15 @@ export interface Query {
   lineRe: RegExp;
   /** True for user regexes, which may backtrack catastrophically. */
   mayBacktrack: boolean;
+  /**
+   * No assertion (`^ $ \b \B`, lookaround) in the expression: whether it
+   * matches a run of characters does not depend on what surrounds the run, so a
+   * hit inside an ASCII line's text needs no second test.
+   */
+  contextFree: boolean;
 }
+
+const ASSERTION = /[\^$]|\\[bB]|\(\?<?[=!]/;
 
 /** Characters that make a literal special inside a regex source. */
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
@@ -65,7 +73,15 @@ export function compileQuery(input: QuerySpec): Query {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(`query is not a valid regular expression (regex: true): ${message}`, { cause: err });
   }
-  return { spec, strategy: strategyOf(spec, source), bytes: Buffer.from(spec.query, "utf8"), chunkRe, lineRe, mayBacktrack: spec.regex };
+  return {
+    spec,
+    strategy: strategyOf(spec, source),
+    bytes: Buffer.from(spec.query, "utf8"),
+    chunkRe,
+    lineRe,
+    mayBacktrack: spec.regex,
+    contextFree: !spec.regex || !ASSERTION.test(source),
+  };
 }
 
 function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {

@@ -98,6 +98,8 @@ await compare("literal, common word (count)", ["-c", "nahecghc"], { query: "nahe
 await compare("literal, absent (count)", ["-c", "FATAL error"], { query: "FATAL error", caseSensitive: true }, "count", 2);
 await compare("literal, case-insensitive (count)", ["-ci", "nahecghc"], { query: "NAHECGHC" }, "count", 2);
 await compare("literal, lines mode capped at 50,000 chars", ["-c", "nahecghc"], { query: "nahecghc", caseSensitive: true }, "lines", 2);
+await compare("literal, absent, lines mode (numbers every line)", ["-c", "FATAL error"], { query: "FATAL error", caseSensitive: true }, "lines", 2);
+await compare("literal, absent, case-insensitive, lines mode", ["-ci", "FATAL error"], { query: "FATAL error" }, "lines", 2);
 await compare("regex, ASCII-only (count)", ["-cE", "nah[a-e]+ghc"], { query: "nah[a-e]+ghc", regex: true, caseSensitive: true }, "count", 4);
 await compare("regex, case-insensitive (count)", ["-ciE", "nah[a-e]+ghc"], { query: "nah[a-e]+ghc", regex: true }, "count", 4);
 await compare("regex with '.', non-ASCII lines decoded (count)", ["-cE", "nah.e[a-z]+c"], { query: "nah.e[a-z]+c", regex: true, caseSensitive: true }, "count", 4);

@@ -107,6 +107,11 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
     n = await read(head, headBytes, head.length - headBytes, headBytes);
   }
   if (looksBinary(head.subarray(0, headBytes))) return { ...res, binary: true };
+  // Reuse the probe rather than read it again: most files are smaller than it.
+  filled = Math.min(headBytes, buf.length);
+  head.copy(buf, 0, 0, filled);
+  res.bytes = filled;
+  eof = headBytes < head.length && filled === headBytes;
 
   while (!eof || filled > 0) {
     while (filled < buf.length && !eof) {

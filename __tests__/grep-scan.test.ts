@@ -115,6 +115,16 @@ describe("scanFile details", () => {
     expect(scan).toMatchObject({ binary: false, matchingLines: 1 });
   });
 
+  it("folds case only between A-Z and a-z, whatever the chunk's alignment", async () => {
+    const bytes = Buffer.from(Array.from({ length: 255 }, (_, i) => i + 1).filter((b) => b !== 10).flatMap((b) => [b, 0x7a, 10]));
+    for (const chunkSize of [16, 17, 65536]) {
+      for (const query of ["Az", "aZ"]) {
+        const scan = await scanFile(memoryReader(bytes), compileQuery({ query }), request({ mode: "count" }), { chunkSize });
+        expect(scan.matchingLines).toBe(2);
+      }
+    }
+  });
+
   it("clips a long line around its first occurrence and marks both cuts", async () => {
     const line = `${"x".repeat(2000)}NEEDLE${"y".repeat(2000)}`;
     const scan = await scanFile(memoryReader(Buffer.from(`${line}\n`)), compileQuery({ query: "needle" }), request());

@@ -14,6 +14,8 @@ const WIDE_BYTE = /[\x80-\xff]/g;
 export class LineFinder {
   private buf: Buffer = Buffer.alloc(0);
   private view: string | undefined;
+  private folded: Buffer | undefined;
+  private foldStore = Buffer.alloc(0);
   private candLs = -1;
   private candLe = -1;
   private candEnd = -1;
@@ -31,6 +33,7 @@ export class LineFinder {
   reset(buf: Buffer): void {
     this.buf = buf;
     this.view = undefined;
+    this.folded = undefined;
     this.candLs = -1;
     this.wideLs = -1;
   }
@@ -41,7 +44,9 @@ export class LineFinder {
       case "never":
         return -1;
       case "bytes":
-        return this.nextBytes(pos);
+        return this.nextBytes(pos, this.buf);
+      case "foldedBytes":
+        return this.nextBytes(pos, (this.folded ??= this.fold()));
       case "perLine":
         return this.nextPerLine(pos);
       default:
@@ -84,11 +89,36 @@ export class LineFinder {
     return le < 0 ? this.buf.length : le;
   }
 
-  private nextBytes(pos: number): number {
+  // The region with A-Z lowered, four bytes at a time where aligned: a byte
+  // gets 0x20 when it is at least 'A', at most 'Z' and below 0x80.
+  private fold(): Buffer {
+    const src = this.buf;
+    if (this.foldStore.length < src.length) this.foldStore = Buffer.alloc(Math.max(src.length, 2 * this.foldStore.length));
+    const out = this.foldStore.subarray(0, src.length);
+    let i = 0;
+    if ((src.byteOffset & 3) === 0) {
+      const words = src.length >>> 2;
+      const s32 = new Uint32Array(src.buffer, src.byteOffset, words);
+      const o32 = new Uint32Array(out.buffer, out.byteOffset, words);
+      for (let k = 0; k < words; k++) {
+        const v = s32[k] as number;
+        const h = v & 0x7f7f7f7f;
+        o32[k] = v | ((((h + 0x3f3f3f3f) & ~(h + 0x25252525) & ~v & 0x80808080) >>> 2) >>> 0);
+      }
+      i = words * 4;
+    }
+    for (; i < src.length; i++) {
+      const b = src[i] ?? 0;
+      out[i] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+    }
+    return out;
+  }
+
+  private nextBytes(pos: number, hay: Buffer): number {
     const q = this.query.bytes;
     let i = pos;
     for (;;) {
-      i = this.buf.indexOf(q, i);
+      i = hay.indexOf(q, i);
       if (i < 0) return -1;
       const le = this.lineEnd(i);
       const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;

@@ -16,6 +16,8 @@ export interface QuerySpec {
 /**
  * How lines are found:
  * - `bytes`: Buffer#indexOf of the query's UTF-8 bytes (case-sensitive literal);
+ * - `foldedBytes`: the same over a copy of the chunk with A-Z lowered (ASCII
+ *   literal, any case: no other character folds to an ASCII one);
  * - `latin1`: a regex over the chunk viewed as Latin-1, exact because the
  *   expression can only match ASCII characters;
  * - `latin1+wide`: as `latin1` for ASCII lines, and every line holding a
@@ -23,13 +25,13 @@ export interface QuerySpec {
  * - `perLine`: every line is decoded and tested (lookarounds can see past a line's end in a chunk);
  * - `never`: a literal holding a line feed cannot occur inside a line.
  */
-export type Strategy = "bytes" | "latin1" | "latin1+wide" | "perLine" | "never";
+export type Strategy = "bytes" | "foldedBytes" | "latin1" | "latin1+wide" | "perLine" | "never";
 
 /** A compiled query; plain data plus regexes, rebuilt from `spec` inside a worker. */
 export interface Query {
   spec: Required<QuerySpec>;
   strategy: Strategy;
-  /** UTF-8 bytes of a literal query (strategy `bytes`). */
+  /** UTF-8 bytes of a literal query (strategy `bytes`), A-Z lowered for `foldedBytes`. */
   bytes: Buffer;
   /** Global multiline search over a chunk; finds candidate lines. */
   chunkRe: RegExp;
@@ -76,7 +78,7 @@ export function compileQuery(input: QuerySpec): Query {
   return {
     spec,
     strategy: strategyOf(spec, source),
-    bytes: Buffer.from(spec.query, "utf8"),
+    bytes: Buffer.from(spec.caseSensitive ? spec.query : spec.query.replace(/[A-Z]+/g, (u) => u.toLowerCase()), "utf8"),
     chunkRe,
     lineRe,
     mayBacktrack: spec.regex,
@@ -89,7 +91,7 @@ function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {
     if (spec.query.includes("\n")) return "never";
     // U+FFFD in the query can match an invalid byte, which only a decoded line shows.
     if (spec.caseSensitive && !spec.query.includes("\ufffd")) return "bytes";
-    return /[^\x00-\x7f]/.test(spec.query) ? "latin1+wide" : "latin1";
+    return /[^\x00-\x7f]/.test(spec.query) ? "latin1+wide" : "foldedBytes";
   }
   if (LOOKAROUND.test(source)) return "perLine";
   return WIDE_TOKEN.test(source) ? "latin1+wide" : "latin1";

@@ -103,7 +103,8 @@ export class LineFinder {
       for (let k = 0; k < words; k++) {
         const v = s32[k] as number;
         const h = v & 0x7f7f7f7f;
-        o32[k] = v | (((((h + 0x3f3f3f3f) | 0) & ~((h + 0x25252525) | 0) & ~v & 0x80808080) >>> 2);
+        const upper = ((h + 0x3f3f3f3f) | 0) & ~((h + 0x25252525) | 0) & ~v & 0x80808080;
+        o32[k] = v | (upper >>> 2);
       }
       i = words * 4;
     }

@@ -1,0 +1,85 @@
+/**
+ * The totals every search_file_contents result ends with (SPEC §10), and the
+ * page arithmetic of `offset`: which matching lines (lines mode) or files
+ * (files mode) a result shows and the offset that continues it.
+ */
+import type { OutputMode } from "./file-search.js";
+
+/** Why a file was not searched. */
+export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink";
+
+const SKIP_TEXT: Record<SkipReason, string> = {
+  binary: "binary",
+  gitignored: "ignored by .gitignore (pass respectGitignore: false to search them)",
+  unreadable: "unreadable",
+  outsideLink: "symlinks leading outside the allowed directories",
+};
+
+const fmt = (n: number): string => n.toLocaleString("en-US");
+const plural = (n: number, one: string, many: string): string => `${fmt(n)} ${n === 1 ? one : many}`;
+
+/** Exact totals of one search, added to file by file. */
+export class SearchTotals {
+  matchingLines = 0;
+  matchingFiles = 0;
+  filesSearched = 0;
+  readonly skipped: Record<SkipReason, number> = { binary: 0, gitignored: 0, unreadable: 0, outsideLink: 0 };
+
+  /** Records a searched file and its matching lines. */
+  addFile(matchingLines: number): void {
+    this.filesSearched++;
+    this.matchingLines += matchingLines;
+    if (matchingLines > 0) this.matchingFiles++;
+  }
+
+  /** Records `count` files not searched for `reason`. */
+  skip(reason: SkipReason, count = 1): void {
+    this.skipped[reason] += count;
+  }
+
+  /** Files not searched, all reasons. */
+  get skippedFiles(): number {
+    return Object.values(this.skipped).reduce((a, b) => a + b, 0);
+  }
+}
+
+/**
+ * Which part of the matches a result shows: `offset` units (matching lines or
+ * files) were skipped, then `shown` were shown; `cut` when more would have
+ * been shown had there been room.
+ */
+export interface Page {
+  mode: OutputMode;
+  offset: number;
+  shown: number;
+  cut: boolean;
+}
+
+/** The offset that continues a cut page, or undefined when nothing remains. */
+export function nextOffset(page: Page): number | undefined {
+  return page.mode !== "count" && page.cut ? page.offset + page.shown : undefined;
+}
+
+/** The closing summary: totals, skips with their reasons, and how to continue a cut page. */
+export function summaryText(t: SearchTotals, page: Page): string {
+  const lines = [
+    `Found ${plural(t.matchingLines, "matching line", "matching lines")} in ${plural(t.matchingFiles, "file", "files")}; searched ${plural(t.filesSearched, "file", "files")}.`,
+  ];
+  const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
+  if (reasons.length > 0) {
+    const parts = reasons.map((r) => `${fmt(t.skipped[r])} ${SKIP_TEXT[r]}`);
+    lines.push(`Not searched: ${plural(t.skippedFiles, "file", "files")} (${parts.join("; ")}).`);
+  }
+  if (page.mode !== "count") {
+    const unit = page.mode === "lines" ? "matching lines" : "matching files";
+    const total = page.mode === "lines" ? t.matchingLines : t.matchingFiles;
+    const next = nextOffset(page);
+    if (page.shown > 0 && (next !== undefined || page.offset > 0)) {
+      lines.push(`Showing ${unit} ${fmt(page.offset + 1)}-${fmt(page.offset + page.shown)} of ${fmt(total)}.`);
+    } else if (page.shown === 0 && page.offset > 0 && total > 0) {
+      lines.push(`No ${unit} after offset=${page.offset} (there are ${fmt(total)}).`);
+    }
+    if (next !== undefined) lines.push(`Call again with offset=${next} to continue.`);
+  }
+  return lines.join("\n");
+}

@@ -10,7 +10,7 @@ export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink";
 
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
-  gitignored: "ignored by .gitignore (pass respectGitignore: false to search them)",
+  gitignored: "ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them)",
   unreadable: "unreadable",
   outsideLink: "symlinks leading outside the allowed directories",
 };
@@ -67,7 +67,7 @@ export function summaryText(t: SearchTotals, page: Page): string {
   ];
   const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
   if (reasons.length > 0) {
-    const parts = reasons.map((r) => `${fmt(t.skipped[r])} ${SKIP_TEXT[r]}`);
+    const parts = reasons.map((r) => `${fmt(t.skipped[r])} ${r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]}`);
     lines.push(`Not searched: ${plural(t.skippedFiles, "file", "files")} (${parts.join("; ")}).`);
   }
   if (page.mode !== "count") {

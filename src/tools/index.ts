@@ -1,5 +1,6 @@
-/** The registry of the 14 tools, in the order tools/list reports them. */
+/** The registry of the tools, in the order tools/list reports them. */
 import { directoryTree, getFileInfo, listAllowedDirectories, listDirectory, listDirectoryWithSizes, searchFiles } from "./browse.js";
+import { searchFileContents } from "./contents.js";
 import type { ToolDefinition } from "./context.js";
 import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read.js";
 import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
@@ -7,7 +8,7 @@ import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
 export type { ToolContext, ToolDefinition } from "./context.js";
 export { listedTool } from "./listed.js";
 
-/** All 14 tools, in the order tools/list reports them. */
+/** All 15 tools, in the order tools/list reports them. */
 export const TOOLS: readonly ToolDefinition[] = [
   readFile,
   readTextFile,
@@ -21,6 +22,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   directoryTree,
   moveFile,
   searchFiles,
+  searchFileContents,
   getFileInfo,
   listAllowedDirectories,
 ];

@@ -141,7 +141,7 @@ describe("summary", () => {
     search.skip("outsideLink");
     const summary = search.finish();
     expect(summary).toContain("Found 2 matching lines in 1 file; searched 2 files.");
-    expect(summary).toContain("Not searched: 5 files (1 binary; 3 ignored by .gitignore (pass respectGitignore: false to search them); 1 symlinks leading outside");
+    expect(summary).toContain("Not searched: 5 files (1 binary; 3 ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them); 1 symlink leading outside");
     expect(sink.render("x")).toBe(summary);
   });
 

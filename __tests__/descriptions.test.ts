@@ -173,6 +173,7 @@ describe("tool definitions as listed by a client", () => {
       "edit_file.dryRun",
       "list_directory_with_sizes.sortBy",
       "search_files.excludePatterns",
+      "write_file.append",
     ]);
     for (const p of defaulted) expect(p.schema.description, p.where).toMatch(/default/i);
   });

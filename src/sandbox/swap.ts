@@ -26,7 +26,7 @@ export function changedDuringEdit(shown: string): SafeFsError {
 }
 
 /** The lock file's name for entry `name`: fixed length, so a long name cannot make it too long. */
-function lockNameOf(name: string): string {
+export function lockNameOf(name: string): string {
   return `.${createHash("sha256").update(name).digest("hex").slice(0, 20)}.swap-lock.tmp`;
 }
 

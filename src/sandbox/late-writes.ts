@@ -8,7 +8,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { constants, type BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import { SafeFsError } from "./errors.js";
+import { SafeFsError, wrapError } from "./errors.js";
 import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
 import { lstatIfExists } from "./files.js";
 import { sameFile } from "./identity.js";
@@ -58,10 +58,16 @@ export class DigestingSource implements RewriteSource {
     private readonly handle: FileHandle,
     readonly size: number,
     private readonly track: boolean,
+    private readonly shown: string,
   ) {}
 
   async read(position: number, length: number): Promise<Buffer> {
-    const bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
+    let bytes: Buffer;
+    try {
+      bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
+    } catch (err) {
+      throw wrapError(err, `Cannot read ${this.shown}`);
+    }
     if (this.track && position === this.next) {
       this.hash.update(bytes);
       this.next += bytes.length;

@@ -42,17 +42,21 @@ export interface Rewritten<T> {
 
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 
-/** A sink writing at increasing positions of `handle`, looping over short writes. */
-function sinkFor(handle: FileHandle): RewriteSink {
+/** A sink writing at increasing positions of `handle`, looping over short writes; failures name `shown`. */
+function sinkFor(handle: FileHandle, shown: string): RewriteSink {
   let position = 0;
   return {
     async write(data) {
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
-      while (done < bytes.length) {
-        const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
-        done += bytesWritten;
-        position += bytesWritten;
+      try {
+        while (done < bytes.length) {
+          const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
+          done += bytesWritten;
+          position += bytesWritten;
+        }
+      } catch (err) {
+        throw wrapError(err, `Cannot write ${shown}`);
       }
     },
   };
@@ -86,7 +90,7 @@ async function writeAndSwap<T>(
       // Owner first: an edit that cannot keep it is refused before any work is done.
       await keepOwnerAndMode(temp, before, shown);
       engineFailed = true;
-      value = await engine(source, sinkFor(temp), signal);
+      value = await engine(source, sinkFor(temp, shown), signal);
       engineFailed = false;
       written = await temp.stat({ bigint: true });
     } finally {
@@ -126,7 +130,7 @@ export async function rewriteFile<T>(
       // file that slipped in just before is noticed (keepLateWrites).
       const { handle, stat: before } = await openRegularIn(dir, name, path, allowedDirs);
       try {
-        const source = new DigestingSource(handle, Number(before.size), !options.dryRun);
+        const source = new DigestingSource(handle, Number(before.size), !options.dryRun, path);
         if (options.dryRun) return { value: await engine(source, null, options.signal), appendedBytes: 0 };
         assertWritable(before, path, "edit");
         return await writeAndSwap(dir, name, handle, before, source, engine, path, options.signal);

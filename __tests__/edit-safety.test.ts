@@ -3,10 +3,10 @@
  * one after another, another server process's replace cannot slip between the
  * last check and the rename, and a file's owner and read-only mode are respected.
  */
-import { chmod, chown, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { appendFile, chmod, chown, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { __testHooks } from "../src/sandbox/index.js";
+import { __testHooks, rewriteFile, type RewriteSource } from "../src/sandbox/index.js";
 import { editFileSafely } from "../src/sandbox/edit.js";
 import { heldLockCount } from "../src/sandbox/locks.js";
 import { lockNameOf } from "../src/sandbox/swap.js";
@@ -78,6 +78,25 @@ describe("two edits of one file in one server", () => {
       expect([`keep\nx=0\nwritten=${round}\n`, `keep\nx=1\nwritten=${round}\n`]).toContain(now);
       if (now.includes("x=1")) expect(e.isError).toBeFalsy();
     }
+  });
+});
+
+describe("edit_file and move_file on one file in one server", () => {
+  it("never reports an edit that is in neither place: the edit lands before the move or is refused", async () => {
+    const s = await server();
+    for (let round = 0; round < 40; round++) {
+      const from = path.join(root, `moving-${round}.txt`);
+      const to = path.join(root, `moved-${round}.txt`);
+      await writeFile(from, "one\n");
+      const [e, m] = await Promise.all([
+        edit(s, from, "one", "1"),
+        call(s.client, "move_file", { source: from, destination: to }),
+      ]);
+      expect(m.isError, textOf(m)).toBeFalsy();
+      await expect(stat(from)).rejects.toThrow(/ENOENT/);
+      expect(await readFile(to, "utf8")).toBe(e.isError ? "one\n" : "1\n");
+    }
+    expect(await leftovers(root)).toEqual([]);
   });
 });
 
@@ -166,6 +185,60 @@ describe("another writer's replace around the swap (in-process, deterministic)",
       "Could not find exact match",
     );
     expect(heldLockCount()).toBe(0);
+  });
+});
+
+describe("rewriteFile: the primitive an edit engine plugs into (in-process)", () => {
+  /** Reads `source` in 4-byte chunks, last chunk first (so not in order), and returns the text. */
+  async function readBackwards(source: RewriteSource): Promise<string> {
+    const parts: Buffer[] = [];
+    for (let end = source.size; end > 0; end -= 4) parts.unshift(await source.read(Math.max(0, end - 4), end - Math.max(0, end - 4)));
+    return Buffer.concat(parts).toString("utf8");
+  }
+
+  it("runs a chunked engine, keeps an append made before the rename, and reports it", async () => {
+    const file = path.join(root, "engine.txt");
+    await writeFile(file, "one two three\n");
+    __testHooks.afterCheck = async () => {
+      delete __testHooks.afterCheck;
+      await appendFile(file, "late\n");
+    };
+    const done = await rewriteFile(file, [root], { dryRun: false }, async (source, sink) => {
+      const text = await readBackwards(source);
+      await sink!.write(text.toUpperCase().slice(0, 5));
+      await sink!.write(Buffer.from(text.toUpperCase().slice(5)));
+      return text.length;
+    });
+    expect(done).toEqual({ value: 14, appendedBytes: 5 });
+    expect(await readFile(file, "utf8")).toBe("ONE TWO THREE\nlate\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
+
+  it("hands a dry run no sink and writes nothing; an engine's own error passes through and leaves no temp file", async () => {
+    const file = path.join(root, "engine-dry.txt");
+    await writeFile(file, "same\n");
+    const dry = await rewriteFile(file, [root], { dryRun: true }, async (source, sink) => [source.size, sink]);
+    expect(dry).toEqual({ value: [5, null], appendedBytes: 0 });
+    const failing = rewriteFile(file, [root], { dryRun: false }, async (_source, sink) => {
+      await sink!.write("partial");
+      throw new Error("engine says no");
+    });
+    await expect(failing).rejects.toThrow(/^engine says no$/);
+    expect(await readFile(file, "utf8")).toBe("same\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
+
+  it("a cancelled rewrite writes nothing", async () => {
+    const file = path.join(root, "engine-cancel.txt");
+    await writeFile(file, "same\n");
+    const controller = new AbortController();
+    const cancelled = rewriteFile(file, [root], { dryRun: false, signal: controller.signal }, async (source, sink) => {
+      await sink!.write("changed\n");
+      controller.abort();
+    });
+    await expect(cancelled).rejects.toThrow(/cancelled; no changes were written/);
+    expect(await readFile(file, "utf8")).toBe("same\n");
+    expect(await leftovers(root)).toEqual([]);
   });
 });
 

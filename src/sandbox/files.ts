@@ -19,7 +19,13 @@ import { swapIn } from "./swap.js";
 // O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open;
 // for regular files it changes nothing.
 const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+/** Flags of a temp file that is to replace another: always a new file, never through a symlink. */
+export const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+/** A fresh, unguessable name beside `name` for its replacement's temp file. */
+export function tempNameFor(name: string): string {
+  return `${name}.${randomBytes(16).toString("hex")}.tmp`;
+}
 
 function isSymlinkRefusal(err: unknown): boolean {
   // Linux and macOS report O_NOFOLLOW on a symlink as ELOOP, FreeBSD as EMLINK.
@@ -93,7 +99,7 @@ export async function replaceAtomically(
   shown: string,
   check?: () => Promise<void>,
 ): Promise<BigIntStats> {
-  const tempName = `${name}.${randomBytes(16).toString("hex")}.tmp`;
+  const tempName = tempNameFor(name);
   const temp = dir.child(tempName);
   let created = false;
   try {

@@ -5,12 +5,12 @@
  * place of the edit, which is then refused. What the edit read is remembered
  * as a digest, so this works at any file size in flat memory.
  */
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { constants, type BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import { SafeFsError, wrapError } from "./errors.js";
 import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
-import { lstatIfExists } from "./files.js";
+import { lstatIfExists, TEMP_FLAGS, tempNameFor } from "./files.js";
 import { sameFile } from "./identity.js";
 import { keepOwnerAndMode } from "./ownership.js";
 import type { RewriteSource } from "./rewrite.js";
@@ -19,7 +19,6 @@ import { changedDuringEdit, swapIn } from "./swap.js";
 
 const CHUNK = 1024 * 1024;
 const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 
 // When to look at the replaced file again after the swap: at once, and once more a
 // little later for a writer that opened it before the swap but wrote only afterwards.
@@ -112,7 +111,7 @@ async function carryOver(
 
 /** Puts the old file's current content back in place of the edit's, keeping its owner and mode. */
 async function putBack(s: SwapDone): Promise<void> {
-  const tempName = `${s.name}.${randomBytes(16).toString("hex")}.tmp`;
+  const tempName = tempNameFor(s.name);
   let created = false;
   try {
     const temp = await fs.open(s.dir.child(tempName), TEMP_FLAGS, 0o600);

@@ -4,13 +4,11 @@
  * parent, hands the engine a re-readable byte source and a temp-file writer,
  * and then swaps the result in only if the file is still the one read.
  */
-import { randomBytes } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import { openParentOf } from "./dirs.js";
 import { SafeFsError, wrapError } from "./errors.js";
-import { lstatIfExists, openRegularIn } from "./files.js";
-import { O_NOFOLLOW } from "./flags.js";
+import { lstatIfExists, openRegularIn, TEMP_FLAGS, tempNameFor } from "./files.js";
 import { DigestingSource, keepLateWrites } from "./late-writes.js";
 import { sameVersion } from "./identity.js";
 import { withFileLocks } from "./locks.js";
@@ -40,7 +38,6 @@ export interface Rewritten<T> {
   appendedBytes: number;
 }
 
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 
 /** A sink writing at increasing positions of `handle`, looping over short writes; failures name `shown`. */
 function sinkFor(handle: FileHandle, shown: string): RewriteSink {
@@ -77,7 +74,7 @@ async function writeAndSwap<T>(
   shown: string,
   signal: AbortSignal | undefined,
 ): Promise<Rewritten<T>> {
-  const tempName = `${name}.${randomBytes(16).toString("hex")}.tmp`;
+  const tempName = tempNameFor(name);
   let created = false;
   // The engine's own errors (no match, too large…) are its report and pass through unworded.
   let engineFailed = false;

@@ -7,11 +7,11 @@
 import type { Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { EditOperation } from "../editing/index.js";
+import { appendFileSafely } from "./append.js";
 import { isInside } from "./containment.js";
 import { openDir, openWalkRoot } from "./dirs.js";
 import { editFileSafely } from "./edit.js";
 import { directoryError } from "./errors.js";
-import { appendFileSafely } from "./append.js";
 import { openRegularFile, statInside, writeFileSafely } from "./files.js";
 import { lockKeyOf, withFileLocks } from "./locks.js";
 import { makeDirectorySafely, moveNoClobber } from "./move.js";

@@ -175,6 +175,7 @@ describe("tool definitions as listed by a client", () => {
       "list_directory_with_sizes.sortBy",
       "search_files.excludePatterns",
       "search_files.respectGitignore",
+      "write_file.append",
     ]);
     for (const p of defaulted) expect(p.schema.description, p.where).toMatch(/default/i);
   });

@@ -157,7 +157,8 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
   });
 
   describe("permission bits", () => {
-    it.each([0o755, 0o700, 0o640, 0o600, 0o444])("mode %s survives write_file and edit_file", async (mode) => {
+    // 0o444 is refused instead (SPEC §12; write-safety and edit-safety tests).
+    it.each([0o755, 0o700, 0o640, 0o600])("mode %s survives write_file and edit_file", async (mode) => {
       const file = path.join(root, `mode-${mode.toString(8)}.sh`);
       await writeFile(file, "#!/bin/sh\necho one\n");
       await chmod(file, mode);

@@ -33,12 +33,18 @@ export function formatCount(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
+// The notice frames, written once: the notices below fill them with figures, and
+// endsWithNotice fills them with patterns to recognise them.
+const pageFrame = (from: string, to: string, total: string, offset: string): string =>
+  `[Result truncated: showing characters ${from}-${to} of ${total}. Call again with offset=${offset} to continue.]`;
+const cutFrame = (shown: string, total: string, filesPart: string, advice: string): string =>
+  `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
+const filesFrame = (included: string, requested: string): string =>
+  `; ${included} of ${requested} requested files included in full`;
+
 /** Notice for a paged read window `[start, end)` of a `total`-character text. */
 export function pageNotice(start: number, end: number, total: number): string {
-  return (
-    `[Result truncated: showing characters ${formatCount(start + 1)}-${formatCount(end)} ` +
-    `of ${formatCount(total)}. Call again with offset=${end} to continue.]`
-  );
+  return pageFrame(formatCount(start + 1), formatCount(end), formatCount(total), String(end));
 }
 
 /** How many of the requested files made it whole into a read_multiple_files result. */
@@ -49,13 +55,38 @@ export interface FilesIncluded {
 
 /** Notice for a non-pageable result cut after `shown` of `total` characters. */
 export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded): string {
-  const filesPart = files
-    ? `; ${formatCount(files.included)} of ${formatCount(files.requested)} requested files included in full`
-    : "";
-  return (
-    `[Result truncated: showing characters 1-${formatCount(shown)} of ${formatCount(total)}${filesPart}. ` +
-    `To see the rest, ${advice}.]`
-  );
+  const filesPart = files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "";
+  return cutFrame(formatCount(shown), formatCount(total), filesPart, advice);
+}
+
+// Each frame turned into an anchored pattern: its literal text escaped, its figures
+// matched as formatCount writes them (offset= as a plain integer), advice as any text.
+const COUNT = String.raw`\d{1,3}(?:,\d{3})*`;
+const SLOT = "\u0000";
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+function framePattern(filled: string, slots: string[]): RegExp {
+  let pattern = escapeRegExp(filled);
+  for (const slot of slots) pattern = pattern.replace(SLOT, slot);
+  return new RegExp(`^${pattern}$`);
+}
+const NOTICE_PATTERNS = [
+  framePattern(pageFrame(SLOT, SLOT, SLOT, SLOT), [COUNT, COUNT, COUNT, String.raw`\d+`]),
+  framePattern(cutFrame(SLOT, SLOT, SLOT, SLOT), [
+    COUNT,
+    COUNT,
+    `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?`,
+    String.raw`[^\n]+`,
+  ]),
+];
+
+/**
+ * True when the last line of `text` (ignoring one final line break) is exactly one of the
+ * truncation notices above: the sign of a capped result being written back as a file.
+ */
+export function endsWithNotice(text: string): boolean {
+  const body = text.replace(/\r?\n$/, "");
+  const lastLine = body.slice(body.lastIndexOf("\n") + 1).replace(/\r$/, "");
+  return NOTICE_PATTERNS.some((pattern) => pattern.test(lastLine));
 }
 
 /** `text` itself when it fits in `max`, else its safe prefix, a newline and the notice. */

@@ -8,15 +8,24 @@ import { constants, type BigIntStats, type Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import nodePath from "node:path";
 import { isAllowedDirectory } from "./containment.js";
-import { __testHooks, assertHandleInside, openDir, openParentOf } from "./dirs.js";
+import { assertHandleInside, openDir, openParentOf } from "./dirs.js";
 import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import { withFileLocks } from "./locks.js";
+import { assertWritable, keepOwnerAndMode } from "./ownership.js";
 import type { OpenedDir } from "./strategy.js";
+import { swapIn } from "./swap.js";
 
 // O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open;
 // for regular files it changes nothing.
 const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
-const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+/** Flags of a temp file that is to replace another: always a new file, never through a symlink. */
+export const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+/** A fresh, unguessable name beside `name` for its replacement's temp file. */
+export function tempNameFor(name: string): string {
+  return `${name}.${randomBytes(16).toString("hex")}.tmp`;
+}
 
 function isSymlinkRefusal(err: unknown): boolean {
   // Linux and macOS report O_NOFOLLOW on a symlink as ELOOP, FreeBSD as EMLINK.
@@ -78,19 +87,8 @@ export async function openRegularIn(
 }
 
 /**
- * Gives the temp file the replaced file's permission bits and, when the server runs as root
- * (containers), its owner too: a rewrite must not hand a user's file to root.
- */
-async function keepOwnerAndMode(handle: FileHandle, previous: BigIntStats): Promise<void> {
-  if (process.getuid?.() === 0 && (previous.uid !== 0n || previous.gid !== 0n)) {
-    await handle.chown(Number(previous.uid), Number(previous.gid));
-  }
-  await handle.chmod(Number(previous.mode) & 0o7777);
-}
-
-/**
- * Writes `content` to a fresh temp file beside `name`, gives it `mode`, runs
- * `check`, then renames it over `name` and returns the new file's stat. On any
+ * Writes `content` to a fresh temp file beside `name`, gives it the owner and mode of
+ * `previous`, runs `check`, then renames it over `name` (swap.ts) and returns the new file's stat. On any
  * failure the temp file is removed and `name` is left as it was.
  */
 export async function replaceAtomically(
@@ -101,7 +99,8 @@ export async function replaceAtomically(
   shown: string,
   check?: () => Promise<void>,
 ): Promise<BigIntStats> {
-  const temp = dir.child(`${name}.${randomBytes(16).toString("hex")}.tmp`);
+  const tempName = tempNameFor(name);
+  const temp = dir.child(tempName);
   let created = false;
   try {
     // The default 0o666 lets the umask decide a new file's mode, as writeFile would.
@@ -109,16 +108,14 @@ export async function replaceAtomically(
     created = true;
     let written: BigIntStats;
     try {
+      // Owner first: a replace that cannot keep it is refused before anything is written.
+      if (previous !== undefined) await keepOwnerAndMode(handle, previous, shown);
       await handle.writeFile(content, "utf8");
-      if (previous !== undefined) await keepOwnerAndMode(handle, previous);
       written = await handle.stat({ bigint: true });
     } finally {
       await handle.close();
     }
-    await __testHooks.beforeReplace?.(shown);
-    await check?.();
-    await __testHooks.afterCheck?.(shown);
-    await fs.rename(temp, dir.child(name));
+    await swapIn(dir, tempName, name, shown, check);
     return written;
   } catch (err) {
     if (created) await fs.unlink(temp).catch(() => undefined);
@@ -174,21 +171,27 @@ export async function openRegularFile(path: string, allowedDirs: readonly string
   }
 }
 
-/** Atomically replaces (or creates) `path` with `content`, keeping an existing file's permission bits. */
+/**
+ * Atomically replaces (or creates) `path` with `content`, keeping an existing file's owner, group and
+ * permission bits; refuses a file the server's user may not write. Serialised with other changes to `path`.
+ */
 export async function writeFileSafely(path: string, content: string, allowedDirs: readonly string[]): Promise<void> {
-  const { dir, name } = await openParentOf(path, allowedDirs, path, "write");
-  try {
-    let existing: BigIntStats | undefined;
+  await withFileLocks([path], async () => {
+    const { dir, name } = await openParentOf(path, allowedDirs, path, "write");
     try {
-      existing = await lstatIfExists(dir.child(name));
-    } catch (err) {
-      throw wrapError(err, `Cannot write ${path}`);
+      let existing: BigIntStats | undefined;
+      try {
+        existing = await lstatIfExists(dir.child(name));
+      } catch (err) {
+        throw wrapError(err, `Cannot write ${path}`);
+      }
+      assertReplaceable(existing, path, "write");
+      if (existing) assertWritable(existing, path, "write");
+      await replaceAtomically(dir, name, content, existing, path);
+    } finally {
+      await dir.close();
     }
-    assertReplaceable(existing, path, "write");
-    await replaceAtomically(dir, name, content, existing, path);
-  } finally {
-    await dir.close();
-  }
+  });
 }
 
 /**

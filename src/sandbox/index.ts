@@ -7,11 +7,13 @@
 import type { BigIntStats, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { EditOperation } from "../editing/index.js";
+import { appendFileSafely } from "./append.js";
 import { isInside } from "./containment.js";
 import { openDir, openWalkRoot } from "./dirs.js";
 import { editFileSafely } from "./edit.js";
 import { directoryError } from "./errors.js";
 import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
+import { lockKeyOf, withFileLocks } from "./locks.js";
 import { makeDirectorySafely, moveNoClobber } from "./move.js";
 import { resolveRequestedPathWith, validatePathWith } from "./resolve.js";
 import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } from "./strategy.js";
@@ -19,6 +21,7 @@ import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } fr
 export { __testHooks, release } from "./dirs.js";
 export { MAX_EDIT_BYTES } from "./edit.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
+export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
 export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
@@ -60,9 +63,10 @@ export class Sandbox {
     return statInside(await this.validate(requested), this.allowedDirs);
   }
 
-  /** Creates or atomically replaces the file `requested` with `content`. */
-  async writeFile(requested: string, content: string): Promise<void> {
-    await writeFileSafely(await this.validate(requested), content, this.allowedDirs);
+  /** Creates or atomically replaces the file `requested` with `content`; with `append`, adds it at the end instead. */
+  async writeFile(requested: string, content: string, append = false): Promise<void> {
+    const real = await this.validate(requested);
+    await (append ? appendFileSafely : writeFileSafely)(real, content, this.allowedDirs);
   }
 
   /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`. */
@@ -81,7 +85,7 @@ export class Sandbox {
     // Lexical only: following an existing destination symlink would report (or refuse) its target
     // instead of the name being taken; moveNoClobber checks the destination's parent by real path.
     const to = await this.resolve(destination);
-    await moveNoClobber(from, to, this.allowedDirs);
+    await withFileLocks([from, await lockKeyOf(to)], () => moveNoClobber(from, to, this.allowedDirs));
   }
 
   /**

@@ -1,30 +1,50 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
-import { formatCount } from "../bounded.js";
+import { endsWithNotice, formatCount } from "../bounded.js";
 import { MAX_EDIT_BYTES } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
-/** write_file: create or atomically replace a file. */
+/** The refusal of content that ends like a capped result of this server (SPEC §12). */
+function writingBackCappedRead(path: string): Error {
+  return new Error(
+    `Refusing to write ${path}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
+      "looks like a capped read being written back, which would cut the file short and write the notice into it. " +
+      "To change part of the file use edit_file; to get the rest of the text, call read_text_file again with the " +
+      "offset the notice gives.",
+  );
+}
+
+/** write_file: create or atomically replace a file, or append to one. */
 export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create a new file, or overwrite an existing file's entire content without asking, with the given UTF-8 text. " +
-    "The replacement is atomic (temp file + rename) and keeps the file's permission bits. Returns " +
-    "'Successfully wrote to <path>'. Fails if the path is outside the allowed directories or is a directory, or if its " +
-    "parent directory does not exist (make it with create_directory). To change part of a file use edit_file.",
+    "Create a file, or overwrite an existing file's entire content without asking, with the given UTF-8 text; with " +
+    "append, add the text at the end instead (creating the file if missing, never truncating). A replacement is " +
+    "atomic and keeps the file's owner, group and permission bits. Returns 'Successfully wrote to <path>' (or " +
+    "'appended to'). Fails outside the allowed directories, on a directory, if the parent directory is missing " +
+    "(create_directory makes it), if the file is read-only for the server or its owner cannot be kept, or if the " +
+    "content's last line is this server's '[Result truncated: ...]' notice (a capped read written back). To change " +
+    "part of a file use edit_file.",
   input: {
     path: z.string().describe(`${PATH_DOC} The parent directory must exist.`),
-    content: z.string().describe("The complete new content of the file, as text; it replaces everything already there."),
+    content: z
+      .string()
+      .describe("The new content, as text; it replaces everything already there (unless append)."),
+    append: z
+      .boolean()
+      .default(false)
+      .describe("true: add content at the end of the file instead of replacing it. Default false."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
-  async handler({ path, content }, ctx) {
-    await ctx.sandbox.writeFile(path, content);
-    return text(`Successfully wrote to ${path}`);
+  async handler({ path, content, append }, ctx) {
+    if (endsWithNotice(content)) throw writingBackCappedRead(path);
+    await ctx.sandbox.writeFile(path, content, append);
+    return text(`Successfully ${append ? "appended" : "wrote"} to ${path}`);
   },
 });
 
@@ -33,13 +53,14 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: ({ maxResultChars }) =>
-    "Edit a text file by replacing exact text, and return a unified diff of the change. Edits apply in order; each " +
-    "oldText must match the file exactly, or line by line ignoring indentation (which is then kept), and its first " +
-    "match is replaced. Fails and writes nothing if any edit finds no match ('Could not find exact match'), if the " +
-    "file changes meanwhile, if the path is missing or outside the allowed directories, or if the file is over " +
-    `${formatCount(MAX_EDIT_BYTES)} bytes or not valid UTF-8 (use write_file then). dryRun previews the diff without ` +
-    `writing. The diff is capped at ${formatCount(maxResultChars)} characters (the edit still applies). Copy oldText ` +
-    "from read_text_file output; to replace the whole file use write_file.",
+    "Edit a UTF-8 text file by replacing exact text; returns a unified diff. Edits apply in order; each oldText must " +
+    "match exactly, or line by line ignoring indentation (kept), and its first match is replaced. The file is " +
+    "replaced atomically, keeping owner, group and mode; calls on one file run one after another. " +
+    "Writes nothing and fails if an edit finds no match, if another process changes the file meanwhile (read " +
+    "again), if the path is missing or outside the allowed directories, if the file is read-only for the " +
+    `server or its owner cannot be kept, over ${formatCount(MAX_EDIT_BYTES)} bytes, or not UTF-8 (its other ` +
+    `bytes would change). dryRun previews the diff. The diff is capped at ${formatCount(maxResultChars)} characters ` +
+    "(the edit still applies). Copy oldText from read_text_file; to replace the whole file use write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z

@@ -1,0 +1,180 @@
+/**
+ * After an edit's swap (rewrite.ts): a writer that wrote to the old file
+ * between the last check and the swap would otherwise be lost with it. A pure
+ * append is carried over to the new file; any other change is put back in
+ * place of the edit, which is then refused. What the edit read is remembered
+ * as a digest, so this works at any file size in flat memory.
+ */
+import { createHash } from "node:crypto";
+import { constants, type BigIntStats } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import { SafeFsError, wrapError } from "./errors.js";
+import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import { lstatIfExists, TEMP_FLAGS, tempNameFor } from "./files.js";
+import { sameFile } from "./identity.js";
+import { keepOwnerAndMode } from "./ownership.js";
+import type { RewriteSource } from "./rewrite.js";
+import type { OpenedDir } from "./strategy.js";
+import { changedDuringEdit, swapIn } from "./swap.js";
+
+const CHUNK = 1024 * 1024;
+const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
+
+// When to look at the replaced file again after the swap: at once, and once more a
+// little later for a writer that opened it before the swap but wrote only afterwards.
+const LOOK_AFTER_MS = [0, 5];
+
+/** Reads up to `length` bytes at `position`, fewer only at the end of the file. */
+async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(length);
+  let filled = 0;
+  while (filled < length) {
+    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return filled === length ? buffer : buffer.subarray(0, filled);
+}
+
+/** SHA-256 of bytes [0, end) of `handle`, read in chunks. */
+async function digestOf(handle: FileHandle, end: number): Promise<string> {
+  const hash = createHash("sha256");
+  for (let at = 0; at < end; ) {
+    const chunk = await readAt(handle, at, Math.min(CHUNK, end - at));
+    if (chunk.length === 0) break;
+    hash.update(chunk);
+    at += chunk.length;
+  }
+  return hash.digest("hex");
+}
+
+/** The opened file as a RewriteSource (its first `size` bytes), hashing what is read in order from the start. */
+export class DigestingSource implements RewriteSource {
+  private readonly hash = createHash("sha256");
+  private next = 0;
+
+  constructor(
+    private readonly handle: FileHandle,
+    readonly size: number,
+    private readonly track: boolean,
+    private readonly shown: string,
+  ) {}
+
+  async read(position: number, length: number): Promise<Buffer> {
+    let bytes: Buffer;
+    try {
+      bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
+    } catch (err) {
+      throw wrapError(err, `Cannot read ${this.shown}`);
+    }
+    if (this.track && position === this.next) {
+      this.hash.update(bytes);
+      this.next += bytes.length;
+    }
+    return bytes;
+  }
+
+  /** The digest of the `size` bytes read; read again in one pass if the engine did not read them in order. */
+  async digest(): Promise<string> {
+    return this.next === this.size ? this.hash.digest("hex") : digestOf(this.handle, this.size);
+  }
+}
+
+/** Appends bytes [from, to) of `old` to entry `name` of `dir`, but only while it is still the file the edit wrote. */
+async function carryOver(
+  dir: OpenedDir,
+  name: string,
+  written: BigIntStats,
+  old: FileHandle,
+  from: number,
+  to: number,
+  shown: string,
+): Promise<void> {
+  const handle = await fs.open(dir.child(name), APPEND_FLAGS);
+  try {
+    if (!sameFile(await handle.stat({ bigint: true }), written)) {
+      throw new SafeFsError(
+        `File changed during edit: ${shown} was replaced right after the edit; ${to - from} bytes appended by ` +
+          "another process to the previous version could not be added to it.",
+      );
+    }
+    for (let at = from; at < to; ) {
+      const chunk = await readAt(old, at, Math.min(CHUNK, to - at));
+      if (chunk.length === 0) break;
+      await handle.write(chunk);
+      at += chunk.length;
+    }
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Puts the old file's current content back in place of the edit's, keeping its owner and mode. */
+async function putBack(s: SwapDone): Promise<void> {
+  const tempName = tempNameFor(s.name);
+  let created = false;
+  try {
+    const temp = await fs.open(s.dir.child(tempName), TEMP_FLAGS, 0o600);
+    created = true;
+    try {
+      await keepOwnerAndMode(temp, s.before, s.shown);
+      for (let at = 0; ; ) {
+        const chunk = await readAt(s.old, at, CHUNK);
+        if (chunk.length === 0) break;
+        await temp.write(chunk, 0, chunk.length, at);
+        at += chunk.length;
+      }
+    } finally {
+      await temp.close();
+    }
+    await swapIn(s.dir, tempName, s.name, s.shown, async () => {
+      if (!sameFile(await lstatIfExists(s.dir.child(s.name)), s.written)) throw changedDuringEdit(s.shown);
+    });
+    created = false;
+  } catch (err) {
+    throw new SafeFsError(
+      `File changed during edit: ${s.shown}; the edit was written, but another process changed the file meanwhile and ` +
+        "its change could not be put back because the file changed again. Read it and check.",
+      { cause: err },
+    );
+  } finally {
+    if (created) await fs.unlink(s.dir.child(tempName)).catch(() => undefined);
+  }
+}
+
+/** What keepLateWrites needs to know about one swap. */
+export interface SwapDone {
+  dir: OpenedDir;
+  name: string;
+  old: FileHandle;
+  before: BigIntStats;
+  written: BigIntStats;
+  /** Digest of the `before.size` bytes the edit read. */
+  digest: string;
+  shown: string;
+}
+
+/**
+ * Looks at the old file after the swap; returns the bytes appended to it meanwhile that were carried
+ * over. Residual window: a writer that opened the old file before the swap and writes only after the last look.
+ * @throws `File changed during edit` after putting back an old file changed in place
+ */
+export async function keepLateWrites(s: SwapDone): Promise<number> {
+  let seen = { size: s.before.size, mtimeNs: s.before.mtimeNs };
+  let known = Number(s.before.size);
+  for (const delay of LOOK_AFTER_MS) {
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    const now = await s.old.stat({ bigint: true });
+    if (now.size === seen.size && now.mtimeNs === seen.mtimeNs) continue;
+    seen = { size: now.size, mtimeNs: now.mtimeNs };
+    const size = Number(now.size);
+    if (size >= Number(s.before.size) && (await digestOf(s.old, Number(s.before.size))) === s.digest) {
+      if (size > known) await carryOver(s.dir, s.name, s.written, s.old, known, size, s.shown);
+      known = Math.max(known, size);
+      continue;
+    }
+    await putBack(s);
+    throw changedDuringEdit(s.shown);
+  }
+  return known - Number(s.before.size);
+}

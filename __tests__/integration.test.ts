@@ -2,7 +2,7 @@
  * Every tool through the built binary and the SDK's stdio client, once on
  * success and once on failure, plus the shape of tools/list.
  */
-import { mkdir, readFile, stat, symlink, truncate, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -176,7 +176,7 @@ describe("every tool, success and failure", () => {
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
   });
 
-  it("edit_file refuses text that is not UTF-8, and files over its size limit, leaving them as they were", async () => {
+  it("edit_file refuses text that is not UTF-8, leaving it as it was", async () => {
     const latin1 = Buffer.from("caf\xe9\nx\n", "latin1");
     await writeFile(p("latin1.txt"), latin1);
     expectError(
@@ -184,13 +184,21 @@ describe("every tool, success and failure", () => {
       /^Cannot edit .*latin1\.txt: it is not valid UTF-8 text/,
     );
     expect(await readFile(p("latin1.txt"))).toEqual(latin1);
-    await writeFile(p("huge.txt"), "");
-    await truncate(p("huge.txt"), 16 * 1024 * 1024 + 1);
-    expectError(
-      await run("edit_file", { path: p("huge.txt"), edits: [{ oldText: "a", newText: "b" }] }),
-      /^File too large for edit_file: .*huge\.txt is 16,777,217 bytes; the limit is 16,777,216 bytes\./,
+  });
+
+  // Regression: edit_file refused files over 16 MiB; now it streams them.
+  it("edit_file edits a CRLF file over 16 MiB, byte for byte as a reference replacement, endings kept", async () => {
+    const lines = Array.from({ length: 600_000 }, (_, i) => `line ${i} of a long crlf file\r\n`);
+    lines[300_000] = "  TARGET line\r\n";
+    const before = Buffer.from(lines.join(""), "utf8");
+    expect(before.length).toBeGreaterThan(16 * 1024 * 1024);
+    await writeFile(p("big-crlf.txt"), before);
+    const diff = expectOk(
+      await run("edit_file", { path: p("big-crlf.txt"), edits: [{ oldText: "TARGET line\nline 300001", newText: "DONE line\nline 300001" }] }),
     );
-    expect((await stat(p("huge.txt"))).size).toBe(16 * 1024 * 1024 + 1);
+    expect(diff).toContain("-  TARGET line\n+  DONE line\n");
+    const expected = Buffer.from(lines.join("").replace("TARGET line", "DONE line"), "utf8");
+    expect((await readFile(p("big-crlf.txt"))).equals(expected)).toBe(true);
   });
 
   it("create_directory", async () => {

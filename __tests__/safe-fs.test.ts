@@ -195,12 +195,12 @@ describeEachStrategy("race-safe file operations", () => {
   describe("editFileSafely", () => {
     const edits = [{ oldText: "beta", newText: "BETA $& $1 $$" }];
 
-    it("returns exactly what applyFileEdits returns and writes the same content", async () => {
+    it("returns exactly the diff applyFileEdits returns, and keeps the file's CRLF endings (SPEC §12)", async () => {
       const file = inAllowed("e.txt");
       await fs.writeFile(file, "alpha\r\nbeta\r\ngamma\r\n");
       const expected = await applyFileEdits(file, edits, true);
       expect(await editFileSafely(file, edits, false, dirs)).toBe(expected);
-      expect(await read(file)).toBe("alpha\nBETA $& $1 $$\ngamma\n");
+      expect(await read(file)).toBe("alpha\r\nBETA $& $1 $$\r\ngamma\r\n");
     });
 
     it("does not touch the file on dryRun", async () => {

@@ -19,7 +19,6 @@ import { resolveRequestedPathWith, validatePathWith } from "./resolve.js";
 import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } from "./strategy.js";
 
 export { __testHooks, release } from "./dirs.js";
-export { MAX_EDIT_BYTES } from "./edit.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
 export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
 export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
@@ -69,9 +68,9 @@ export class Sandbox {
     await (append ? appendFileSafely : writeFileSafely)(real, content, this.allowedDirs);
   }
 
-  /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`. */
-  async editFile(requested: string, edits: EditOperation[], dryRun: boolean): Promise<string> {
-    return editFileSafely(await this.validate(requested), edits, dryRun, this.allowedDirs);
+  /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`; stops when `signal` aborts. */
+  async editFile(requested: string, edits: EditOperation[], dryRun: boolean, signal?: AbortSignal): Promise<string> {
+    return editFileSafely(await this.validate(requested), edits, dryRun, this.allowedDirs, signal);
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is walked through. */

@@ -1,7 +1,6 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice, formatCount } from "../bounded.js";
-import { MAX_EDIT_BYTES } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
@@ -58,8 +57,8 @@ export const editFile = defineTool({
     "replaced atomically, keeping owner, group and mode; calls on one file run one after another. " +
     "Writes nothing and fails if an edit finds no match, if another process changes the file meanwhile (read " +
     "again), if the path is missing or outside the allowed directories, if the file is read-only for the " +
-    `server or its owner cannot be kept, over ${formatCount(MAX_EDIT_BYTES)} bytes, or not UTF-8 (its other ` +
-    `bytes would change). dryRun previews the diff. The diff is capped at ${formatCount(maxResultChars)} characters ` +
+    "server or its owner cannot be kept, or not UTF-8 (its other bytes would change). Any size: the file is " +
+    `streamed. dryRun previews the diff. The diff is capped at ${formatCount(maxResultChars)} characters ` +
     "(the edit still applies). Copy oldText from read_text_file; to replace the whole file use write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
@@ -78,7 +77,7 @@ export const editFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
   async handler({ path, edits, dryRun }, ctx) {
-    return text(await ctx.sandbox.editFile(path, edits, dryRun));
+    return text(await ctx.sandbox.editFile(path, edits, dryRun, ctx.signal));
   },
 });
 

@@ -47,13 +47,18 @@ export interface FilesIncluded {
   requested: number;
 }
 
-/** Notice for a non-pageable result cut after `shown` of `total` characters. */
-export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded): string {
+/**
+ * Notice for a non-pageable result cut after `shown` of `total` characters; `skipped` unreadable
+ * entries are stated when the cut hid the note that listed them.
+ */
+export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0): string {
   const filesPart = files
     ? `; ${formatCount(files.included)} of ${formatCount(files.requested)} requested files included in full`
     : "";
+  const skippedPart =
+    skipped > 0 ? `; ${formatCount(skipped)} unreadable ${skipped === 1 ? "entry" : "entries"} skipped (not shown)` : "";
   return (
-    `[Result truncated: showing characters 1-${formatCount(shown)} of ${formatCount(total)}${filesPart}. ` +
+    `[Result truncated: showing characters 1-${formatCount(shown)} of ${formatCount(total)}${filesPart}${skippedPart}. ` +
     `To see the rest, ${advice}.]`
   );
 }
@@ -75,6 +80,7 @@ export class TextSink {
   private keptLength = 0;
   private totalLength = 0;
   private readonly partEnds: number[] = [];
+  private skipped = 0;
 
   constructor(readonly max: number) {}
 
@@ -112,6 +118,11 @@ export class TextSink {
     this.partEnds.push(this.totalLength);
   }
 
+  /** Records that `n` entries could not be read; a walk's note listing them comes last, so a cut always hides it. */
+  noteSkipped(n: number): void {
+    this.skipped += n;
+  }
+
   /** The full text if it fits, else the kept prefix, a newline and the notice. */
   render(advice: string): string {
     const kept = this.pieces.join("");
@@ -121,7 +132,7 @@ export class TextSink {
       this.partEnds.length > 0
         ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length }
         : undefined;
-    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files)}`;
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped)}`;
   }
 }
 

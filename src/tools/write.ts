@@ -1,6 +1,7 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { formatCount } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { MAX_EDIT_BYTES } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
@@ -24,7 +25,7 @@ export const writeFile = defineTool({
   advice: "shorten the path",
   async handler({ path, content }, ctx) {
     await ctx.sandbox.writeFile(path, content);
-    return text(`Successfully wrote to ${path}`);
+    return text(`Successfully wrote to ${escapeControls(path)}`);
   },
 });
 
@@ -74,7 +75,7 @@ export const createDirectory = defineTool({
   advice: "shorten the path",
   async handler({ path }, ctx) {
     await ctx.sandbox.createDirectory(path);
-    return text(`Successfully created directory ${path}`);
+    return text(`Successfully created directory ${escapeControls(path)}`);
   },
 });
 
@@ -95,6 +96,6 @@ export const moveFile = defineTool({
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
     await ctx.sandbox.move(source, destination);
-    return text(`Successfully moved ${source} to ${destination}`);
+    return text(escapeControls(`Successfully moved ${source} to ${destination}`));
   },
 });

@@ -4,6 +4,7 @@
  */
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
+import { jsonName } from "../escape.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
@@ -38,7 +39,7 @@ export async function treeInto(
         const written = childCounts[depth] ?? 0;
         childCounts[depth] = written + 1;
         const ind = indent(depth);
-        const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${JSON.stringify(entry.name)},\n${ind}  "type": `;
+        const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${jsonName(entry.name)},\n${ind}  "type": `;
         if (entry.isDirectory()) {
           childCounts[depth + 1] = 0;
           sink.append(`${head}"directory",\n${ind}  "children": [`);

@@ -92,7 +92,14 @@ async function walk(at: Position, allowedDirs: readonly string[]): Promise<Walke
     }
     if (st.isSymbolicLink()) {
       if (++at.links > MAX_LINKS) return { kind: "loop" };
-      if (!enterLink(at, await fs.readlink(next), at.current, allowedDirs)) return { kind: "outside" };
+      const target = await fs.readlink(next).catch((error: unknown) => {
+        // No longer a symlink (EINVAL) or gone (ENOENT) since the lstat: look at the component again.
+        const code = errnoCode(error);
+        if (code === "EINVAL" || code === "ENOENT") return undefined;
+        throw error;
+      });
+      if (target === undefined) at.pending.push(part);
+      else if (!enterLink(at, target, at.current, allowedDirs)) return { kind: "outside" };
       continue;
     }
     at.current = next;

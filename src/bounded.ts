@@ -41,6 +41,7 @@ const cutFrame = (shown: string, total: string, filesPart: string, advice: strin
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
 const filesFrame = (included: string, requested: string): string =>
   `; ${included} of ${requested} requested files included in full`;
+const skippedFrame = (count: string, noun: string): string => `; ${count} unreadable ${noun} skipped (not shown)`;
 
 /** Notice for a paged read window `[start, end)` of a `total`-character text. */
 export function pageNotice(start: number, end: number, total: number): string {
@@ -53,10 +54,14 @@ export interface FilesIncluded {
   requested: number;
 }
 
-/** Notice for a non-pageable result cut after `shown` of `total` characters. */
-export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded): string {
+/**
+ * Notice for a non-pageable result cut after `shown` of `total` characters; `skipped` unreadable
+ * entries are stated when the cut hid the note that listed them.
+ */
+export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0): string {
   const filesPart = files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "";
-  return cutFrame(formatCount(shown), formatCount(total), filesPart, advice);
+  const skippedPart = skipped > 0 ? skippedFrame(formatCount(skipped), skipped === 1 ? "entry" : "entries") : "";
+  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart, advice);
 }
 
 // Each frame turned into an anchored pattern: its literal text escaped, its figures
@@ -74,7 +79,8 @@ const NOTICE_PATTERNS = [
   framePattern(cutFrame(SLOT, SLOT, SLOT, SLOT), [
     COUNT,
     COUNT,
-    `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?`,
+    `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?` +
+      `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?`,
     String.raw`[^\n]+`,
   ]),
 ];
@@ -106,6 +112,7 @@ export class TextSink {
   private keptLength = 0;
   private totalLength = 0;
   private readonly partEnds: number[] = [];
+  private skipped = 0;
 
   constructor(readonly max: number) {}
 
@@ -143,6 +150,11 @@ export class TextSink {
     this.partEnds.push(this.totalLength);
   }
 
+  /** Records that `n` entries could not be read; a walk's note listing them comes last, so a cut always hides it. */
+  noteSkipped(n: number): void {
+    this.skipped += n;
+  }
+
   /** The full text if it fits, else the kept prefix, a newline and the notice. */
   render(advice: string): string {
     const kept = this.pieces.join("");
@@ -152,7 +164,7 @@ export class TextSink {
       this.partEnds.length > 0
         ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length }
         : undefined;
-    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files)}`;
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped)}`;
   }
 }
 

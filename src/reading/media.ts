@@ -8,6 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { formatCount } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 
 const MIME_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
@@ -46,7 +47,7 @@ export async function readMedia(
   const { size } = await handle.stat();
   if (size > maxBytes) {
     throw new Error(
-      `File too large for read_media_file: ${realPath} is ${formatCount(size)} bytes; ` +
+      `File too large for read_media_file: ${escapeControls(realPath)} is ${formatCount(size)} bytes; ` +
         `the limit is ${formatCount(maxBytes)} bytes.`,
     );
   }
@@ -60,7 +61,7 @@ export async function readMedia(
     total += bytesRead;
     if (total > maxBytes) {
       throw new Error(
-        `File too large for read_media_file: ${realPath} grew past ${formatCount(maxBytes)} bytes while being read; ` +
+        `File too large for read_media_file: ${escapeControls(realPath)} grew past ${formatCount(maxBytes)} bytes while being read; ` +
           `the limit is ${formatCount(maxBytes)} bytes.`,
       );
     }

@@ -13,10 +13,10 @@ export function isInside(real: string, allowedDirs: readonly string[]): boolean 
   return isPathWithinAllowedDirectories(real, allowedDirs);
 }
 
-/** Throws the access-denied refusal unless `real` is inside `allowedDirs`. */
+/** Throws the access-denied refusal, naming `shown` and never `real`, unless `real` is inside `allowedDirs`. */
 export function assertInside(real: string, shown: string, allowedDirs: readonly string[]): void {
   if (isInside(real, allowedDirs)) return;
-  throw accessDenied(shown, allowedDirs, real === shown ? "" : ` (resolves to ${real})`);
+  throw accessDenied(shown, allowedDirs);
 }
 
 /** True when `abs` is one of `allowedDirs` itself (not merely inside one). */

@@ -6,6 +6,7 @@
  * over or put back, not lost.
  */
 import { streamEdit, type EditOperation } from "../editing/index.js";
+import { escapeControls } from "../escape.js";
 import { rewriteFile } from "./rewrite.js";
 
 const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
@@ -20,8 +21,9 @@ export async function editFileSafely(
 ): Promise<string> {
   const { value: diff, appendedBytes } = await rewriteFile(path, allowedDirs, { dryRun, signal }, async (source, sink, sig) => {
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
-    return (await streamEdit({ source, edits, path, signal: sig, write })).diff;
+    // The path appears in the diff's header lines, so a name with a line break is shown escaped.
+    return (await streamEdit({ source, edits, path: escapeControls(path), signal: sig, write })).diff;
   });
   if (appendedBytes === 0) return diff;
-  return `${diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${path} during the edit were kept at the end of the file.`;
+  return `${diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${escapeControls(path)} during the edit were kept at the end of the file.`;
 }

@@ -5,12 +5,16 @@
 import type { BigIntStats, Stats } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { getSystemErrorMap } from "node:util";
+import { escapeControls } from "../escape.js";
 
-/** An error raised by the sandbox; `code` mirrors the underlying errno code when there is one. */
+/**
+ * An error raised by the sandbox; `code` mirrors the underlying errno code when there is one. Its
+ * message is one line: control characters in the paths it quotes are escaped here, once for all.
+ */
 export class SafeFsError extends Error {
   readonly code: string | undefined;
   constructor(message: string, options?: { cause?: unknown; code?: string }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super(escapeControls(message), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "SafeFsError";
     this.code = options?.code ?? errnoCode(options?.cause);
   }
@@ -47,9 +51,12 @@ export function directoryError(err: unknown, shown: string): unknown {
   return err;
 }
 
-/** The one refusal for a path outside the allowed directories (`detail` adds what the caller may show). */
-export function accessDenied(shown: string, allowedDirs: readonly string[], detail = ""): SafeFsError {
-  return new SafeFsError(`Access denied - path outside allowed directories: ${shown}${detail} not in ${allowedDirs.join(", ")}`, {
+/**
+ * The one refusal for a path that leads outside the allowed directories (SPEC §13): it names the path
+ * as shown to the user and nothing about what lies outside, whatever that is.
+ */
+export function accessDenied(shown: string, allowedDirs: readonly string[]): SafeFsError {
+  return new SafeFsError(`Access denied - path outside allowed directories: ${shown} not in ${allowedDirs.join(", ")}`, {
     code: "EACCES",
   });
 }

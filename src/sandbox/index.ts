@@ -8,26 +8,23 @@ import type { BigIntStats, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import type { EditOperation } from "../editing/index.js";
 import { appendFileSafely } from "./append.js";
-import { isInside } from "./containment.js";
 import { openDir, openWalkRoot } from "./dirs.js";
 import { editFileSafely } from "./edit.js";
 import { directoryError } from "./errors.js";
 import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
-import { lockKeyOf, withFileLocks } from "./locks.js";
-import { makeDirectorySafely, moveNoClobber } from "./move.js";
-import { resolveRequestedPathWith, validatePathWith } from "./resolve.js";
-import { strategy, type LinkTarget, type Listing, type OpenedDir, type Read } from "./strategy.js";
+import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
+import { makeDirectorySafely, moveEntry } from "./move.js";
+import { resolveRequestedPathWith } from "./resolve.js";
+import { strategy, type Listing, type OpenedDir, type Read } from "./strategy.js";
 
 export { __testHooks, release } from "./dirs.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
+export type { LinkVerdict } from "./inside.js";
 export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
 export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
-
-/** Where a symlink met in a walk leads. */
-export type LinkVerdict = { kind: "inside"; target: LinkTarget } | { kind: "dangling" } | { kind: "outside" };
 
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
@@ -38,9 +35,9 @@ export class Sandbox {
     return resolveRequestedPathWith(fs, requested, this.allowedDirs);
   }
 
-  /** The real path of `requested` (or the absolute path of a new file in an allowed parent). */
+  /** The real path of `requested` (or the path of a new file in a real parent inside), resolved from inside. */
   validate(requested: string): Promise<string> {
-    return validatePathWith(fs, requested, this.allowedDirs);
+    return validateInside(requested, this.allowedDirs);
   }
 
   /** Opens `requested` as a regular file for reading (no final symlink, no FIFO); the caller closes the handle. */
@@ -75,16 +72,12 @@ export class Sandbox {
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is walked through. */
   async createDirectory(requested: string): Promise<void> {
-    await makeDirectorySafely(await this.resolve(requested), this.allowedDirs);
+    await makeDirectorySafely(await creatableInside(requested, this.allowedDirs), this.allowedDirs);
   }
 
-  /** Moves `source` to `destination`, never replacing anything there. */
-  async move(source: string, destination: string): Promise<void> {
-    const from = await this.validate(source);
-    // Lexical only: following an existing destination symlink would report (or refuse) its target
-    // instead of the name being taken; moveNoClobber checks the destination's parent by real path.
-    const to = await this.resolve(destination);
-    await withFileLocks([from, await lockKeyOf(to)], () => moveNoClobber(from, to, this.allowedDirs));
+  /** Moves the entry `source` (a symlink itself, like `mv`) to `destination`, never replacing anything there. */
+  move(source: string, destination: string): Promise<void> {
+    return moveEntry(source, destination, this.allowedDirs);
   }
 
   /**
@@ -105,14 +98,8 @@ export class Sandbox {
     return strategy().readChild(parent, name, shown);
   }
 
-  /** Where the symlink at `link` (reached through a walked directory) leads; never rejects. */
-  async followLink(link: string, withSize: boolean): Promise<LinkVerdict> {
-    try {
-      const target = await strategy().followLink(link, withSize);
-      if (target === undefined) return { kind: "dangling" };
-      return isInside(target.real, this.allowedDirs) ? { kind: "inside", target } : { kind: "outside" };
-    } catch {
-      return { kind: "outside" };
-    }
+  /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
+  followLink(link: string, withSize: boolean): Promise<LinkVerdict> {
+    return followLinkInside(link, withSize, this.allowedDirs);
   }
 }

@@ -6,10 +6,12 @@ import type { BigIntStats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { isAllowedDirectory, isInside } from "./containment.js";
+import { lockKeyOf, withFileLocks } from "./locks.js";
 import { openDir, openParentOf } from "./dirs.js";
 import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
 import { lstatIfExists } from "./files.js";
 import { sameFile } from "./identity.js";
+import { entryInside, leadsOutside, notADirectory } from "./inside.js";
 import { strategy, type OpenedDir } from "./strategy.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
@@ -99,8 +101,41 @@ async function moveDirectory(m: MoveEnds): Promise<void> {
   }
 }
 
-/** Moves `source` to `destination`, never replacing anything at the destination. */
-export async function moveNoClobber(source: string, destination: string, allowedDirs: readonly string[]): Promise<void> {
+/** How move_file named the two ends, for the checks that need it. */
+export interface AsGiven {
+  source: string;
+  destination: string;
+  /** The path ended in a separator (`x/`): the entry must be a directory. */
+  sourceIsDir: boolean;
+  destinationIsDir: boolean;
+}
+
+/**
+ * A moved symlink is the same text in another directory: a relative one may lead elsewhere from
+ * there. One that would lead outside is refused, named as given; where it leads now does not matter.
+ */
+async function refuseLinkLeavingFrom(src: string, dir: OpenedDir, given: AsGiven, allowedDirs: readonly string[]): Promise<void> {
+  const target = await fs.readlink(src);
+  if (path.isAbsolute(target)) return;
+  if (await leadsOutside(target, dir.real, allowedDirs)) throw accessDenied(given.destination, allowedDirs);
+}
+
+/** move_file: moves the entry `source` names (a symlink itself, like `mv`) to `destination`, both as given. */
+export async function moveEntry(source: string, destination: string, allowedDirs: readonly string[]): Promise<void> {
+  const from = await entryInside(source, allowedDirs);
+  const to = await entryInside(destination, allowedDirs);
+  const given = { source, destination, sourceIsDir: from.wantsDir, destinationIsDir: to.wantsDir };
+  // Both ends locked, so no write, edit or move of either name in this server interleaves.
+  await withFileLocks([from.path, await lockKeyOf(to.path)], () => moveNoClobber(from.path, to.path, allowedDirs, given));
+}
+
+/** Moves `source` to `destination`, never replacing anything at the destination; `given` adds move_file's checks. */
+export async function moveNoClobber(
+  source: string,
+  destination: string,
+  allowedDirs: readonly string[],
+  given?: AsGiven,
+): Promise<void> {
   if (isAllowedDirectory(path.resolve(destination), allowedDirs)) throw destinationExists(destination);
   const from = await openParentOf(source, allowedDirs, source, "move");
   try {
@@ -116,6 +151,10 @@ export async function moveNoClobber(source: string, destination: string, allowed
       try {
         const before = await lstatIfExists(m.src);
         if (!before) throw new SafeFsError(`${m.context}: the source does not exist`, { code: "ENOENT" });
+        if (given && !before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
+          throw notADirectory(given.sourceIsDir ? given.source : given.destination);
+        }
+        if (given && before.isSymbolicLink()) await refuseLinkLeavingFrom(m.src, to.dir, given, allowedDirs);
         // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
         if (before.isDirectory()) await moveDirectory(m);
         else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before);

@@ -1,6 +1,7 @@
 /** The reading tools: read_text_file, read_file, read_multiple_files, read_media_file. */
 import { z } from "zod";
 import { formatCount, type TextSink, type ToolOutput } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
@@ -146,7 +147,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
     try {
       const { handle, path: realPath } = await ctx.sandbox.openFile(requested);
       try {
-        sink.append(`${requested}:\n`);
+        sink.append(`${escapeControls(requested)}:\n`);
         started = true;
         await streamInto(handle, realPath, ctx.cache, sink, opts);
         sink.append("\n");
@@ -156,7 +157,8 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
     } catch (error) {
       ctx.signal.throwIfAborted();
       // A failure after some content was written starts its error line on a line of its own.
-      sink.append(`${started ? "\n" : ""}${requested}: Error - ${error instanceof Error ? error.message : String(error)}`);
+      const message = error instanceof Error ? error.message : String(error);
+      sink.append(`${started ? "\n" : ""}${escapeControls(`${requested}: Error - ${message}`)}`);
     }
     sink.endPart();
   }

@@ -1,6 +1,7 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice, formatCount } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
@@ -43,7 +44,7 @@ export const writeFile = defineTool({
   async handler({ path, content, append }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(path);
     await ctx.sandbox.writeFile(path, content, append);
-    return text(`Successfully ${append ? "appended" : "wrote"} to ${path}`);
+    return text(`Successfully ${append ? "appended" : "wrote"} to ${escapeControls(path)}`);
   },
 });
 
@@ -94,7 +95,7 @@ export const createDirectory = defineTool({
   advice: "shorten the path",
   async handler({ path }, ctx) {
     await ctx.sandbox.createDirectory(path);
-    return text(`Successfully created directory ${path}`);
+    return text(`Successfully created directory ${escapeControls(path)}`);
   },
 });
 
@@ -115,6 +116,6 @@ export const moveFile = defineTool({
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
     await ctx.sandbox.move(source, destination);
-    return text(`Successfully moved ${source} to ${destination}`);
+    return text(escapeControls(`Successfully moved ${source} to ${destination}`));
   },
 });

@@ -5,6 +5,7 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { TextSink } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { formatSize } from "../lib.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
@@ -25,7 +26,7 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     const pause = ticker.tick();
     if (pause) await pause;
     const entry = entries[i]!;
-    sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${entry.name}`);
+    sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${escapeControls(entry.name)}`);
   }
 }
 
@@ -103,7 +104,7 @@ export async function listWithSizesInto(
   }
   entries.sort(sortBy === "size" ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name));
   for (const e of entries) {
-    sink.append(`${e.isDir ? "[DIR]" : "[FILE]"} ${e.name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}\n`);
+    sink.append(`${e.isDir ? "[DIR]" : "[FILE]"} ${escapeControls(e.name).padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}\n`);
   }
   sink.append(`\nTotal: ${files} files, ${dirs} directories\nCombined size: ${formatSize(bytes)}`);
 }

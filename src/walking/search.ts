@@ -7,6 +7,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -29,7 +30,7 @@ export async function searchInto(
   const matcher = new Minimatch(pattern, { dot: true });
   let found = 0;
   const record = (dir: string, entry: Dirent): void => {
-    const full = path.join(dir, entry.name);
+    const full = escapeControls(path.join(dir, entry.name));
     sink.append(found++ === 0 ? full : `\n${full}`);
   };
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
@@ -44,7 +45,8 @@ export async function searchInto(
         // target matters only when it would be listed.
         if (!entry.isSymbolicLink()) return record(dir, entry);
         // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
-        // file whose validated parent is allowed); one leading outside is left out.
+        // file whose validated parent is allowed); one leading outside is left out, whether or
+        // not its target exists (it is resolved from inside, so nothing outside is looked at).
         const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
         return opts.sandbox.followLink(link, false).then((verdict) => {
           if (verdict.kind !== "outside") record(dir, entry);

@@ -4,6 +4,7 @@
  */
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
+import { jsonName } from "../escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -54,7 +55,7 @@ export async function treeInto(
         const written = childCounts[depth] ?? 0;
         childCounts[depth] = written + 1;
         const ind = indent(depth);
-        const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${JSON.stringify(entry.name)},\n${ind}  "type": `;
+        const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${jsonName(entry.name)},\n${ind}  "type": `;
         if (entry.isDirectory() && depth + 1 >= maxDepth) {
           // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
           sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);

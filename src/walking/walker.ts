@@ -9,6 +9,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { formatCount } from "../bounded.js";
 import type { TextSink } from "../bounded.js";
+import { escapeControls } from "../escape.js";
 import { release, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
 
 /** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
@@ -89,13 +90,17 @@ export class SkipLog {
     this.count++;
     if (this.shown.length < NOTE_PATHS) {
       const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (error as Error | undefined)?.name ?? "error";
-      this.shown.push(`${p} (${code})`);
+      this.shown.push(`${escapeControls(p)} (${code})`);
     }
   }
 
-  /** Appends `\n\n[Skipped N unreadable entries: …]` to `sink`, only when something was skipped. */
+  /**
+   * Appends `\n\n[Skipped N unreadable entries: …]` to `sink`, only when something was skipped, and
+   * tells the sink the count, so a cut that hides the note still states it (SPEC §13).
+   */
   appendNote(sink: TextSink): void {
     if (this.count === 0) return;
+    sink.noteSkipped(this.count);
     const more = this.count - this.shown.length;
     const noun = this.count === 1 ? "entry" : "entries";
     const tail = more > 0 ? `, and ${formatCount(more)} more` : "";

@@ -86,8 +86,8 @@ describe("paged reads through the client", () => {
   });
 
   it("head and tail are capped with the non-pageable notice", async () => {
-    await compare("read_text_file", { path: p("long.txt"), head: 100 }, "ask for fewer lines, or use offset and limit");
-    await compare("read_text_file", { path: p("long.txt"), tail: 100 }, "ask for fewer lines, or use offset and limit");
+    await compare("read_text_file", { path: p("long.txt"), head: 100 }, "ask for fewer lines, or use startLine and lineCount");
+    await compare("read_text_file", { path: p("long.txt"), tail: 100 }, "ask for fewer lines, or use startLine and lineCount");
   });
 });
 

@@ -59,6 +59,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   directory_tree: { path: ".", excludePatterns: ["x"] },
   move_file: { source: "no-such-source", destination: "no-such-destination" },
   search_files: { path: ".", pattern: "*.txt", excludePatterns: [] },
+  search_file_contents: { path: ".", query: "alpha", pattern: "*.txt", contextLines: 1, outputMode: "lines", offset: 0 },
   get_file_info: { path: "a.txt" },
   list_allowed_directories: {},
 };
@@ -91,7 +92,7 @@ function junkFor(schema: { type?: string; items?: unknown; enum?: unknown[] }): 
 describe("arguments of the wrong type or shape", () => {
   it("every spoiled parameter of every tool is an isError result naming the parameter", async () => {
     const { tools } = await server.client.listTools();
-    expect(tools).toHaveLength(14);
+    expect(tools).toHaveLength(15);
     let checked = 0;
     for (const tool of tools) {
       const valid = VALID[tool.name]!;

@@ -55,7 +55,7 @@ describe("initialize and tools/list", () => {
     expect(server.client.getServerVersion()).toMatchObject({ name: "bounded-filesystem", version: "0.1.0" });
   });
 
-  it("lists the 14 tools with titles, annotations, described parameters and no outputSchema", async () => {
+  it("lists the 15 tools with titles, annotations, described parameters and no outputSchema", async () => {
     const { tools } = await server.client.listTools();
     const expected: Record<string, Record<string, boolean>> = {
       create_directory: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
@@ -65,7 +65,8 @@ describe("initialize and tools/list", () => {
     };
     const readOnly = [
       "read_text_file", "read_file", "read_media_file", "read_multiple_files", "list_directory",
-      "list_directory_with_sizes", "directory_tree", "search_files", "get_file_info", "list_allowed_directories",
+      "list_directory_with_sizes", "directory_tree", "search_files", "search_file_contents", "get_file_info",
+      "list_allowed_directories",
     ];
     for (const name of readOnly) expected[name] = { readOnlyHint: true };
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(expected).sort());

@@ -255,7 +255,7 @@ describe("read-only mode (SPEC §14)", () => {
     const server = await connect([...flags, dir], { env: { PATH: process.env.PATH ?? "", ...env } });
     try {
       const names = (await server.client.listTools()).tools.map((tool) => tool.name);
-      expect(names).toHaveLength(10);
+      expect(names).toHaveLength(11);
       for (const name of WRITE_TOOLS) expect(names).not.toContain(name);
       expect(names).toContain("read_text_file");
       const result = await call(server.client, "write_file", { path: path.join(dir, "ro.txt"), content: "x" });

@@ -15,7 +15,7 @@ import { boundError, runBounded } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 import { Sandbox } from "../sandbox/index.js";
-import { listedTool, toolsFor } from "../tools/index.js";
+import { instructions, listedTool, toolsFor } from "../tools/index.js";
 import { VERSION, type Limits } from "./config.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
@@ -55,7 +55,7 @@ export function buildServer(options: ServerOptions): Server {
   const tools = new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
   const listed = active.map((tool) => listedTool(tool, limits));
 
-  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} } });
+  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: instructions(limits) });
 
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
 

@@ -1,26 +1,14 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
-import { formatCount } from "../bounded.js";
 import { fileInfo } from "../lib.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
-const DIR_DOC = "Directory path: absolute, or relative to an allowed directory.";
+const DIR_DOC = "Directory path.";
 const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
-const EXCLUDE_DOC =
-  "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
-  "requested directory, e.g. '**/*.log'; a pattern without * also matches that name at any depth, e.g. " +
-  "'node_modules'. Excluded directories are not entered. Default: none.";
-// search_files matches exclusions as plain globs (upstream), so a bare name only excludes the top level.
-const SEARCH_EXCLUDE_DOC =
-  "Glob patterns (minimatch, dotfiles included) of entries to skip, matched against the path relative to the " +
-  "search directory; use '**/node_modules' to skip that name at any depth. Excluded directories are not entered. " +
-  "Default: none.";
-const GITIGNORE_DOC =
-  "true: skip .git and what the .gitignore files in the tree ignore (git's rules); ignored directories are not " +
-  "entered, and a note counts them. Default false.";
-const NOT_A_DIR = "Fails if the path is missing, not a directory, or outside the allowed directories.";
+const GITIGNORE_DOC = "true: leave out .git and what the tree's .gitignore files ignore (counted in a note).";
+const NOT_A_DIR = "Fails on a missing path or one that is not a directory.";
 
 /**
  * Runs `list` on the validated directory opened once: on Linux it reads through
@@ -39,17 +27,13 @@ async function withDirectory(requested: string, sandbox: Sandbox, list: (dir: st
 const excludeParams = (excludePatterns: readonly string[]) =>
   excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
 
-const capNote = (max: number) =>
-  `Output is capped at ${formatCount(max)} characters; a cut result ends with a notice giving the full length.`;
-
 /** list_directory: one directory's entries. */
 export const listDirectory = defineTool({
   name: "list_directory",
   title: "List Directory",
-  description: ({ maxResultChars }) =>
-    "List the entries of one directory (not recursive), one per line as '[DIR] name' or '[FILE] name', in directory " +
-    `order. ${capNote(maxResultChars)} Use list_directory_with_sizes for sizes and totals, directory_tree for nested ` +
-    `contents, search_files to find names by pattern. ${NOT_A_DIR}`,
+  description: () =>
+    "List one directory: '[DIR] name' or '[FILE] name' per line (links count as FILE). Sizes: " +
+    `list_directory_with_sizes; deeper: directory_tree; names anywhere: search_files. ${NOT_A_DIR}`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -62,17 +46,16 @@ export const listDirectory = defineTool({
 export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
-  description: ({ maxResultChars }) =>
-    "List the entries of one directory (not recursive) with sizes: one line per entry, '[DIR]' or '[FILE]', name " +
-    "and human-readable size (files only), sorted by name or largest first, then the totals of files, directories " +
-    `and bytes. ${capNote(maxResultChars)} Use list_directory when sizes are not needed, directory_tree for nested ` +
-    `contents. ${NOT_A_DIR}`,
+  description: () =>
+    "List one directory with sizes: '[DIR]'/'[FILE]', name padded to 30, a file's size in B/KB/MB/GB (1 KB = 1024 B); " +
+    "by name, or sortBy 'size' largest first (directories last). Ends with totals of files, directories and bytes, " +
+    `lost if cut. Without sizes: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     sortBy: z
       .enum(["name", "size"])
       .default("name")
-      .describe("'name' (alphabetical; the default) or 'size' (largest first)."),
+      .describe("'name' (alphabetical) or 'size' (largest first)."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -87,22 +70,23 @@ export const listDirectoryWithSizes = defineTool({
 export const directoryTree = defineTool({
   name: "directory_tree",
   title: "Directory Tree",
-  description: ({ maxResultChars }) =>
-    "Return the recursive tree under a directory as indented JSON: [{name, type: 'file'|'directory', children}], " +
-    "directories with children. Symlinks appear as files and are not followed. " +
-    `${capNote(maxResultChars)} On big trees pass a deeper path or excludePatterns (e.g. node_modules, .git). ` +
-    `Use list_directory for one level, search_files to find files by name. ${NOT_A_DIR}`,
+  description: () =>
+    "Return the tree under a directory as JSON indented by 2: [{name, type: 'file'|'directory', children}]; links " +
+    "show as files, never followed. A cut tree is invalid JSON: use a deeper path, excludePatterns or maxDepth. One " +
+    `level: list_directory; names: search_files. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
+    excludePatterns: z
+      .array(z.string())
+      .default([])
+      .describe("Globs of entries to leave out; here a bare name matches at any depth."),
     maxDepth: z
       .number()
       .int()
       .min(1)
       .optional()
       .describe(
-        "Deepest level listed, 1 = this directory's entries. A directory at that level is not read: it has " +
-          "depthLimited: true and no children (an empty one has children: []). Default: no limit.",
+        "Levels to list (1: its entries). A directory on the last level gets depthLimited: true, not children.",
       ),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
@@ -121,19 +105,17 @@ export const directoryTree = defineTool({
 export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
-  description: ({ maxResultChars }) =>
-    "Find files and directories under a directory, at any depth, whose path relative to it matches a glob; returns " +
-    "the matching absolute paths, one per line, or 'No matches found'. Matches names, not file contents. " +
-    `${capNote(maxResultChars)} Use list_directory for one level, directory_tree for the structure. ${NOT_A_DIR}`,
+  description: () =>
+    "Find files and directories whose path relative to the directory matches a glob; returns absolute paths, one per " +
+    "line, or 'No matches found'. '*.md' is the top level only, '**/*.md' any depth. Names only: text in files is " +
+    `search_file_contents; one level is list_directory. ${NOT_A_DIR}`,
   input: {
-    path: z.string().describe("Directory to search under: absolute, or relative to an allowed directory."),
-    pattern: z
-      .string()
-      .describe(
-        "Glob (minimatch, dotfiles included) matched against each path relative to the search directory: " +
-          "'**/*.ts' at any depth, '*.md' in the top level only, 'src/**' everything under src.",
-      ),
-    excludePatterns: z.array(z.string()).default([]).describe(SEARCH_EXCLUDE_DOC),
+    path: z.string().describe(DIR_DOC),
+    pattern: z.string().describe("Glob for the relative paths to find, e.g. '**/*.ts' or 'src/**'."),
+    excludePatterns: z
+      .array(z.string())
+      .default([])
+      .describe("Globs of entries to leave out (not entered)."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -152,11 +134,9 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return metadata of one file or directory as 'key: value' lines: size (bytes), created, modified, accessed, " +
-    "isDirectory, isFile, permissions (octal, e.g. 644). Reads no content, so it is cheap on huge files; use it to " +
-    "check a size before read_media_file. For many entries at once use list_directory_with_sizes. " +
-    "Fails if the path is missing or outside the allowed directories.",
-  input: { path: z.string().describe("File or directory path: absolute, or relative to an allowed directory.") },
+    "Return metadata as 'key: value' lines: size (bytes), created, modified, accessed (Date strings), isDirectory, " +
+    "isFile, permissions (octal). Reads no content. A whole directory: list_directory_with_sizes. Fails on a missing path.",
+  input: { path: z.string().describe("File or directory path.") },
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
@@ -171,9 +151,8 @@ export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
   title: "List Allowed Directories",
   description: () =>
-    "List the directories this server may access, one absolute path per line after 'Allowed directories:'. Every " +
-    "path given to the other tools must lie inside one of them; relative paths are resolved against them. Call this " +
-    "first when unsure where files are, or after an 'Access denied' error. Takes no parameters.",
+    "List the directories this server may access, after 'Allowed directories:', one per line. They change when the " +
+    "client sends new roots. 'Access denied' means a path lay outside them.",
   input: {},
   annotations: READ_ONLY,
   advice: "use the directories shown",

@@ -1,6 +1,5 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
-import { formatCount } from "../bounded.js";
 import { compileQuery, ContentSearch, type OutputMode } from "../grep/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
@@ -72,25 +71,22 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
 export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
-  description: ({ maxResultChars }) =>
-    "Find lines containing a text (or matching a regex) inside a file or every file of a directory tree; use " +
-    "search_files to find files by name. lines mode: each matching file's path, then its matching lines as " +
-    "'<line>:<text>' (context lines '<line>-<text>', groups split by '--'); files mode: path and match count; count " +
-    "mode: totals only. Line numbers are read_text_file's startLine, so read around a hit with startLine/lineCount. " +
-    "Every result ends with exact totals and what was not searched (binary, .gitignore, unreadable, links leading " +
-    `outside). At most ${formatCount(maxResultChars)} characters; a cut result says which offset continues it. ` +
-    "Files of any size are streamed. Fails on an invalid or too costly regex, and outside the allowed directories.",
+  description: () =>
+    "Find lines containing a text (or regex) in a file or all files under a directory (names: search_files). lines: " +
+    "per file its path, then '<n>:<line>' per match, '<n>-<line>' context, '--' between groups, long lines clipped; " +
+    "files: '<path>: N matching lines'; count: totals. n is read_text_file's startLine. Ends with exact totals, what " +
+    "was not searched and why, and the offset to continue. Any file size. Fails on an invalid or too costly regex.",
   input: {
-    path: z.string().describe("A file, or a directory searched recursively."),
-    query: z.string().min(1).describe("The text to find; literal unless regex is true."),
-    regex: z.boolean().default(false).describe("Treat query as a JavaScript regular expression source (no slashes or flags)."),
+    path: z.string().describe("A file, or a directory to search recursively."),
+    query: z.string().min(1).describe("Text to find; literal unless regex."),
+    regex: z.boolean().default(false).describe("query is a JavaScript regex source, without slashes or flags."),
     caseSensitive: z.boolean().default(false).describe("Match case exactly."),
-    pattern: z.string().optional().describe("Glob of the files to search, relative to path (e.g. '**/*.ts'); default all files."),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to skip; excluded directories are not entered."),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and what .gitignore files inside the tree ignore."),
-    contextLines: z.number().int().min(0).max(10).default(0).describe("Lines shown before and after each match (0-10)."),
-    outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' (with counts) or 'count' (totals only)."),
-    offset: z.number().int().min(0).default(0).describe("Matching lines (lines mode) or files (files mode) to skip: the offset a cut result names."),
+    pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to skip (not entered)."),
+    respectGitignore: z.boolean().default(true).describe("Leave out .git and what the tree's .gitignore files ignore."),
+    contextLines: z.number().int().min(0).max(10).default(0).describe("Lines shown before and after each match."),
+    outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' or 'count'."),
+    offset: z.number().int().min(0).default(0).describe("Matches (files in files mode) to skip: a cut result's offset."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern or query, or continue with the offset given above",

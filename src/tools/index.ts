@@ -6,6 +6,7 @@ import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read
 import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
 
 export type { ToolContext, ToolDefinition } from "./context.js";
+export { instructions } from "./instructions.js";
 export { listedTool } from "./listed.js";
 
 /** All 15 tools, in the order tools/list reports them. */

@@ -5,38 +5,28 @@ import { escapeControls } from "../escape.js";
 import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
-/** The schema description shared by every file-path parameter. */
-export const PATH_DOC = "File path: absolute, or relative to an allowed directory; ~ expands to the home directory.";
+/** The schema description of a file-path parameter (the path rules are in the server's instructions). */
+export const PATH_DOC = "File path.";
 // Only head/tail results are cut with this advice: windows carry their own pageable notice.
-const HEAD_TAIL_ADVICE = "ask for fewer lines, or use offset and limit";
+const HEAD_TAIL_ADVICE = "ask for fewer lines, or use startLine and lineCount";
 
 const count = z.number().int().min(0);
+const ALONE = "Combines with no other option.";
 
 const readTextInput = {
   path: z.string().describe(PATH_DOC),
-  offset: count
-    .optional()
-    .describe(
-      "Start character (UTF-16 code units of the decoded text), integer ≥ 0. Default 0. To continue, pass the notice's offset.",
-    ),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe(
-      "Most characters to return, integer ≥ 1. Default and maximum: the tool's per-call cap; larger values are lowered.",
-    ),
-  head: count.optional().describe("Only the first N lines (integer ≥ 0). Not combinable with tail, offset or limit."),
-  tail: count.optional().describe("Only the last N lines (integer ≥ 0). Not combinable with head, offset or limit."),
-  startLine: z
-    .number()
-    .int()
-    .min(1)
-    .optional()
-    .describe("Start at line N (≥ 1); past the end: empty. Not combinable with head, tail, offset or limit."),
-  lineCount: z.number().int().min(1).optional().describe("With startLine: at most N lines (≥ 1)."),
+  offset: count.optional().describe("First character (a notice's offset continues); past the end: empty."),
+  limit: z.number().int().min(1).optional().describe("Most characters; default and most: the cap."),
+  head: count.optional().describe(`Only the first N lines. ${ALONE}`),
+  tail: count.optional().describe(`Only the last N lines (CRLF as LF). ${ALONE}`),
+  startLine: z.number().int().min(1).optional().describe("First line (1-based); combines only with lineCount."),
+  lineCount: z.number().int().min(1).optional().describe("Lines from startLine; default: up to the cap."),
 };
+
+/** read_file's parameters: read_text_file's, each described by reference. */
+const aliasInput = Object.fromEntries(
+  Object.entries(readTextInput).map(([key, schema]) => [key, schema.describe("As in read_text_file.")]),
+) as typeof readTextInput;
 
 type ReadTextArgs = {
   path: string;
@@ -47,16 +37,6 @@ type ReadTextArgs = {
   startLine?: number;
   lineCount?: number;
 };
-
-function readTextDescription(extra: string) {
-  return ({ maxResultChars }: { maxResultChars: number }) =>
-    `${extra}Read a text file (decoded as UTF-8), at most ${formatCount(maxResultChars)} characters per call. A ` +
-    "longer file is paged: the cut text ends with a notice naming the offset for the next call. Past the end: empty " +
-    "text. startLine/lineCount read whole lines (numbered as search_file_contents prints them); head/tail the " +
-    "first/last lines (not pageable). Fails if the path is outside the allowed directories, missing, or not a regular " +
-    "file. Use read_multiple_files for several small files, read_media_file for images and audio (binary bytes come " +
-    "out here as U+FFFD).";
-}
 
 /** Refuses combinations SPEC §3.2 forbids, naming both parameters. */
 function checkReadArgs(args: ReadTextArgs): void {
@@ -99,7 +79,11 @@ async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutpu
 export const readTextFile = defineTool({
   name: "read_text_file",
   title: "Read Text File",
-  description: readTextDescription(""),
+  description: ({ maxResultChars }) =>
+    `Read a UTF-8 text file, ${formatCount(maxResultChars)} characters per call; a longer text ends with the notice ` +
+    "giving the next offset. startLine/lineCount: whole lines, numbered as search_file_contents prints them. " +
+    "head/tail: first/last N lines, cut at the cap. Bad UTF-8 shows as U+FFFD (images, audio: read_media_file; " +
+    "several files: read_multiple_files). Fails on a directory, special file or clashing options.",
   input: readTextInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
@@ -110,8 +94,8 @@ export const readTextFile = defineTool({
 export const readFile = defineTool({
   name: "read_file",
   title: "Read File (deprecated)",
-  description: readTextDescription("Deprecated: use read_text_file, which this aliases. "),
-  input: readTextInput,
+  description: () => "Deprecated alias of read_text_file: same parameters, same behaviour.",
+  input: aliasInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
   handler: readText,
@@ -121,17 +105,12 @@ export const readFile = defineTool({
 export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
-  description: ({ maxResultChars }) =>
-    "Read several text files (UTF-8) in one call, one after another, and return them joined: each as '<path>:' then " +
-    "its text, separated by '---'. A file that fails (missing, outside the allowed directories, not a regular file) " +
-    `appears as '<path>: Error - <reason>' and does not stop the others. The combined result is capped at ${formatCount(maxResultChars)} characters; a cut result's notice ` +
-    "says how many files were included in full. Read the rest, or a file too big to fit, with read_text_file (it pages " +
-    "with offset); use read_media_file for images and audio.",
+  description: () =>
+    "Read several UTF-8 text files in order: each as '<path as given>:', newline, text; joined by a line '---' (also " +
+    "possible inside a file). A failing file shows '<path>: Error - <reason>'. One cap for all; its notice counts the " +
+    "files in full. Continue a cut file with read_text_file; images: read_media_file.",
   input: {
-    paths: z
-      .array(z.string())
-      .min(1)
-      .describe("Files to read, in this order; at least one. Each absolute, or relative to an allowed directory."),
+    paths: z.array(z.string()).min(1).describe("Files to read, in order."),
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",
@@ -169,11 +148,9 @@ export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
-    "Read an image or audio file and return it base64-encoded with its MIME type, chosen by extension: image content " +
-    "(png, jpg, gif, webp, bmp, svg), audio content (mp3, wav, ogg, flac), anything else an embedded resource. " +
-    `Files over ${formatCount(maxMediaBytes)} bytes are refused before any byte is read, with an error giving the ` +
-    "file's size and the limit (get_file_info shows the size beforehand). Fails outside the allowed directories and " +
-    "on missing or non-regular files. For text files use read_text_file.",
+    "Read a file as base64: .png .jpg .jpeg .gif .webp .bmp .svg as image content, .mp3 .wav .ogg .flac as audio, " +
+    `others as an embedded resource. Over ${formatCount(maxMediaBytes)} bytes (base64 ` +
+    `${formatCount(4 * Math.ceil(maxMediaBytes / 3))} characters) is refused unread. Text: read_text_file.`,
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

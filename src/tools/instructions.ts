@@ -1,0 +1,25 @@
+/**
+ * The server's `instructions` (initialize result): the facts every tool shares,
+ * said once where a model reads them, so each tool description keeps only what
+ * is its own.
+ */
+import { formatCount } from "../bounded.js";
+import type { Limits } from "../server/config.js";
+
+/** The instructions text under `limits`. */
+export function instructions({ maxResultChars }: Limits): string {
+  const cap = formatCount(maxResultChars);
+  return [
+    "Files inside the allowed directories only (list_allowed_directories).",
+    "Paths: absolute, or relative to an allowed directory (several: the first where the path, else its parent, " +
+      "exists); ~ is home. Symlinks are followed only inside; anything leading outside gets 'Access denied - path " +
+      "outside allowed directories'. Walks never enter linked directories.",
+    `Cap: a text result over ${cap} characters (UTF-16 units) is cut and ends with a notice line. '[Result ` +
+      "truncated: showing characters A-B of T. Call again with offset=B to continue.]' pages; '[Result truncated: " +
+      "showing characters 1-B of T. To see the rest, <advice>.]' does not: the result is incomplete, narrow the request. " +
+      "Never write a cut text back.",
+    "Globs match the path relative to the given directory, case-sensitive, dotfiles included: '*.md' the top level " +
+      "only, '**/*.md' any depth, '**/node_modules' that name anywhere.",
+    "Errors: isError results naming the path or parameter and the limit.",
+  ].join("\n");
+}

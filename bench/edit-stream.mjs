@@ -3,7 +3,9 @@
  * Streaming edit engine figures (issue 10): time and peak RSS of an edit of a large generated
  * file (default 200 MiB), and the time of 200 whitespace-tolerant edits on a 6 MB file (the
  * case that froze the server for 21.7 s). Also the longest event-loop stall during each run.
- * Run after `npm run build`:
+ * The same two cases through the server (edit_file over stdio, server peak RSS)
+ * are rows of `npm run bench` (bench/edit.mjs); this script stays apart for the
+ * engine alone and its event-loop stalls. Run after `npm run build`:
  *
  *   node bench/edit-stream.mjs [--mib 200] [--dir /tmp]
  *   node bench/edit-stream.mjs --only big|tolerant   (one case per process, for a clean peak RSS)

@@ -59,6 +59,20 @@ const WIDE_WORDS = ["café", "naïve", "Ωmega", "€uro", "日本語", "señor"
   Buffer.from(w, "utf8"),
 );
 
+/** Writes one line of words into `out` at `used` (≤ ~200 bytes); returns the new end. */
+function writeLine(rnd, out, used) {
+  const words = 4 + rnd.below(16);
+  for (let w = 0; w < words; w++) {
+    const r = rnd.next();
+    const word = (r & 63) === 0 ? WIDE_WORDS[(r >>> 6) % WIDE_WORDS.length] : ASCII_WORDS[(r >>> 6) & 255];
+    if (w > 0) out[used++] = 0x20;
+    for (let i = 0; i < word.length; i++) out[used++] = word[i];
+  }
+  if ((rnd.next() & 3) === 0) out[used++] = 0x0d;
+  out[used++] = 0x0a;
+  return used;
+}
+
 /**
  * Writes `bytes` bytes of line-structured text to `file`: words separated by
  * spaces, lines ending in LF or (one in four) CRLF, valid UTF-8 throughout.
@@ -78,15 +92,7 @@ export function writeText(file, bytes, seed) {
     // Lines are at most ~20 words of ≤ 10 bytes; leave that much room before each.
     while (written + used + 512 < bytes) {
       if (used > out.length - 512) flush();
-      const words = 4 + rnd.below(16);
-      for (let w = 0; w < words; w++) {
-        const r = rnd.next();
-        const word = (r & 63) === 0 ? WIDE_WORDS[(r >>> 6) % WIDE_WORDS.length] : ASCII_WORDS[(r >>> 6) & 255];
-        if (w > 0) out[used++] = 0x20;
-        for (let i = 0; i < word.length; i++) out[used++] = word[i];
-      }
-      if ((rnd.next() & 3) === 0) out[used++] = 0x0d;
-      out[used++] = 0x0a;
+      used = writeLine(rnd, out, used);
     }
     flush();
     const rest = bytes - written;
@@ -119,7 +125,7 @@ function touch(file) {
   fs.closeSync(fs.openSync(file, "w"));
 }
 
-/** A tree of empty files: returns the number of entries (files and directories) below `root`. */
+/** A tree of empty files (ensureTreeText fills them): returns the number of entries (files and directories) below `root`. */
 function writeTree(root, { branching, leafFiles, innerFiles }, seed) {
   const rnd = prng(seed);
   let entries = 0;
@@ -139,6 +145,54 @@ function writeTree(root, { branching, leafFiles, innerFiles }, seed) {
   };
   fill(root, 0);
   return entries;
+}
+
+/**
+ * Bumped when the tree files' text changes. Kept apart from GENERATOR_VERSION so a
+ * cached set of fixtures (1.6 GiB) is not regenerated just to fill the tree.
+ */
+const TREE_TEXT_VERSION = 1;
+
+/** Fills every file below `dir` (sorted order) with 64-1,023 bytes of the big file's words. */
+function fillTree(dir, seed) {
+  const rnd = prng(seed);
+  const out = Buffer.allocUnsafe(2048);
+  const totals = { files: 0, bytes: 0 };
+  const visit = (d) => {
+    const names = fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const e of names) {
+      const full = path.join(d, e.name);
+      if (e.isDirectory()) {
+        visit(full);
+        continue;
+      }
+      const want = 64 + rnd.below(960);
+      let used = 0;
+      while (used < want) used = writeLine(rnd, out, used);
+      fs.writeFileSync(full, out.subarray(0, used));
+      totals.files++;
+      totals.bytes += used;
+    }
+  };
+  visit(dir);
+  return totals;
+}
+
+/** Gives the tree's files text once (the content search rows need some); returns { files, bytes }. */
+function ensureTreeText(root, tree, log) {
+  const marker = path.join(root, "tree-text.json");
+  try {
+    const meta = JSON.parse(fs.readFileSync(marker, "utf8"));
+    if (meta.version === TREE_TEXT_VERSION) return meta;
+  } catch {
+    // No marker yet: fill below.
+  }
+  const started = performance.now();
+  log(`filling the tree's files with text …`);
+  const meta = { version: TREE_TEXT_VERSION, ...fillTree(tree, 5) };
+  fs.writeFileSync(marker, JSON.stringify(meta));
+  log(`filled in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return meta;
 }
 
 /** One directory of `count` entries: every 25th a subdirectory, the rest small files. */
@@ -196,9 +250,10 @@ export function ensureFixtures(root, spec, log) {
     fs.writeFileSync(marker, JSON.stringify(meta, null, 2));
     log(`generated in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
+  const treeText = ensureTreeText(root, p.tree, log);
   const manyFiles = fs
     .readdirSync(p.manyDir)
     .sort()
     .map((name) => path.join(p.manyDir, name));
-  return { ...p, manyFiles, treeEntries: meta.treeEntries, generated: !reuse };
+  return { ...p, manyFiles, treeEntries: meta.treeEntries, treeText, generated: !reuse };
 }

@@ -5,6 +5,10 @@
  * file in the same run; prints each figure with its ratio. Also measures the
  * regex watchdog: worker overhead and the time to give up on a hostile regex.
  *
+ * The server-level figures (the same comparisons through search_file_contents)
+ * are rows of `npm run bench` (bench/search.mjs); this script stays apart for
+ * the core alone, CPU-time ratios and the watchdog figures.
+ *
  *   npm run build && node bench/grep-core.mjs [--quick] [--runs N]
  *   BENCH_DIR=/path  where the fixture is cached (default: os.tmpdir())
  */

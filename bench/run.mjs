@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench`: SPEC §6 figures for this build. Generates (or reuses)
+ * `npm run bench`: SPEC §6, §11 and §12 figures for this build. Generates (or reuses)
  * deterministic fixtures, drives dist/index.js over stdio with the SDK client,
  * one fresh server per scenario, and prints one table. Exits 0 even when a
  * target is missed; such rows say FAIL.
@@ -20,7 +20,9 @@ import {
   walkScenario,
   walkVsFindScenario,
 } from "./scenarios.mjs";
+import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
+import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
 
@@ -64,6 +66,7 @@ async function main() {
   await step("scanner vs grep -c", async () =>
     scanScenario(fx, runs, await grepBaseline(fx.text, runs), quick ? 500_000 : 1_000_000),
   );
+  await step("content search of the big file vs grep", () => bigFileSearchScenario(fx, runs));
   await step("paging windows", () => pagingScenario(fx, runs));
   await step("walking the big file by notices", () => walkScenario(fx, 3, WALK_MAX_CHARS));
   await step("head/tail", async () => [
@@ -93,6 +96,10 @@ async function main() {
       )),
     ];
   });
+  // Each pass opens every file of the tree: three runs keep the full run within minutes.
+  await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
+  await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
+  await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
   await step("wide directory listings", async () => [
     ...(await simpleScenario(fx, `list_directory (${group(spec.wideEntries)} entries)`, "list_directory", { path: fx.wide }, runs)),
     ...(await simpleScenario(
@@ -107,7 +114,7 @@ async function main() {
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const fixtures =
     `text ${mib(spec.textBytes)}, ${spec.manyFiles} files ${mib(spec.manyBytes)}, ` +
-    `tree ${group(fx.treeEntries)} entries, dir ${group(spec.wideEntries)} entries`;
+    `tree ${group(fx.treeEntries)} entries (${mib(fx.treeText.bytes)} of text), dir ${group(spec.wideEntries)} entries`;
   console.log(
     `bounded-filesystem-mcp bench (${mode}) | nproc ${os.availableParallelism()} | node ${process.version} | ` +
       `fixtures: ${fixtures} (${fx.generated ? "generated" : "cached"} in ${fx.root}) | ${seconds} s` +

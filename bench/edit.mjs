@@ -1,0 +1,126 @@
+/**
+ * The edit_file rows (SPEC §12 "Any size"): two exact edits of a copy of the
+ * big file, against `cp` of the same file timed in the same run, with the
+ * server's peak RSS; and 200 whitespace-tolerant edits of a 6 MB file (dryRun).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { timeCommand } from "./commands.mjs";
+import { median, repeat, withServer } from "./server.mjs";
+
+/** The first line of at least 40 bytes starting after `from`, without its terminator, and its byte position. */
+function lineAfter(fd, from) {
+  const buf = Buffer.alloc(64 * 1024);
+  const n = fs.readSync(fd, buf, 0, buf.length, from);
+  let start = buf.indexOf(0x0a, 0) + 1;
+  while (start > 0 && start < n) {
+    const end = buf.indexOf(0x0a, start);
+    if (end < 0) break;
+    const stop = buf[end - 1] === 0x0d ? end - 1 : end;
+    if (stop - start >= 40) return { text: buf.toString("utf8", start, stop), at: from + start };
+    start = end + 1;
+  }
+  throw new Error(`no line of 40 bytes or more within 64 KiB after byte ${from}`);
+}
+
+/** Whether `file` holds `text` (UTF-8) at byte `at`. */
+function holds(file, at, text) {
+  const want = Buffer.from(text, "utf8");
+  const got = Buffer.alloc(want.length);
+  const fd = fs.openSync(file, "r");
+  try {
+    fs.readSync(fd, got, 0, got.length, at);
+  } finally {
+    fs.closeSync(fd);
+  }
+  return got.equals(want);
+}
+
+/**
+ * Per run: `cp` the big file (timed: the reference), then one edit_file call
+ * with an exact edit near the middle and one near the end of the copy. Checks
+ * each replacement landed where its line was.
+ */
+export async function bigEditScenario(fx, runs) {
+  const copy = path.join(fx.root, "edit-copy.txt");
+  const size = fs.statSync(fx.text).size;
+  const fd = fs.openSync(fx.text, "r");
+  let mid;
+  let end;
+  try {
+    mid = lineAfter(fd, Math.floor(size / 2));
+    end = lineAfter(fd, size - 1024 * 1024);
+  } finally {
+    fs.closeSync(fd);
+  }
+  const edits = [
+    { oldText: mid.text, newText: `${mid.text} [edited near the middle]` },
+    { oldText: end.text, newText: `${end.text} [edited near the end]` },
+  ];
+  const shift = Buffer.byteLength(edits[0].newText) - Buffer.byteLength(edits[0].oldText);
+  try {
+    const { value, rssMb } = await withServer(fx.root, [], (s) =>
+      repeat(runs, async () => {
+        const cp = await timeCommand("cp", [fx.text, copy]);
+        const edit = await s.call("edit_file", { path: copy, edits });
+        const landed = holds(copy, mid.at, edits[0].newText) && holds(copy, end.at + shift, edits[1].newText);
+        return { cpMs: cp.ms, ms: edit.ms, chars: edit.text.length, landed };
+      }),
+    );
+    const cpMs = median(value.map((v) => v.cpMs));
+    const ms = median(value.map((v) => v.ms));
+    const ok = value.every((v) => v.landed);
+    return [
+      { name: "cp big file (same file system)", ms: cpMs, chars: undefined },
+      {
+        name: `edit_file big file copy, 2 exact edits (middle, end)${ok ? "" : " (EDIT MISPLACED)"}`,
+        ms,
+        chars: value[0].chars,
+        rssMb,
+        ratio: { value: ms / cpMs, info: true, label: "vs cp" },
+        ok,
+      },
+    ];
+  } finally {
+    fs.rmSync(copy, { force: true });
+  }
+}
+
+const lineOf = (i) => `${i % 4 === 0 ? "    " : ""}line ${i} of the generated file, some words to fill it up\n`;
+
+/** A 6 MB file of numbered lines, every fourth indented; written once into the fixture directory. */
+function sixMegabytes(root) {
+  const file = path.join(root, "edit-tolerant.txt");
+  const bytes = 6 * 1000 * 1000;
+  const lines = [];
+  let written = 0;
+  for (let i = 0; written < bytes; i++) {
+    lines.push(lineOf(i));
+    written += lines[i].length;
+  }
+  if (!fs.existsSync(file) || fs.statSync(file).size !== written) fs.writeFileSync(file, lines.join(""));
+  return { file, count: lines.length };
+}
+
+/** 200 edits spread over a 6 MB file whose indentation differs from the file's, so only the tolerant match applies. */
+export async function tolerantEditScenario(fx, runs) {
+  const { file, count } = sixMegabytes(fx.root);
+  const edits = Array.from({ length: 200 }, (_, k) => {
+    const i = Math.floor(((k + 0.5) * count) / 200);
+    return { oldText: `  ${lineOf(i).trim()}\n  ${lineOf(i + 1).trim()}`, newText: `  changed ${k}` };
+  });
+  const { value, rssMb } = await withServer(fx.root, [], (s) =>
+    repeat(runs, () => s.call("edit_file", { path: file, edits, dryRun: true })),
+  );
+  // The call fails when an edit finds no match; the (capped) diff must open with the first one (re-indented).
+  const ok = value.every((v) => /^\+\s*changed 0$/m.test(v.text));
+  return [
+    {
+      name: `edit_file 200 whitespace-tolerant edits, 6 MB, dryRun${ok ? "" : " (DIFF MISSING)"}`,
+      ms: median(value.map((v) => v.ms)),
+      chars: value[0].text.length,
+      rssMb,
+      ok,
+    },
+  ];
+}

@@ -1,0 +1,92 @@
+/**
+ * The content-search rows (SPEC §10/§11 "Scanning speed"): search_file_contents
+ * in count mode over the big file and over the tree, each against GNU grep on
+ * the same input timed in the same run, and each checked against grep's total.
+ */
+import { grepTimed, grepTotal } from "./commands.mjs";
+import { median, repeat, withServer } from "./server.mjs";
+
+// One of the generator's words (fixtures.mjs ASCII_WORDS): it occurs on about one line in 18.
+const WORD = "nahecghc";
+const REGEX = "nah[a-e]+ghc";
+
+/** The matching-line total of a count-mode result ("Found 34,494 matching lines in …"). */
+function serverTotal(text) {
+  const m = /^Found ([\d,]+) matching lines?/.exec(text);
+  if (!m) throw new Error(`search_file_contents gave no total: ${text.slice(0, 200)}`);
+  return Number(m[1].replaceAll(",", ""));
+}
+
+/** `runs` identical calls on one fresh server; the median, the first result's text and the peak RSS. */
+async function serverTimed(root, args, runs) {
+  const { value, rssMb } = await withServer(root, [], (s) => repeat(runs, () => s.call("search_file_contents", args)));
+  return { ms: median(value.map((c) => c.ms)), text: value[0].text, rssMb };
+}
+
+/** A grep row and a server row with its ratio; `ok` says the two totals agree. */
+async function compare(root, { name, what, grepArgs, args, max, runs, label }) {
+  const grep = await grepTimed(grepArgs, runs);
+  const ours = await serverTimed(root, { outputMode: "count", ...args }, runs);
+  const expected = grepTotal(grep.stdout);
+  const got = serverTotal(ours.text);
+  const same = expected === got;
+  return [
+    { name: `LC_ALL=C grep ${grepArgs.slice(0, -1).join(" ")} ${what} | (piped)`, ms: grep.ms, chars: undefined },
+    {
+      name: `${name}${same ? "" : ` (TOTAL ${got} ≠ grep's ${expected})`}`,
+      ms: ours.ms,
+      chars: ours.text.length,
+      rssMb: ours.rssMb,
+      ratio: { value: ours.ms / grep.ms, max, label },
+      ok: same,
+    },
+  ];
+}
+
+/** Literal (case-sensitive and not) and regex count searches of the big file vs grep -c / -ci / -cE. */
+export async function bigFileSearchScenario(fx, runs) {
+  const file = fx.text;
+  const cases = [
+    {
+      name: `search_file_contents "${WORD}" caseSensitive, count`,
+      what: "big file",
+      grepArgs: ["-c", WORD, file],
+      args: { path: file, query: WORD, caseSensitive: true },
+      max: 2,
+      label: "vs grep -c",
+    },
+    {
+      name: `search_file_contents "${WORD.toUpperCase()}" (case-insensitive), count`,
+      what: "big file",
+      grepArgs: ["-ci", WORD.toUpperCase(), file],
+      args: { path: file, query: WORD.toUpperCase() },
+      max: 2,
+      label: "vs grep -ci",
+    },
+    {
+      name: `search_file_contents /${REGEX}/ caseSensitive, count`,
+      what: "big file",
+      grepArgs: ["-cE", REGEX, file],
+      args: { path: file, query: REGEX, regex: true, caseSensitive: true },
+      max: 4,
+      label: "vs grep -cE",
+    },
+  ];
+  const rows = [];
+  for (const c of cases) rows.push(...(await compare(fx.root, { ...c, runs })));
+  return rows;
+}
+
+/** A literal count search of every file of the tree vs grep -r -c; target ≤ 3. */
+export async function treeSearchScenario(fx, runs) {
+  const files = fx.treeText.files.toLocaleString("en-US");
+  return compare(fx.root, {
+    name: `search_file_contents "${WORD}" over tree (${files} files), count`,
+    what: "tree",
+    grepArgs: ["-r", "-c", WORD, fx.tree],
+    args: { path: fx.tree, query: WORD, caseSensitive: true, respectGitignore: false },
+    max: 3,
+    label: "vs grep -r -c",
+    runs,
+  });
+}

@@ -42,11 +42,8 @@ function splitKeepingNewlines(text: string): string[] {
   return text === "" ? [] : text.split(/(?<=\n)/);
 }
 
-/**
- * Returns, in linear time, a valid unified diff with createTwoFilesPatch's headers whose single hunk
- * replaces everything between the common leading and trailing lines (with up to 4 context lines).
- */
-export function coarseUnifiedDiff(original: string, modified: string, filepath = "file"): string {
+/** One hunk (up to 4 context lines) replacing everything between the common leading and trailing lines; none if equal. */
+export function coarseHunk(original: string, modified: string): StructuredPatch["hunks"][number] | undefined {
   const oldLines = splitKeepingNewlines(original);
   const newLines = splitKeepingNewlines(modified);
   let prefix = 0;
@@ -59,14 +56,7 @@ export function coarseUnifiedDiff(original: string, modified: string, filepath =
   ) {
     suffix++;
   }
-  const patch: StructuredPatch = {
-    oldFileName: filepath,
-    newFileName: filepath,
-    oldHeader: "original",
-    newHeader: "modified",
-    hunks: [],
-  };
-  if (prefix + suffix === oldLines.length && prefix + suffix === newLines.length) return formatPatch(patch);
+  if (prefix + suffix === oldLines.length && prefix + suffix === newLines.length) return undefined;
   const lead = Math.min(DIFF_CONTEXT_LINES, prefix);
   const trail = Math.min(DIFF_CONTEXT_LINES, suffix);
   const oldEnd = oldLines.length - suffix;
@@ -82,20 +72,32 @@ export function coarseUnifiedDiff(original: string, modified: string, filepath =
   // (the last of its text) is followed by the "\ No newline" marker.
   const lines: string[] = [];
   for (const line of tagged) {
-    if (line.endsWith("\n")) {
-      lines.push(line.slice(0, -1));
-    } else {
-      lines.push(line, "\\ No newline at end of file");
-    }
+    if (line.endsWith("\n")) lines.push(line.slice(0, -1));
+    else lines.push(line, "\\ No newline at end of file");
   }
   const start = prefix - lead + 1;
-  patch.hunks.push({
+  return {
     oldStart: start,
     oldLines: oldEnd - prefix + lead + trail,
     newStart: start,
     newLines: newLines.length - suffix - prefix + lead + trail,
     lines,
-  });
+  };
+}
+
+/**
+ * Returns, in linear time, a valid unified diff with createTwoFilesPatch's headers whose single hunk
+ * replaces everything between the common leading and trailing lines (with up to 4 context lines).
+ */
+export function coarseUnifiedDiff(original: string, modified: string, filepath = "file"): string {
+  const hunk = coarseHunk(original, modified);
+  const patch: StructuredPatch = {
+    oldFileName: filepath,
+    newFileName: filepath,
+    oldHeader: "original",
+    newHeader: "modified",
+    hunks: hunk === undefined ? [] : [hunk],
+  };
   return formatPatch(patch);
 }
 

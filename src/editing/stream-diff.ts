@@ -4,7 +4,7 @@
  * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
  */
 import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
-import { DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
+import { coarseHunk, DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 
 type Hunk = StructuredPatch["hunks"][number];
@@ -13,44 +13,6 @@ const CONTEXT = 4;
 // Lines of unchanged text around each edit's lines in its window: twice the context, so
 // two edits far enough apart to get separate hunks in the whole-file diff get separate windows.
 const MARGIN = 2 * CONTEXT;
-
-function splitKeepingNewlines(text: string): string[] {
-  return text === "" ? [] : text.split(/(?<=\n)/);
-}
-
-/** One hunk replacing everything between the window's common leading and trailing lines. */
-function coarseHunk(before: string, after: string): Hunk | undefined {
-  const oldLines = splitKeepingNewlines(before);
-  const newLines = splitKeepingNewlines(after);
-  let prefix = 0;
-  while (prefix < oldLines.length && prefix < newLines.length && oldLines[prefix] === newLines[prefix]) prefix++;
-  let suffix = 0;
-  while (
-    prefix + suffix < oldLines.length &&
-    prefix + suffix < newLines.length &&
-    oldLines[oldLines.length - 1 - suffix] === newLines[newLines.length - 1 - suffix]
-  ) {
-    suffix++;
-  }
-  if (prefix + suffix === oldLines.length && prefix + suffix === newLines.length) return undefined;
-  const lead = Math.min(CONTEXT, prefix);
-  const trail = Math.min(CONTEXT, suffix);
-  const oldEnd = oldLines.length - suffix;
-  const tagged = [
-    ...oldLines.slice(prefix - lead, prefix).map((l) => ` ${l}`),
-    ...oldLines.slice(prefix, oldEnd).map((l) => `-${l}`),
-    ...newLines.slice(prefix, newLines.length - suffix).map((l) => `+${l}`),
-    ...oldLines.slice(oldEnd, oldEnd + trail).map((l) => ` ${l}`),
-  ];
-  const lines = tagged.flatMap((l) => (l.endsWith("\n") ? [l.slice(0, -1)] : [l, "\\ No newline at end of file"]));
-  return {
-    oldStart: prefix - lead + 1,
-    oldLines: oldEnd - prefix + lead + trail,
-    newStart: prefix - lead + 1,
-    newLines: newLines.length - suffix - prefix + lead + trail,
-    lines,
-  };
-}
 
 function windowHunks(before: string, after: string, path: string): Hunk[] {
   const exact = structuredPatch(path, path, before, after, "original", "modified", {

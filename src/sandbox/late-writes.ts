@@ -13,7 +13,6 @@ import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
 import { lstatIfExists, TEMP_FLAGS, tempNameFor } from "./files.js";
 import { sameFile } from "./identity.js";
 import { keepOwnerAndMode } from "./ownership.js";
-import type { RewriteSource } from "./rewrite.js";
 import type { OpenedDir } from "./strategy.js";
 import { changedDuringEdit, swapIn } from "./swap.js";
 
@@ -46,6 +45,14 @@ async function digestOf(handle: FileHandle, end: number): Promise<string> {
     at += chunk.length;
   }
   return hash.digest("hex");
+}
+
+/** The file being rewritten, as the engine sees it: readable any number of times, at any position. */
+export interface RewriteSource {
+  /** Size in bytes when it was opened. */
+  readonly size: number;
+  /** Up to `length` bytes from `position` (fewer only at the end of the file). */
+  read(position: number, length: number): Promise<Buffer>;
 }
 
 /** The opened file as a RewriteSource (its first `size` bytes), hashing what is read in order from the start. */

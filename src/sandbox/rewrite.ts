@@ -9,20 +9,15 @@ import fs, { type FileHandle } from "node:fs/promises";
 import { openParentOf } from "./dirs.js";
 import { SafeFsError, wrapError } from "./errors.js";
 import { lstatIfExists, openRegularIn, TEMP_FLAGS, tempNameFor } from "./files.js";
-import { DigestingSource, keepLateWrites } from "./late-writes.js";
+import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
+
+export type { RewriteSource } from "./late-writes.js";
 import { sameVersion } from "./identity.js";
 import { withFileLocks } from "./locks.js";
 import { assertWritable, keepOwnerAndMode } from "./ownership.js";
 import { changedDuringEdit, swapIn } from "./swap.js";
 import type { OpenedDir } from "./strategy.js";
 
-/** The file being rewritten, as the engine sees it: readable any number of times, at any position. */
-export interface RewriteSource {
-  /** Size in bytes when it was opened. */
-  readonly size: number;
-  /** Up to `length` bytes from `position` (fewer only at the end of the file). */
-  read(position: number, length: number): Promise<Buffer>;
-}
 
 /** Where the engine writes the new content, in order. */
 export interface RewriteSink {

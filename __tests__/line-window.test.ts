@@ -5,37 +5,13 @@
  * line reads only near its checkpoint.
  */
 import fc from "fast-check";
-import { mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import type { FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runBounded, type ToolOutput } from "../src/bounded.js";
-import { readLineWindow } from "../src/reading/index.js";
-import { CheckpointCache, readWindow } from "../src/reading/index.js";
-import { refWindow } from "./support/window-oracle.js";
+import { CheckpointCache, readLineWindow, readWindow } from "../src/reading/index.js";
+import { refWindow, scratchFiles } from "./support/window-oracle.js";
 
-let dir: string;
-let n = 0;
-beforeAll(async () => {
-  dir = await realpath(await mkdtemp(path.join(tmpdir(), "line-window-")));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function withFile<T>(bytes: Uint8Array, fn: (h: FileHandle, p: string, ref: string) => Promise<T>): Promise<T> {
-  const p = path.join(dir, `f${n++}`);
-  await writeFile(p, bytes);
-  const ref = await readFile(p, "utf8");
-  const h = await open(p, "r");
-  try {
-    return await fn(h, p, ref);
-  } finally {
-    await h.close();
-    await rm(p, { force: true });
-  }
-}
+const { withFile } = scratchFiles("line-window-");
 
 /** Offset just after the k-th "\n" of `ref` (0 for k = 0), or undefined. */
 function afterFeed(ref: string, k: number): number | undefined {

@@ -5,36 +5,13 @@
  * warm or a cold cache equals the reference slice; head/tail match upstream.
  */
 import fc from "fast-check";
-import { mkdtemp, open, readFile, realpath, rm, writeFile } from "node:fs/promises";
-import type { FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { splitsPair, TextSink } from "../src/bounded.js";
 import { CheckpointCache, headInto, readWindow, tailInto } from "../src/reading/index.js";
-import { refWindow } from "./support/window-oracle.js";
+import { refWindow, scratchFiles } from "./support/window-oracle.js";
 
-let dir: string;
-let n = 0;
-beforeAll(async () => {
-  dir = await realpath(await mkdtemp(path.join(tmpdir(), "paged-prop-")));
-});
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true });
-});
-
-async function withFile<T>(bytes: Uint8Array, fn: (h: FileHandle, p: string, ref: string) => Promise<T>): Promise<T> {
-  const p = path.join(dir, `p${n++}`);
-  await writeFile(p, bytes);
-  const ref = await readFile(p, "utf8");
-  const h = await open(p, "r");
-  try {
-    return await fn(h, p, ref);
-  } finally {
-    await h.close();
-    await rm(p, { force: true });
-  }
-}
+const { withFile } = scratchFiles("paged-prop-");
 
 const piece = fc.constantFrom("a", "xyz", "é", "中", "😀", "🎉", "\r\n", "\n", "\r", "\uFEFF", " ");
 const text = fc.oneof(fc.string({ unit: piece, maxLength: 40 }), fc.string({ unit: "binary", maxLength: 30 }));

@@ -1,5 +1,8 @@
 /** Shared oracles for the paged-read tests: the SPEC §3.2 window of a reference string, and handle scoping. */
-import { open, type FileHandle } from "node:fs/promises";
+import { open, readFile, rm, writeFile, type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { afterAll, beforeAll } from "vitest";
+import { tempDir } from "./fixtures.js";
 
 /** A window of decoded text as the reader returns it (the shape of bounded.ts TextWindow, restated). */
 export interface OracleWindow {
@@ -31,4 +34,34 @@ export async function withHandle<T>(p: string, fn: (h: FileHandle) => Promise<T>
   } finally {
     await h.close();
   }
+}
+
+/**
+ * A scratch directory for one suite; `withFile(bytes, fn)` writes a file there, opens it, runs `fn`
+ * with the handle, the path and the reference text `fs.readFile(p, "utf8")` gives, then removes it.
+ */
+export function scratchFiles(prefix: string): {
+  withFile<T>(bytes: Uint8Array, fn: (h: FileHandle, p: string, ref: string) => Promise<T>): Promise<T>;
+} {
+  let dir = "";
+  let remove: () => Promise<void> = async () => undefined;
+  let n = 0;
+  beforeAll(async () => {
+    ({ dir, remove } = await tempDir(prefix));
+  });
+  afterAll(() => remove());
+  return {
+    async withFile(bytes, fn) {
+      const p = path.join(dir, `f${n++}`);
+      await writeFile(p, bytes);
+      const ref = await readFile(p, "utf8");
+      const h = await open(p, "r");
+      try {
+        return await fn(h, p, ref);
+      } finally {
+        await h.close();
+        await rm(p, { force: true });
+      }
+    },
+  };
 }

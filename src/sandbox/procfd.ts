@@ -6,7 +6,7 @@
  * opened parent, so a directory swapped for a symlink is refused (ENOTDIR),
  * never followed out of the allowed directories.
  */
-import { closeSync, constants, openSync, type Dirent } from "node:fs";
+import { closeSync, constants, openSync, readlinkSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { O_DIRECTORY, O_NOFOLLOW } from "./flags.js";
@@ -16,6 +16,7 @@ const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Linux's O_PATH (one value on every architecture Node runs on; Node does not export it): the
 // open follows a symlink to its target without reading it, blocking on a FIFO or waking a device.
 const O_PATH = 0o10000000;
+const FD_DIR = "/proc/self/fd/";
 
 /** The /proc path that reaches the object behind `fd` whatever happens to its name. */
 function fdLink(fd: number): string {
@@ -63,6 +64,13 @@ export const procfd: Strategy = {
     }
   },
   realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
+  realPathOfFdSync(fd, reach, name) {
+    // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
+    // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
+    // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
+    const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
+    return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
+  },
   readChild,
   async followLink(link, withSize) {
     try {

@@ -5,11 +5,11 @@
  * walk order. Symlinks are followed only to files inside; each file object is
  * visited once, however many names lead to it; what is not visited is counted.
  */
-import type { Dirent } from "node:fs";
+import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { Sandbox } from "../sandbox/index.js";
+import type { Sandbox, WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -26,6 +26,17 @@ export interface FileSelection {
 
 /** Receives each selected file, opened and verified; the walker closes the handle after the promise settles. */
 export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
+
+/** Receives a selected small file's whole content; `bytes` is reused once the promise settles. */
+export type SmallFileVisitor = (bytes: Buffer, shown: string) => Promise<void>;
+
+// Files shorter than this are read whole in one synchronous burst (as the binary probe of
+// grep/file-search.ts would read them anyway); longer ones are opened and streamed.
+const SMALL_FILE_BYTES = 8192;
+// Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
+// cancellation or a progress notification is never held up for long.
+const YIELD_AFTER_MS = 4;
+const CLOCK_EVERY = 32;
 
 const isDirectoryRefusal = (error: unknown): boolean => /\(directory\)/.test(error instanceof Error ? error.message : "");
 
@@ -50,19 +61,41 @@ export async function walkFiles(
   onFile: FileVisitor,
   onSkip: (reason: FileSkip, count: number) => void,
   opts: WalkOptions,
+  onSmallFile?: SmallFileVisitor,
 ): Promise<void> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = selection.pattern === undefined ? undefined : new Minimatch(selection.pattern, { dot: true });
   const seen = new Set<string>();
-  const visit = async (handle: FileHandle, shown: string): Promise<void> => {
+  const firstSight = (st: BigIntStats): boolean => {
+    const id = `${st.dev}:${st.ino}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  };
+  const visit = async (handle: FileHandle, shown: string, known?: BigIntStats): Promise<void> => {
     try {
-      const st = await handle.stat({ bigint: true });
-      const id = `${st.dev}:${st.ino}`;
-      if (seen.has(id)) return;
-      seen.add(id);
-      await onFile(handle, shown);
+      if (firstSight(known ?? (await handle.stat({ bigint: true })))) await onFile(handle, shown);
     } finally {
       await handle.close();
+    }
+  };
+  const probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
+  let files = 0;
+  let lastTurn = performance.now();
+  const pace = async (): Promise<void> => {
+    if (++files % CLOCK_EVERY !== 0 || performance.now() - lastTurn < YIELD_AFTER_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    lastTurn = performance.now();
+    opts.signal?.throwIfAborted();
+  };
+  // The whole file when it is small; undefined when it is large or was counted unreadable.
+  const readSmall = (reach: string, name: string, shown: string): WalkedRead | undefined => {
+    try {
+      return opts.sandbox.readWalkedSmallFile(reach, name, shown, probe);
+    } catch {
+      opts.signal?.throwIfAborted();
+      onSkip("unreadable", 1);
+      return undefined;
     }
   };
   const enter = async (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> => {
@@ -77,15 +110,24 @@ export async function walkFiles(
       return visit(linked.handle, shown);
     }
     if (!entry.isFile()) return;
+    if (onSmallFile !== undefined) {
+      const small = readSmall(reach, entry.name, shown);
+      if (small === undefined) return;
+      if (small.kind === "whole") {
+        if (firstSight(small.stat)) await onSmallFile(probe.subarray(0, small.length), shown);
+        return pace();
+      }
+    }
     let handle: FileHandle;
+    let stat: BigIntStats;
     try {
-      ({ handle } = await opts.sandbox.openWalkedFile(reach, entry.name, shown));
+      ({ handle, stat } = await opts.sandbox.openWalkedFile(reach, entry.name, shown));
     } catch {
       opts.signal?.throwIfAborted();
       onSkip("unreadable", 1);
       return;
     }
-    return visit(handle, shown);
+    return visit(handle, shown, stat);
   };
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(

@@ -92,10 +92,10 @@ export class ContentSearch {
   searchBytes(bytes: Buffer, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
     if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
     const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
-    return this.search(undefined, read, displayPath, { ...ctl, whole: bytes });
+    return this.search(undefined, read, displayPath, ctl, bytes);
   }
 
-  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl & { whole?: Buffer }): Promise<FileCounts> {
+  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
     const showing = !this.cut && this.mode === "lines";
     const req: FileRequest = {
       mode: showing ? "lines" : "count",
@@ -106,11 +106,11 @@ export class ContentSearch {
       blankFirst: this.opts.sink.total > 0,
       forceFirst: this.shown === 0,
     };
-    const tuning = { chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
+    const opts = { signal: ctl.signal, onProgress: ctl.onProgress, chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
     const scan: FileScan =
       this.isolate !== undefined && fh !== undefined
-        ? await this.isolate.scan(fh.fd, this.opts.query.spec, req, { ...ctl, ...tuning })
-        : await scanFile(read, this.opts.query, req, { ...ctl, ...tuning });
+        ? await this.isolate.scan(fh.fd, this.opts.query.spec, req, opts)
+        : await scanFile(read, this.opts.query, req, { ...opts, whole });
     if (scan.binary) {
       this.totals.skip("binary");
       return { binary: true, matchingLines: 0, bytes: scan.bytes };

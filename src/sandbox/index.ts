@@ -26,7 +26,7 @@ export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.j
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
-export type { WalkedRead } from "./walked-read.js";
+export type { FileIdentity, WalkedRead } from "./walked-read.js";
 
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {

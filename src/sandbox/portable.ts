@@ -46,7 +46,7 @@ export const portable: Strategy = {
   realPathOfFdSync(_fd, reach, name, shown, byHandle) {
     const real = realpathSync.native(reach + name);
     const byPath = statSync(real, { bigint: true });
-    if (byPath.ino !== byHandle.ino || byPath.dev !== byHandle.dev) {
+    if (byPath.ino !== BigInt(byHandle.ino) || byPath.dev !== BigInt(byHandle.dev)) {
       throw new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
     }
     return real;

@@ -8,7 +8,6 @@
  */
 import { closeSync, constants, openSync, readlinkSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
-import path from "node:path";
 import { O_DIRECTORY, O_NOFOLLOW } from "./flags.js";
 import type { Read, Strategy } from "./strategy.js";
 
@@ -23,7 +22,7 @@ function fdLink(fd: number): string {
   return `/proc/self/fd/${fd}`;
 }
 
-async function readChild(parent: { reach: string }, name: string, shown: string): Promise<Read> {
+async function readChild(parent: { reach: string }, name: string): Promise<Read> {
   let fd: number;
   try {
     // Opened synchronously: one lookup in a directory already open, where a thread-pool round
@@ -39,12 +38,9 @@ async function readChild(parent: { reach: string }, name: string, shown: string)
     closeSync(fd);
     return { error };
   }
-  // Only subdirectories, symlinks and a .gitignore are ever reached through a directory, so one
-  // without any gives its fd back at once (most directories of a big tree are such leaves).
-  if (!entries.some((e) => e.isDirectory() || e.isSymbolicLink() || e.name === ".gitignore")) {
-    closeSync(fd);
-    return { entries, reach: shown + path.sep, fd: -1 };
-  }
+  // Kept open until the walk leaves the directory, also for leaves: a content search opens each
+  // file through it, which the kernel resolves in this very directory, so no readlink per file
+  // is needed (that check and the path checks after it were a sixth of a 100,000-file search).
   return { entries, reach: `${fdLink(fd)}/`, fd };
 }
 

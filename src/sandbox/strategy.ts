@@ -4,7 +4,7 @@
  * `portable` (macOS, BSD, Windows) uses checked paths. Callers never branch on
  * the platform: they call `strategy()`.
  */
-import { existsSync, type BigIntStats, type Dirent } from "node:fs";
+import { existsSync, type Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { portable } from "./portable.js";
 import { procfd } from "./procfd.js";
@@ -59,7 +59,7 @@ export interface Strategy {
    * reach alone proves the object inside (the kernel resolved `name` in a directory held open and verified).
    * @throws when the object at `reach + name` is no longer the one opened
    */
-  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: BigIntStats): string | undefined;
+  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
   readChild(parent: Listing, name: string, shown: string): Promise<Read>;
   /**

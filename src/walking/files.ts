@@ -9,7 +9,7 @@ import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { Sandbox, WalkedRead } from "../sandbox/index.js";
+import type { FileIdentity, Sandbox, WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -37,6 +37,10 @@ const SMALL_FILE_BYTES = 8192;
 // cancellation or a progress notification is never held up for long.
 const YIELD_AFTER_MS = 4;
 const CLOCK_EVERY = 32;
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+// A number when exact, else a bigint: the one form a set finds a device or inode number by.
+const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" || n > MAX_EXACT ? n : Number(n));
 
 const isDirectoryRefusal = (error: unknown): boolean => /\(directory\)/.test(error instanceof Error ? error.message : "");
 
@@ -65,11 +69,22 @@ export async function walkFiles(
 ): Promise<void> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = selection.pattern === undefined ? undefined : new Minimatch(selection.pattern, { dot: true });
-  const seen = new Set<string>();
-  const firstSight = (st: BigIntStats): boolean => {
-    const id = `${st.dev}:${st.ino}`;
-    if (seen.has(id)) return false;
-    seen.add(id);
+  // Inode numbers by device, as numbers when exact (a string key per file, or a bigint set, cost
+  // more than the file's search); the same inode always gets the same form.
+  const seen = new Map<number | bigint, Set<number | bigint>>();
+  let lastDev: number | bigint | undefined;
+  let inodes = new Set<number | bigint>();
+  const firstSight = (st: FileIdentity): boolean => {
+    const dev = oneForm(st.dev);
+    if (dev !== lastDev) {
+      lastDev = dev;
+      const known = seen.get(dev);
+      if (known === undefined) seen.set(dev, (inodes = new Set()));
+      else inodes = known;
+    }
+    const ino = oneForm(st.ino);
+    if (inodes.has(ino)) return false;
+    inodes.add(ino);
     return true;
   };
   const visit = async (handle: FileHandle, shown: string, known?: BigIntStats): Promise<void> => {
@@ -100,7 +115,8 @@ export async function walkFiles(
   };
   const enter = async (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> => {
     if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return;
-    const shown = path.join(dir, entry.name);
+    // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
+    const shown = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
     if (entry.isSymbolicLink()) {
       const linked = await openLinked(opts.sandbox, reach + entry.name);
       if (typeof linked === "string") {

@@ -28,7 +28,7 @@ export interface FileSelection {
 export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
 
 /** Receives a selected small file's whole content; `bytes` is reused once the promise settles. */
-export type SmallFileVisitor = (bytes: Buffer, shown: string) => Promise<void>;
+export type SmallFileVisitor = (bytes: Buffer, shown: string) => Promise<unknown>;
 
 // Files shorter than this are read whole in one synchronous burst (as the binary probe of
 // grep/file-search.ts would read them anyway); longer ones are opened and streamed.

@@ -40,6 +40,8 @@ export interface ScanOptions {
   chunkSize?: number;
   /** A line longer than this is matched piece by piece (pieces overlap by at least the literal's length). @default 16777216 */
   maxLineBytes?: number;
+  /** The whole file, already read, when shorter than BINARY_PROBE_BYTES: scanned in place, `read` unused. */
+  whole?: Buffer;
 }
 
 /** What one file's scan found. */
@@ -101,16 +103,17 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
   let afterLeft = 0;
   let lastSkipped = 0;
   let tail: ContextEntry[] = [];
-  const head = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
-  let headBytes = 0;
-  for (let n = -1; n !== 0 && headBytes < head.length; headBytes += n) {
+  const given = opts.whole !== undefined && opts.whole.length < BINARY_PROBE_BYTES ? opts.whole : undefined;
+  const head = given ?? Buffer.allocUnsafe(BINARY_PROBE_BYTES);
+  let headBytes = given?.length ?? 0;
+  for (let n = -1; given === undefined && n !== 0 && headBytes < head.length; headBytes += n) {
     n = await read(head, headBytes, head.length - headBytes, headBytes);
   }
   if (looksBinary(head.subarray(0, headBytes))) return { ...res, binary: true };
   // Reuse the probe rather than read it again: most files are smaller than it, and then it is
   // the whole file, so no chunk buffer is allocated (a fresh 256 KiB per file cost a fifth of a
   // tree search in garbage collection).
-  if (headBytes < head.length && headBytes <= chunk) {
+  if (headBytes < BINARY_PROBE_BYTES && headBytes <= chunk) {
     buf = head.subarray(0, headBytes);
     filled = headBytes;
     eof = true;
@@ -118,7 +121,7 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
     buf = Buffer.allocUnsafe(chunk);
     filled = Math.min(headBytes, buf.length);
     head.copy(buf, 0, 0, filled);
-    eof = headBytes < head.length && filled === headBytes;
+    eof = headBytes < BINARY_PROBE_BYTES && filled === headBytes;
   }
   res.bytes = filled;
 

@@ -7,7 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import { fileEntry } from "./format.js";
-import { scanFile, type FileRequest, type FileScan, type OutputMode } from "./file-search.js";
+import { scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-search.js";
 import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
@@ -77,6 +77,25 @@ export class ContentSearch {
    * @throws RegexTooCostlyError, the signal's reason, or a read error (the caller may count it unreadable)
    */
   async searchFile(fh: FileHandle, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+    return this.search(fh, (buf, offset, length, position) => fh.read(buf, offset, length, position).then((r) => r.bytesRead), displayPath, ctl);
+  }
+
+  /** True when files are scanned in this thread (literal queries), so `searchBytes` may be used. */
+  get scansInThread(): boolean {
+    return this.isolate === undefined;
+  }
+
+  /**
+   * Searches a whole file already read into `bytes` (needed only until the promise settles) and records it.
+   * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
+   */
+  searchBytes(bytes: Buffer, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+    if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
+    const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
+    return this.search(undefined, read, displayPath, ctl, bytes);
+  }
+
+  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
     const showing = !this.cut && this.mode === "lines";
     const req: FileRequest = {
       mode: showing ? "lines" : "count",
@@ -87,14 +106,11 @@ export class ContentSearch {
       blankFirst: this.opts.sink.total > 0,
       forceFirst: this.shown === 0,
     };
-    const tuning = { chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
+    const opts = { signal: ctl.signal, onProgress: ctl.onProgress, chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
     const scan: FileScan =
-      this.isolate !== undefined
-        ? await this.isolate.scan(fh.fd, this.opts.query.spec, req, { ...ctl, ...tuning })
-        : await scanFile((buf, offset, length, position) => fh.read(buf, offset, length, position).then((r) => r.bytesRead), this.opts.query, req, {
-            ...ctl,
-            ...tuning,
-          });
+      this.isolate !== undefined && fh !== undefined
+        ? await this.isolate.scan(fh.fd, this.opts.query.spec, req, opts)
+        : await scanFile(read, this.opts.query, req, { ...opts, whole });
     if (scan.binary) {
       this.totals.skip("binary");
       return { binary: true, matchingLines: 0, bytes: scan.bytes };

@@ -16,6 +16,7 @@ import { creatableInside, followLinkInside, validateInside, type LinkVerdict } f
 import { makeDirectorySafely, moveEntry } from "./move.js";
 import { resolveRequestedPathWith } from "./resolve.js";
 import { strategy, type Listing, type OpenedDir, type Read } from "./strategy.js";
+import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
 
 export { __testHooks, release } from "./dirs.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
@@ -25,6 +26,7 @@ export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.j
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
+export type { FileIdentity, WalkedRead } from "./walked-read.js";
 
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
@@ -91,6 +93,11 @@ export class Sandbox {
   /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
   openWalkedFile(reach: string, name: string, shown: string): Promise<{ handle: FileHandle; stat: BigIntStats }> {
     return openWalkedFile(reach, name, shown, this.allowedDirs);
+  }
+
+  /** Reads entry `name` of a walked directory (reached through `reach`) into `into` if it is a regular file shorter than `into`; synchronous. */
+  readWalkedSmallFile(reach: string, name: string, shown: string, into: Buffer): WalkedRead {
+    return readWalkedSmallFile(reach, name, shown, this.allowedDirs, into);
   }
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. */

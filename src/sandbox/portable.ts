@@ -13,6 +13,7 @@
  *   and for directories on Windows, whose rename never replaces a directory.
  * Each is the best these platforms allow from Node; docs/SECURITY.md lists them.
  */
+import { realpathSync, statSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
@@ -38,6 +39,14 @@ export const portable: Strategy = {
     const [real, byHandle] = await Promise.all([fs.realpath(childPath), handle.stat()]);
     const byPath = await fs.stat(real);
     if (byPath.ino !== byHandle.ino || byPath.dev !== byHandle.dev) {
+      throw new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
+    }
+    return real;
+  },
+  realPathOfFdSync(_fd, reach, name, shown, byHandle) {
+    const real = realpathSync.native(reach + name);
+    const byPath = statSync(real, { bigint: true });
+    if (byPath.ino !== BigInt(byHandle.ino) || byPath.dev !== BigInt(byHandle.dev)) {
       throw new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
     }
     return real;

@@ -6,9 +6,8 @@
  * opened parent, so a directory swapped for a symlink is refused (ENOTDIR),
  * never followed out of the allowed directories.
  */
-import { closeSync, constants, openSync, type Dirent } from "node:fs";
+import { closeSync, constants, openSync, readlinkSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
-import path from "node:path";
 import { O_DIRECTORY, O_NOFOLLOW } from "./flags.js";
 import type { Read, Strategy } from "./strategy.js";
 
@@ -16,13 +15,14 @@ const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 // Linux's O_PATH (one value on every architecture Node runs on; Node does not export it): the
 // open follows a symlink to its target without reading it, blocking on a FIFO or waking a device.
 const O_PATH = 0o10000000;
+const FD_DIR = "/proc/self/fd/";
 
 /** The /proc path that reaches the object behind `fd` whatever happens to its name. */
 function fdLink(fd: number): string {
   return `/proc/self/fd/${fd}`;
 }
 
-async function readChild(parent: { reach: string }, name: string, shown: string): Promise<Read> {
+async function readChild(parent: { reach: string }, name: string): Promise<Read> {
   let fd: number;
   try {
     // Opened synchronously: one lookup in a directory already open, where a thread-pool round
@@ -38,12 +38,9 @@ async function readChild(parent: { reach: string }, name: string, shown: string)
     closeSync(fd);
     return { error };
   }
-  // Only subdirectories, symlinks and a .gitignore are ever reached through a directory, so one
-  // without any gives its fd back at once (most directories of a big tree are such leaves).
-  if (!entries.some((e) => e.isDirectory() || e.isSymbolicLink() || e.name === ".gitignore")) {
-    closeSync(fd);
-    return { entries, reach: shown + path.sep, fd: -1 };
-  }
+  // Kept open until the walk leaves the directory, also for leaves: a content search opens each
+  // file through it, which the kernel resolves in this very directory, so no readlink per file
+  // is needed (that check and the path checks after it were a sixth of a 100,000-file search).
   return { entries, reach: `${fdLink(fd)}/`, fd };
 }
 
@@ -63,6 +60,13 @@ export const procfd: Strategy = {
     }
   },
   realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
+  realPathOfFdSync(fd, reach, name) {
+    // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
+    // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
+    // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
+    const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
+    return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
+  },
   readChild,
   async followLink(link, withSize) {
     try {

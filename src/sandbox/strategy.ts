@@ -53,6 +53,13 @@ export interface Strategy {
    * @throws when the object at `childPath` is no longer the one opened
    */
   realPathOf(handle: FileHandle, childPath: string, shown: string): Promise<string>;
+  /**
+   * `realPathOf` without a thread-pool round trip, for `fd` opened (final symlink not followed) as entry
+   * `name` of a walked directory reached through `reach`, with `stat` from that fd; undefined when the
+   * reach alone proves the object inside (the kernel resolved `name` in a directory held open and verified).
+   * @throws when the object at `reach + name` is no longer the one opened
+   */
+  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
   readChild(parent: Listing, name: string, shown: string): Promise<Read>;
   /**

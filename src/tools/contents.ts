@@ -45,6 +45,10 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       }
     } else {
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
+      // Small files come read whole when the query is searched in this thread (no regex worker).
+      const searchBytes = search.scansInThread
+        ? (bytes: Buffer, shown: string) => search.searchBytes(bytes, shown, { signal: ctx.signal })
+        : undefined;
       await walkFiles(
         target,
         selection,
@@ -59,6 +63,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         },
         (reason, count) => search.skip(reason, count),
         walkOptions(ctx),
+        searchBytes,
       );
     }
     search.finish();

@@ -5,11 +5,11 @@
  * walk order. Symlinks are followed only to files inside; each file object is
  * visited once, however many names lead to it; what is not visited is counted.
  */
-import type { Dirent } from "node:fs";
+import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FileIdentity, Sandbox, WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -26,6 +26,21 @@ export interface FileSelection {
 
 /** Receives each selected file, opened and verified; the walker closes the handle after the promise settles. */
 export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
+
+/** Receives a selected small file's whole content; `bytes` is reused once the promise settles. */
+export type SmallFileVisitor = (bytes: Buffer, shown: string) => Promise<unknown>;
+
+// Files shorter than this are read whole in one synchronous burst (as the binary probe of
+// grep/file-search.ts would read them anyway); longer ones are opened and streamed.
+const SMALL_FILE_BYTES = 8192;
+// Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
+// cancellation or a progress notification is never held up for long.
+const YIELD_AFTER_MS = 4;
+const CLOCK_EVERY = 32;
+const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
+
+// A number when exact, else a bigint: the one form a set finds a device or inode number by.
+const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" || n > MAX_EXACT ? n : Number(n));
 
 const isDirectoryRefusal = (error: unknown): boolean => /\(directory\)/.test(error instanceof Error ? error.message : "");
 
@@ -50,24 +65,58 @@ export async function walkFiles(
   onFile: FileVisitor,
   onSkip: (reason: FileSkip, count: number) => void,
   opts: WalkOptions,
+  onSmallFile?: SmallFileVisitor,
 ): Promise<void> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = selection.pattern === undefined ? undefined : new Minimatch(selection.pattern, { dot: true });
-  const seen = new Set<string>();
-  const visit = async (handle: FileHandle, shown: string): Promise<void> => {
+  // Inode numbers by device, as numbers when exact (a string key per file, or a bigint set, cost
+  // more than the file's search); the same inode always gets the same form.
+  const seen = new Map<number | bigint, Set<number | bigint>>();
+  let lastDev: number | bigint | undefined;
+  let inodes = new Set<number | bigint>();
+  const firstSight = (st: FileIdentity): boolean => {
+    const dev = oneForm(st.dev);
+    if (dev !== lastDev) {
+      lastDev = dev;
+      const known = seen.get(dev);
+      if (known === undefined) seen.set(dev, (inodes = new Set()));
+      else inodes = known;
+    }
+    const ino = oneForm(st.ino);
+    if (inodes.has(ino)) return false;
+    inodes.add(ino);
+    return true;
+  };
+  const visit = async (handle: FileHandle, shown: string, known?: BigIntStats): Promise<void> => {
     try {
-      const st = await handle.stat({ bigint: true });
-      const id = `${st.dev}:${st.ino}`;
-      if (seen.has(id)) return;
-      seen.add(id);
-      await onFile(handle, shown);
+      if (firstSight(known ?? (await handle.stat({ bigint: true })))) await onFile(handle, shown);
     } finally {
       await handle.close();
     }
   };
+  const probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
+  let files = 0;
+  let lastTurn = performance.now();
+  const pace = async (): Promise<void> => {
+    if (++files % CLOCK_EVERY !== 0 || performance.now() - lastTurn < YIELD_AFTER_MS) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    lastTurn = performance.now();
+    opts.signal?.throwIfAborted();
+  };
+  // The whole file when it is small; undefined when it is large or was counted unreadable.
+  const readSmall = (reach: string, name: string, shown: string): WalkedRead | undefined => {
+    try {
+      return opts.sandbox.readWalkedSmallFile(reach, name, shown, probe);
+    } catch {
+      opts.signal?.throwIfAborted();
+      onSkip("unreadable", 1);
+      return undefined;
+    }
+  };
   const enter = async (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> => {
     if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return;
-    const shown = path.join(dir, entry.name);
+    // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
+    const shown = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
     if (entry.isSymbolicLink()) {
       const linked = await openLinked(opts.sandbox, reach + entry.name);
       if (typeof linked === "string") {
@@ -77,15 +126,24 @@ export async function walkFiles(
       return visit(linked.handle, shown);
     }
     if (!entry.isFile()) return;
+    if (onSmallFile !== undefined) {
+      const small = readSmall(reach, entry.name, shown);
+      if (small === undefined) return;
+      if (small.kind === "whole") {
+        if (firstSight(small.stat)) await onSmallFile(probe.subarray(0, small.length), shown);
+        return pace();
+      }
+    }
     let handle: FileHandle;
+    let stat: BigIntStats;
     try {
-      ({ handle } = await opts.sandbox.openWalkedFile(reach, entry.name, shown));
+      ({ handle, stat } = await opts.sandbox.openWalkedFile(reach, entry.name, shown));
     } catch {
       opts.signal?.throwIfAborted();
       onSkip("unreadable", 1);
       return;
     }
-    return visit(handle, shown);
+    return visit(handle, shown, stat);
   };
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(

@@ -9,4 +9,4 @@ export { checkPatterns } from "./patterns.js";
 export { searchInto } from "./search.js";
 export { treeInto } from "./tree.js";
 export type { WalkOptions } from "./walker.js";
-export { walkFiles, type FileSelection, type FileSkip, type FileVisitor } from "./files.js";
+export { walkFiles, type FileSelection, type FileSkip, type FileVisitor, type SmallFileVisitor } from "./files.js";

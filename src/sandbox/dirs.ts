@@ -8,7 +8,8 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { assertInside, isAllowedDirectory } from "./containment.js";
 import { directoryError, errnoCode, SafeFsError, wrapError } from "./errors.js";
-import { strategy, type Listing, type OpenedDir, type Read } from "./strategy.js";
+import { strategy } from "./platform.js";
+import type { Listing, OpenedDir, Read } from "./strategy.js";
 
 /** Test-only hooks into the race windows; not part of the tool API. */
 export const __testHooks: {

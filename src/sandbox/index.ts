@@ -15,7 +15,8 @@ import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./
 import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
 import { makeDirectorySafely, moveEntry } from "./move.js";
 import { resolveRequestedPathWith } from "./resolve.js";
-import { strategy, type Listing, type OpenedDir, type Read } from "./strategy.js";
+import { strategy } from "./platform.js";
+import type { Listing, OpenedDir, Read } from "./strategy.js";
 import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
 
 export { __testHooks, release } from "./dirs.js";
@@ -24,7 +25,8 @@ export type { LinkVerdict } from "./inside.js";
 export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
 export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
-export { availableStrategies, strategy, useStrategy, type StrategyName } from "./strategy.js";
+export { availableStrategies, strategy, useStrategy } from "./platform.js";
+export type { StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
 export type { FileIdentity, WalkedRead } from "./walked-read.js";
 

@@ -12,7 +12,8 @@ import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
 import { lstatIfExists } from "./files.js";
 import { sameFile } from "./identity.js";
 import { entryInside, leadsOutside, notADirectory } from "./inside.js";
-import { strategy, type OpenedDir } from "./strategy.js";
+import { strategy } from "./platform.js";
+import type { OpenedDir } from "./strategy.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);

@@ -57,13 +57,4 @@ export const portable: Strategy = {
       (error: unknown) => ({ error }),
     );
   },
-  async followLink(link, withSize) {
-    try {
-      const real = await fs.realpath(link);
-      return { real, size: withSize ? (await fs.stat(real)).size : 0 };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
-  },
 };

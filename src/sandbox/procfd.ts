@@ -12,14 +12,11 @@ import { O_DIRECTORY, O_NOFOLLOW } from "./flags.js";
 import type { Read, Strategy } from "./strategy.js";
 
 const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
-// Linux's O_PATH (one value on every architecture Node runs on; Node does not export it): the
-// open follows a symlink to its target without reading it, blocking on a FIFO or waking a device.
-const O_PATH = 0o10000000;
 const FD_DIR = "/proc/self/fd/";
 
 /** The /proc path that reaches the object behind `fd` whatever happens to its name. */
 function fdLink(fd: number): string {
-  return `/proc/self/fd/${fd}`;
+  return `${FD_DIR}${fd}`;
 }
 
 async function readChild(parent: { reach: string }, name: string): Promise<Read> {
@@ -68,19 +65,4 @@ export const procfd: Strategy = {
     return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
   },
   readChild,
-  async followLink(link, withSize) {
-    try {
-      // One O_PATH open, so the real path and the size describe the same object.
-      const handle = await fs.open(link, O_PATH);
-      try {
-        const [real, st] = await Promise.all([fs.readlink(fdLink(handle.fd)), withSize ? handle.stat() : undefined]);
-        return { real, size: st?.size ?? 0 };
-      } finally {
-        await handle.close();
-      }
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-      throw error;
-    }
-  },
 };

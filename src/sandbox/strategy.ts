@@ -1,13 +1,11 @@
 /**
- * The platform strategy, chosen once: how a verified directory is held and its
- * entries reached. `procfd` (Linux) acts through `/proc/self/fd/<fd>/<name>`;
- * `portable` (macOS, BSD, Windows) uses checked paths. Callers never branch on
- * the platform: they call `strategy()`.
+ * What differs between the platforms: how a verified directory is held and its
+ * entries reached. `procfd.ts` (Linux) acts through `/proc/self/fd/<fd>/<name>`;
+ * `portable.ts` (macOS, BSD, Windows) uses checked paths. `platform.ts` picks
+ * one, once; callers never branch on the platform.
  */
-import { existsSync, type Dirent } from "node:fs";
+import type { Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { portable } from "./portable.js";
-import { procfd } from "./procfd.js";
 
 /** A directory opened once; its entries are reached as `reach + name`. */
 export interface OpenedDir {
@@ -62,37 +60,7 @@ export interface Strategy {
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
   readChild(parent: Listing, name: string, shown: string): Promise<Read>;
-  /**
-   * Follows the symlink at `link`; undefined when its target does not exist. `size` is 0 unless `withSize`.
-   * @throws when the link cannot be resolved (a loop, no permission, a file used as a directory…)
-   */
-  followLink(link: string, withSize: boolean): Promise<LinkTarget | undefined>;
 }
 
 /** The two strategies' names. */
 export type StrategyName = "procfd" | "portable";
-
-// Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act
-// relative to an opened directory. BOUNDED_FS_STRATEGY=portable runs the portable path on Linux
-// (tests run every confinement and walk suite under both).
-const PROC_FD_AVAILABLE = process.platform === "linux" && existsSync("/proc/self/fd");
-let active: Strategy = PROC_FD_AVAILABLE && process.env.BOUNDED_FS_STRATEGY !== "portable" ? procfd : portable;
-
-/** The strategy in use. */
-export function strategy(): Strategy {
-  return active;
-}
-
-/** The strategies this platform can run (both on Linux, portable elsewhere). */
-export function availableStrategies(): StrategyName[] {
-  return PROC_FD_AVAILABLE ? ["procfd", "portable"] : ["portable"];
-}
-
-/**
- * Switches the strategy (tests run the same suites under each).
- * @throws when `name` cannot run on this platform
- */
-export function useStrategy(name: StrategyName): void {
-  if (!availableStrategies().includes(name)) throw new Error(`Strategy ${name} is not available on ${process.platform}`);
-  active = name === "procfd" ? procfd : portable;
-}

@@ -10,7 +10,7 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { assertInside } from "./containment.js";
 import { notRegular, wrapError } from "./errors.js";
 import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
-import { strategy } from "./strategy.js";
+import { strategy } from "./platform.js";
 
 const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 

@@ -329,13 +329,26 @@ describe("cache identity and shared cold passes (SPEC §13)", () => {
     await writeFile(p, body);
     const cache = new CheckpointCache();
     const controller = new AbortController();
-    const results = await withHandle(p, (h) => {
-      const first = readWindow(h, p, 0, 5, cache, { chunkSize: 4096, signal: controller.signal });
-      const second = readWindow(h, p, 400_000 - 5, 5, cache, { chunkSize: 4096 });
-      controller.abort(new Error("stop"));
-      return Promise.allSettled([first, second]);
+    const results = await withHandle(p, async (h) => {
+      // The second reader starts, and the first is aborted, at the first reader's first read:
+      // always after the first claimed the pass, so the second always waits on it.
+      let second: Promise<unknown> | undefined;
+      const startingSecondOnRead = {
+        stat: (opts: { bigint: true }) => h.stat(opts),
+        read: (...args: Parameters<FileHandle["read"]>) => {
+          if (second === undefined) {
+            second = readWindow(h, p, 400_000 - 5, 5, cache, { chunkSize: 4096 });
+            controller.abort(new Error("stop"));
+          }
+          return h.read(...args);
+        },
+      } as unknown as FileHandle;
+      const first = await Promise.allSettled([
+        readWindow(startingSecondOnRead, p, 0, 5, cache, { chunkSize: 4096, signal: controller.signal }),
+      ]);
+      return [...first, ...(await Promise.allSettled([second]))];
     });
-    expect(results[0].status).toBe("rejected");
+    expect(results[0]?.status).toBe("rejected");
     expect(results[1]).toEqual({ status: "fulfilled", value: refWindow(body, 399_995, 5) });
     expect(cache.coldPasses).toBe(2);
     expect(cache.size).toBe(1);

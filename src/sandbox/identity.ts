@@ -13,6 +13,12 @@ export interface FileVersion {
   ctimeNs: bigint;
 }
 
+/** What tells one file object from another: numbers when exact, bigints otherwise (one form per object). */
+export interface FileObjectId {
+  dev: number | bigint;
+  ino: number | bigint;
+}
+
 /** True when both stats describe the same file object (device and inode). */
 export function sameFile(a: Pick<FileVersion, "dev" | "ino"> | undefined, b: Pick<FileVersion, "dev" | "ino">): boolean {
   return a !== undefined && a.dev === b.dev && a.ino === b.ino;

@@ -5,7 +5,7 @@
  * verified once, with the platform strategy chosen once (strategy.ts).
  */
 import type { BigIntStats, Stats } from "node:fs";
-import fs, { type FileHandle } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import type { EditOperation } from "../editing/index.js";
 import { appendFileSafely } from "./append.js";
 import { openDir, openWalkRoot } from "./dirs.js";
@@ -14,7 +14,6 @@ import { directoryError } from "./errors.js";
 import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
 import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
 import { makeDirectorySafely, moveEntry } from "./move.js";
-import { resolveRequestedPathWith } from "./resolve.js";
 import { strategy } from "./platform.js";
 import type { Listing, OpenedDir, Read } from "./strategy.js";
 import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
@@ -23,21 +22,16 @@ export { __testHooks, release } from "./dirs.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
 export type { LinkVerdict } from "./inside.js";
 export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
-export { sameFile, sameVersion, versionOf, type FileVersion } from "./identity.js";
+export { sameFile, sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
 export { availableStrategies, strategy, useStrategy } from "./platform.js";
 export type { StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
-export type { FileIdentity, WalkedRead } from "./walked-read.js";
+export type { WalkedRead } from "./walked-read.js";
 
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
   constructor(readonly allowedDirs: readonly string[]) {}
-
-  /** The absolute form of `requested`, checked lexically only (nothing needs to exist). */
-  resolve(requested: string): Promise<string> {
-    return resolveRequestedPathWith(fs, requested, this.allowedDirs);
-  }
 
   /** The real path of `requested` (or the path of a new file in a real parent inside), resolved from inside. */
   validate(requested: string): Promise<string> {

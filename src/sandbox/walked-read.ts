@@ -10,18 +10,13 @@ import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { assertInside } from "./containment.js";
 import { notRegular, wrapError } from "./errors.js";
 import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import type { FileObjectId } from "./identity.js";
 import { strategy } from "./platform.js";
 
 const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
-/** What tells one file object from another: numbers when exact, bigints otherwise (one form per object). */
-export interface FileIdentity {
-  dev: number | bigint;
-  ino: number | bigint;
-}
-
 /** A walked file read whole into the caller's buffer (`length` bytes), or too big for it ("large": nothing read). */
-export type WalkedRead = { kind: "whole"; length: number; stat: FileIdentity } | { kind: "large" };
+export type WalkedRead = { kind: "whole"; length: number; stat: FileObjectId } | { kind: "large" };
 
 /**
  * Reads entry `name` of a walked directory (reached as `reach + name`) into `into` when it is a regular

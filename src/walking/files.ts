@@ -9,7 +9,7 @@ import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { FileIdentity, Sandbox, WalkedRead } from "../sandbox/index.js";
+import type { FileObjectId, Sandbox, WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -74,7 +74,7 @@ export async function walkFiles(
   const seen = new Map<number | bigint, Set<number | bigint>>();
   let lastDev: number | bigint | undefined;
   let inodes = new Set<number | bigint>();
-  const firstSight = (st: FileIdentity): boolean => {
+  const firstSight = (st: FileObjectId): boolean => {
     const dev = oneForm(st.dev);
     if (dev !== lastDev) {
       lastDev = dev;

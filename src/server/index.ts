@@ -1,5 +1,5 @@
 /**
- * buildServer(): the MCP server with the 14 tools, kept apart from transport
+ * buildServer(): the MCP server with its tools, kept apart from transport
  * wiring. Every tool result — handler output, thrown error or rejected
  * arguments — leaves through the bounding layer here, in one place.
  */

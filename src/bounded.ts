@@ -4,6 +4,14 @@
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
+/** The server's limits, fixed at startup: the cap on every text result and on media reads. */
+export interface Limits {
+  /** Largest text result in UTF-16 code units before the notice. @default 50000 */
+  readonly maxResultChars: number;
+  /** Largest file read_media_file returns, in bytes. @default 5242880 */
+  readonly maxMediaBytes: number;
+}
+
 /** Advice used when an error message itself is over the cap. */
 export const ERROR_ADVICE = "retry with shorter arguments, since the error quotes them";
 

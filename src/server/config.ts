@@ -3,6 +3,7 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
+import type { Limits } from "../bounded.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
 /** The npm package and bin name, used in messages. */
@@ -10,13 +11,6 @@ export const PACKAGE_NAME = "bounded-filesystem-mcp";
 /** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
 export const VERSION = "0.1.0";
 
-/** The server's limits, fixed at startup. */
-export interface Limits {
-  /** Largest text result in UTF-16 code units before the notice. @default 50000 */
-  readonly maxResultChars: number;
-  /** Largest file read_media_file returns, in bytes. @default 5242880 */
-  readonly maxMediaBytes: number;
-}
 
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({

@@ -11,12 +11,12 @@ import {
   type CallToolResult,
 } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { boundError, runBounded } from "../bounded.js";
+import { boundError, runBounded, type Limits } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 import { Sandbox } from "../sandbox/index.js";
 import { instructions, listedTool, toolsFor } from "../tools/index.js";
-import { VERSION, type Limits } from "./config.js";
+import { VERSION } from "./config.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";

@@ -5,11 +5,10 @@
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
-import type { Bounds, ToolOutput } from "../bounded.js";
+import type { Bounds, Limits, ToolOutput } from "../bounded.js";
 import type { ReadOptions } from "../reading/index.js";
 import type { CheckpointCache } from "../reading/index.js";
 import type { Sandbox } from "../sandbox/index.js";
-import type { Limits } from "../server/config.js";
 import type { WalkOptions } from "../walking/index.js";
 
 /** Per-call context: limits, the call's sandbox and bounds, the cache, cancellation and progress. */

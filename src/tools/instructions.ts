@@ -3,8 +3,7 @@
  * said once where a model reads them, so each tool description keeps only what
  * is its own.
  */
-import { formatCount } from "../bounded.js";
-import type { Limits } from "../server/config.js";
+import { formatCount, type Limits } from "../bounded.js";
 
 /** The instructions text under `limits`. */
 export function instructions({ maxResultChars }: Limits): string {

@@ -5,7 +5,7 @@
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Limits } from "../server/config.js";
+import type { Limits } from "../bounded.js";
 import type { ToolDefinition } from "./context.js";
 
 function withoutNoise(node: unknown): unknown {

@@ -4,6 +4,7 @@
  * file that are not adjacent, the file's path once before its groups, a blank
  * line between files, and long lines clipped around their first occurrence.
  */
+import { formatCount } from "../bounded.js";
 
 /** Lines longer than this many characters are clipped. */
 export const MAX_LINE_CHARS = 500;
@@ -39,7 +40,7 @@ export function contextLine(lineNo: number, text: string): string {
 
 /** A files-mode entry. */
 export function fileEntry(displayPath: string, matchingLines: number): string {
-  return `${displayPath}: ${matchingLines.toLocaleString("en-US")} matching line${matchingLines === 1 ? "" : "s"}`;
+  return `${displayPath}: ${formatCount(matchingLines)} matching line${matchingLines === 1 ? "" : "s"}`;
 }
 
 /** A context line ready to show, with its number. */

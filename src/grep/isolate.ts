@@ -6,6 +6,7 @@
  */
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
+import { formatCount } from "../bounded.js";
 import type { FileRequest, FileScan } from "./file-search.js";
 import type { QuerySpec } from "./query.js";
 import type { WorkerJob, WorkerReply } from "./regex-worker.js";
@@ -67,7 +68,7 @@ export class RegexIsolate {
           () =>
             kill(
               new RegexTooCostlyError(
-                `query is too costly as a regular expression: scanning ${req.displayPath} made no progress for ${this.deadlineMs.toLocaleString("en-US")} ms (the limit), so the search was stopped. Simplify it, e.g. avoid nested quantifiers such as (a+)+.`,
+                `query is too costly as a regular expression: scanning ${req.displayPath} made no progress for ${formatCount(this.deadlineMs)} ms (the limit), so the search was stopped. Simplify it, e.g. avoid nested quantifiers such as (a+)+.`,
               ),
             ),
           ms,

@@ -3,6 +3,7 @@
  * page arithmetic of `offset`: which matching lines (lines mode) or files
  * (files mode) a result shows and the offset that continues it.
  */
+import { formatCount } from "../bounded.js";
 import type { OutputMode } from "./file-search.js";
 
 /** Why a file was not searched. */
@@ -15,8 +16,7 @@ const SKIP_TEXT: Record<SkipReason, string> = {
   outsideLink: "symlinks leading outside the allowed directories",
 };
 
-const fmt = (n: number): string => n.toLocaleString("en-US");
-const plural = (n: number, one: string, many: string): string => `${fmt(n)} ${n === 1 ? one : many}`;
+const plural = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** Exact totals of one search, added to file by file. */
 export class SearchTotals {
@@ -67,7 +67,7 @@ export function summaryText(t: SearchTotals, page: Page): string {
   ];
   const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
   if (reasons.length > 0) {
-    const parts = reasons.map((r) => `${fmt(t.skipped[r])} ${r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]}`);
+    const parts = reasons.map((r) => `${formatCount(t.skipped[r])} ${r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]}`);
     lines.push(`Not searched: ${plural(t.skippedFiles, "file", "files")} (${parts.join("; ")}).`);
   }
   if (page.mode !== "count") {
@@ -75,9 +75,9 @@ export function summaryText(t: SearchTotals, page: Page): string {
     const total = page.mode === "lines" ? t.matchingLines : t.matchingFiles;
     const next = nextOffset(page);
     if (page.shown > 0 && (next !== undefined || page.offset > 0)) {
-      lines.push(`Showing ${unit} ${fmt(page.offset + 1)}-${fmt(page.offset + page.shown)} of ${fmt(total)}.`);
+      lines.push(`Showing ${unit} ${formatCount(page.offset + 1)}-${formatCount(page.offset + page.shown)} of ${formatCount(total)}.`);
     } else if (page.shown === 0 && page.offset > 0 && total > 0) {
-      lines.push(`No ${unit} after offset=${page.offset} (there are ${fmt(total)}).`);
+      lines.push(`No ${unit} after offset=${page.offset} (there are ${formatCount(total)}).`);
     }
     if (next !== undefined) lines.push(`Call again with offset=${next} to continue.`);
   }

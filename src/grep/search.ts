@@ -7,9 +7,11 @@
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import { fileEntry } from "./format.js";
-import { scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-search.js";
+import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-search.js";
+import { LineFinder } from "./line-finder.js";
 import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";
+import { countWholeLines } from "./whole-count.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
 
 /** Settings of one search call. */
@@ -56,6 +58,7 @@ export class ContentSearch {
   private shown = 0;
   private cut = false;
   private readonly isolate: RegexIsolate | undefined;
+  private finder: LineFinder | undefined;
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.mode = opts.mode ?? "lines";
@@ -93,6 +96,26 @@ export class ContentSearch {
     if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
     const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
     return this.search(undefined, read, displayPath, ctl, bytes);
+  }
+
+  /**
+   * Like `searchBytes`, but synchronous (no promise) when the file is shorter than the binary probe and
+   * no lines are to be shown: count and files modes, and lines mode once the result is cut.
+   * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
+   */
+  searchSmall(bytes: Buffer, displayPath: string, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
+    if (this.isolate !== undefined || bytes.length >= BINARY_PROBE_BYTES || (!this.cut && this.mode === "lines")) {
+      return this.searchBytes(bytes, displayPath, ctl);
+    }
+    ctl.signal?.throwIfAborted();
+    const matchingLines = countWholeLines((this.finder ??= new LineFinder(this.opts.query)), bytes);
+    if (matchingLines < 0) {
+      this.totals.skip("binary");
+      return { binary: true, matchingLines: 0, bytes: bytes.length };
+    }
+    this.totals.addFile(matchingLines);
+    if (this.mode === "files" && matchingLines > 0) this.recordFile(displayPath, matchingLines);
+    return { binary: false, matchingLines, bytes: bytes.length };
   }
 
   private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {

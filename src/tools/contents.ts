@@ -47,7 +47,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
       // Small files come read whole when the query is searched in this thread (no regex worker).
       const searchBytes = search.scansInThread
-        ? (bytes: Buffer, shown: string) => search.searchBytes(bytes, shown, { signal: ctx.signal })
+        ? (bytes: Buffer, shown: string) => search.searchSmall(bytes, shown, { signal: ctx.signal })
         : undefined;
       await walkFiles(
         target,

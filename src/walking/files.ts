@@ -27,8 +27,8 @@ export interface FileSelection {
 /** Receives each selected file, opened and verified; the walker closes the handle after the promise settles. */
 export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
 
-/** Receives a selected small file's whole content; `bytes` is reused once the promise settles. */
-export type SmallFileVisitor = (bytes: Buffer, shown: string) => Promise<unknown>;
+/** Receives a selected small file's whole content; `bytes` is reused once it returns (or its promise settles). */
+export type SmallFileVisitor = (bytes: Buffer, shown: string) => unknown;
 
 // Files shorter than this are read whole in one synchronous burst (as the binary probe of
 // grep/file-search.ts would read them anyway); longer ones are opened and streamed.
@@ -97,11 +97,13 @@ export async function walkFiles(
   const probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
   let files = 0;
   let lastTurn = performance.now();
-  const pace = async (): Promise<void> => {
-    if (++files % CLOCK_EVERY !== 0 || performance.now() - lastTurn < YIELD_AFTER_MS) return;
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    lastTurn = performance.now();
-    opts.signal?.throwIfAborted();
+  // Undefined unless it is time for a turn: a promise per file cost more than many a file's search.
+  const pace = (): Promise<void> | undefined => {
+    if (++files % CLOCK_EVERY !== 0 || performance.now() - lastTurn < YIELD_AFTER_MS) return undefined;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      lastTurn = performance.now();
+      opts.signal?.throwIfAborted();
+    });
   };
   // The whole file when it is small; undefined when it is large or was counted unreadable.
   const readSmall = (reach: string, name: string, shown: string): WalkedRead | undefined => {
@@ -113,31 +115,36 @@ export async function walkFiles(
       return undefined;
     }
   };
-  const enter = async (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> => {
-    if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return;
+  const enterLink = async (link: string, shown: string): Promise<void> => {
+    const linked = await openLinked(opts.sandbox, link);
+    if (typeof linked === "string") {
+      if (linked !== "directory") onSkip(linked, 1);
+      return;
+    }
+    return visit(linked.handle, shown);
+  };
+  // Synchronous (no promise) for a small file searched synchronously: the common case of a tree.
+  const enter = (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined => {
+    if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return undefined;
     // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
     const shown = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
-    if (entry.isSymbolicLink()) {
-      const linked = await openLinked(opts.sandbox, reach + entry.name);
-      if (typeof linked === "string") {
-        if (linked !== "directory") onSkip(linked, 1);
-        return;
-      }
-      return visit(linked.handle, shown);
-    }
-    if (!entry.isFile()) return;
+    if (entry.isSymbolicLink()) return enterLink(reach + entry.name, shown);
+    if (!entry.isFile()) return undefined;
     if (onSmallFile !== undefined) {
       const small = readSmall(reach, entry.name, shown);
-      if (small === undefined) return;
+      if (small === undefined) return undefined;
       if (small.kind === "whole") {
-        if (firstSight(small.stat)) await onSmallFile(probe.subarray(0, small.length), shown);
-        return pace();
+        const done = firstSight(small.stat) ? onSmallFile(probe.subarray(0, small.length), shown) : undefined;
+        return done instanceof Promise ? done.then(pace) : pace();
       }
     }
+    return enterLarge(reach, entry.name, shown);
+  };
+  const enterLarge = async (reach: string, name: string, shown: string): Promise<void> => {
     let handle: FileHandle;
     let stat: BigIntStats;
     try {
-      ({ handle, stat } = await opts.sandbox.openWalkedFile(reach, entry.name, shown));
+      ({ handle, stat } = await opts.sandbox.openWalkedFile(reach, name, shown));
     } catch {
       opts.signal?.throwIfAborted();
       onSkip("unreadable", 1);

@@ -111,7 +111,8 @@ export class ContentSearch {
     const matchingLines = countWholeLines((this.finder ??= new LineFinder(this.opts.query)), bytes);
     if (matchingLines < 0) {
       this.totals.skip("binary");
-      return { binary: true, matchingLines: 0, bytes: bytes.length };
+      // As scanFile reports a binary file: nothing of it scanned.
+      return { binary: true, matchingLines: 0, bytes: 0 };
     }
     this.totals.addFile(matchingLines);
     if (this.mode === "files" && matchingLines > 0) this.recordFile(displayPath, matchingLines);

@@ -3,7 +3,7 @@
  * one after another, another server process's replace cannot slip between the
  * last check and the rename, and a file's owner and read-only mode are respected.
  */
-import { appendFile, chmod, chown, mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { appendFile, chmod, chown, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { __testHooks, rewriteFile, type RewriteSource } from "../src/sandbox/index.js";
@@ -11,7 +11,7 @@ import { editFileSafely } from "../src/sandbox/edit.js";
 import { heldLockCount } from "../src/sandbox/locks.js";
 import { lockNameOf } from "../src/sandbox/swap.js";
 import { tempDir } from "./support/fixtures.js";
-import { connectAs, IS_ROOT, NOBODY } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -268,48 +268,39 @@ describe("owner, group and permission", () => {
   });
 
   describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
-    let dir: string;
-    let nobody: Connected;
-    beforeAll(async () => {
-      dir = path.join(root, "shared-dir");
-      await mkdir(dir);
-      await chmod(dir, 0o777);
-      await chmod(root, 0o755);
-      nobody = await connectAs(NOBODY, [dir]);
-    });
-    afterAll(() => nobody.close());
+    const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {
-      const file = path.join(dir, "theirs.txt");
+      const file = path.join(shared.dir(), "theirs.txt");
       await writeFile(file, "one\n");
       await chown(file, 1234, NOBODY.gid);
       await chmod(file, 0o664);
-      const result = await edit(nobody, file, "one", "1");
+      const result = await edit(shared.server(), file, "one", "1");
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^Cannot replace .*theirs\.txt: it is owned by uid 1234 gid 65534, and this server \(uid 65534\)/);
       const st = await stat(file);
       expect([st.uid, st.gid]).toEqual([1234, NOBODY.gid]);
       expect(await readFile(file, "utf8")).toBe("one\n");
-      expect(await leftovers(dir)).toEqual([]);
+      expect(await leftovers(shared.dir())).toEqual([]);
     });
 
     it("its own file is edited and keeps owner and mode", async () => {
-      const file = path.join(dir, "mine.txt");
+      const file = path.join(shared.dir(), "mine.txt");
       await writeFile(file, "one\n");
       await chown(file, NOBODY.uid, NOBODY.gid);
       await chmod(file, 0o600);
-      expect((await edit(nobody, file, "one", "1")).isError).toBeFalsy();
+      expect((await edit(shared.server(), file, "one", "1")).isError).toBeFalsy();
       const st = await stat(file);
       expect([st.uid, st.gid, st.mode & 0o777]).toEqual([NOBODY.uid, NOBODY.gid, 0o600]);
       expect(await readFile(file, "utf8")).toBe("1\n");
     });
 
     it("its own read-only (0444) file is refused", async () => {
-      const file = path.join(dir, "mine-readonly.txt");
+      const file = path.join(shared.dir(), "mine-readonly.txt");
       await writeFile(file, "one\n");
       await chown(file, NOBODY.uid, NOBODY.gid);
       await chmod(file, 0o444);
-      const result = await edit(nobody, file, "one", "1");
+      const result = await edit(shared.server(), file, "one", "1");
       expect(textOf(result)).toMatch(/^Cannot edit .*mine-readonly\.txt: it is read-only for this server's user/);
       expect(await readFile(file, "utf8")).toBe("one\n");
     });

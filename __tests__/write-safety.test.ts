@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endsWithNotice, pageNotice, truncationNotice } from "../src/bounded.js";
 import { tempDir } from "./support/fixtures.js";
-import { connectAs, IS_ROOT, NOBODY } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -148,41 +148,32 @@ describe("write_file: owner, group and permission", () => {
   });
 
   describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
-    let dir: string;
-    let nobody: Connected;
-    beforeAll(async () => {
-      dir = path.join(root, "shared-dir");
-      await mkdir(dir);
-      await chmod(dir, 0o777);
-      await chmod(root, 0o755);
-      nobody = await connectAs(NOBODY, [dir]);
-    });
-    afterAll(() => nobody.close());
+    const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {
-      const file = path.join(dir, "theirs.txt");
+      const file = path.join(shared.dir(), "theirs.txt");
       await writeFile(file, "one\n");
       await chown(file, 1234, NOBODY.gid);
       await chmod(file, 0o664);
-      const result = await call(nobody.client, "write_file", { path: file, content: "two\n" });
+      const result = await call(shared.server().client, "write_file", { path: file, content: "two\n" });
       expect(textOf(result)).toMatch(/^Cannot replace .*theirs\.txt: it is owned by uid 1234 gid 65534/);
       const st = await stat(file);
       expect([st.uid, st.gid]).toEqual([1234, NOBODY.gid]);
       expect(await readFile(file, "utf8")).toBe("one\n");
-      expect(await leftovers(dir)).toEqual([]);
+      expect(await leftovers(shared.dir())).toEqual([]);
       // Appending changes no owner: it is allowed through the group's write bit.
-      expect(textOf(await call(nobody.client, "write_file", { path: file, content: "more\n", append: true }))).toBe(
+      expect(textOf(await call(shared.server().client, "write_file", { path: file, content: "more\n", append: true }))).toBe(
         `Successfully appended to ${file}`,
       );
       expect(await readFile(file, "utf8")).toBe("one\nmore\n");
     });
 
     it("its own files are written with owner kept; its read-only file is refused", async () => {
-      const file = path.join(dir, "mine.txt");
-      expect((await call(nobody.client, "write_file", { path: file, content: "new\n" })).isError).toBeFalsy();
+      const file = path.join(shared.dir(), "mine.txt");
+      expect((await call(shared.server().client, "write_file", { path: file, content: "new\n" })).isError).toBeFalsy();
       expect((await stat(file)).uid).toBe(NOBODY.uid);
       await chmod(file, 0o444);
-      const result = await call(nobody.client, "write_file", { path: file, content: "again\n" });
+      const result = await call(shared.server().client, "write_file", { path: file, content: "again\n" });
       expect(textOf(result)).toMatch(/^Cannot write .*mine\.txt: it is read-only for this server's user/);
       expect(await readFile(file, "utf8")).toBe("new\n");
     });

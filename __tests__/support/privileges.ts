@@ -1,7 +1,10 @@
 /** Runs the built server as another user (root only), for the owner and permission suites. */
+import { chmod, mkdir } from "node:fs/promises";
+import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { afterAll, beforeAll } from "vitest";
 import { SERVER_JS, type Connected } from "./spawn.js";
 
 /** True when this process may switch to another user (root on POSIX). */
@@ -32,4 +35,28 @@ export async function connectAs(user: { uid: number; gid: number }, args: string
   const client = new Client({ name: "test-client", version: "1.0.0" });
   await client.connect(transport);
   return { client, transport, stderr: () => stderr, close: () => client.close() };
+}
+
+/**
+ * Inside a `describe`: before its tests, makes a world-writable `shared-dir` under `root()` and starts
+ * the server there as `nobody`; closes it afterwards. The getters are valid inside the tests.
+ */
+export function serverAsNobody(root: () => string): { dir(): string; server(): Connected } {
+  let dir = "";
+  let nobody: Connected | undefined;
+  beforeAll(async () => {
+    dir = path.join(root(), "shared-dir");
+    await mkdir(dir);
+    await chmod(dir, 0o777);
+    await chmod(root(), 0o755);
+    nobody = await connectAs(NOBODY, [dir]);
+  });
+  afterAll(() => nobody?.close());
+  return {
+    dir: () => dir,
+    server: () => {
+      if (nobody === undefined) throw new Error("serverAsNobody: used outside its describe's tests");
+      return nobody;
+    },
+  };
 }

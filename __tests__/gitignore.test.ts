@@ -11,15 +11,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { Sandbox, strategy, useStrategy, type StrategyName } from "../src/sandbox/index.js";
-import { describeEachStrategy, STRATEGIES, walkOptions } from "./support/fixtures.js";
+import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { MAX_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
 import { bigSink } from "./walk-reference.js";
 
 const ADVICE = "narrow it";
-type Spec = { [name: string]: string | Spec | { link: string } };
-
 function gitWorks(): boolean {
   try {
     execFileSync("git", ["--version"], { stdio: "ignore" });
@@ -30,18 +28,6 @@ function gitWorks(): boolean {
 }
 const noGit = !gitWorks();
 const isRoot = process.getuid?.() === 0;
-
-function materialize(dir: string, spec: Spec): void {
-  for (const [name, value] of Object.entries(spec)) {
-    const p = path.join(dir, name);
-    if (typeof value === "string") fs.writeFileSync(p, value);
-    else if ("link" in value && typeof value.link === "string") fs.symlinkSync(value.link, p);
-    else {
-      fs.mkdirSync(p);
-      materialize(p, value as Spec);
-    }
-  }
-}
 
 let tmp: string;
 let root: string;

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../src/server/config.js";
-import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
+import { describeEachStrategy, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { buildServer } from "../src/server/index.js";
 import { directoryTree } from "../src/tools/browse.js";
 import { DEPTH_LIMITED, type TreeOptions } from "../src/walking/tree.js";
@@ -21,19 +21,6 @@ import type { WalkOptions } from "../src/walking/index.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText, type TreeEntry } from "./walk-reference.js";
 
 const ADVICE = "narrow it";
-type Spec = { [name: string]: string | Spec };
-
-function materialize(dir: string, spec: Spec): void {
-  for (const [name, value] of Object.entries(spec)) {
-    const p = path.join(dir, name);
-    if (typeof value === "string") fs.writeFileSync(p, value);
-    else {
-      fs.mkdirSync(p);
-      materialize(p, value);
-    }
-  }
-}
-
 let tmp: string;
 let root: string;
 let opts: WalkOptions;

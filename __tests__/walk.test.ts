@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { capText, TextSink } from "../src/bounded.js";
 import { escapeControls } from "../src/escape.js";
-import { describeEachStrategy, STRATEGIES, walkOptions } from "./support/fixtures.js";
+import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
@@ -12,20 +12,6 @@ import { SkipLog } from "../src/walking/walker.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
 
 const ADVICE = "pass a deeper path, or add excludePatterns";
-
-type Spec = { [name: string]: string | Spec | { link: string } };
-
-function materialize(dir: string, spec: Spec): void {
-  for (const [name, value] of Object.entries(spec)) {
-    const p = path.join(dir, name);
-    if (typeof value === "string") fs.writeFileSync(p, value);
-    else if ("link" in value && typeof value.link === "string") fs.symlinkSync(value.link, p);
-    else {
-      fs.mkdirSync(p);
-      materialize(p, value as Spec);
-    }
-  }
-}
 
 let tmp: string;
 let root: string;

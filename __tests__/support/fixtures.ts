@@ -2,6 +2,7 @@
  * The one temp-dir helper and the one idiom for running a suite under each
  * platform strategy (Linux /proc/self/fd and the portable path).
  */
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -39,4 +40,20 @@ export function strategyEnv(name: StrategyName): Record<string, string> {
 /** Walk options confined to `dirs`. */
 export function walkOptions(dirs: readonly string[], extra: Omit<WalkOptions, "sandbox"> = {}): WalkOptions {
   return { sandbox: new Sandbox(dirs), ...extra };
+}
+
+/** A tree to lay out: a file's text, a directory's entries, or a symlink's target. */
+export type Spec = { [name: string]: string | Spec | { link: string } };
+
+/** Lays `spec` out under the existing directory `dir`. */
+export function materialize(dir: string, spec: Spec): void {
+  for (const [name, value] of Object.entries(spec)) {
+    const p = path.join(dir, name);
+    if (typeof value === "string") writeFileSync(p, value);
+    else if ("link" in value && typeof value.link === "string") symlinkSync(value.link, p);
+    else {
+      mkdirSync(p);
+      materialize(p, value as Spec);
+    }
+  }
 }

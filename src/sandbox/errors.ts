@@ -73,9 +73,9 @@ export function kindOf(st: Stats | BigIntStats): string {
   return "special file";
 }
 
-/** `Not a regular file: <path> (<kind>)`. */
+/** `Not a regular file: <path> (<kind>)`, with code EISDIR for a directory (callers tell it apart by code). */
 export function notRegular(shown: string, st: Stats | BigIntStats): SafeFsError {
-  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: "EINVAL" });
+  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: st.isDirectory() ? "EISDIR" : "EINVAL" });
 }
 
 /** A Node-style system error for a condition detected without a syscall. */

@@ -1,6 +1,7 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
 import { compileQuery, ContentSearch, type OutputMode } from "../grep/index.js";
+import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
 
@@ -31,19 +32,20 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     offset: args.offset,
   });
   try {
-    const target = await ctx.sandbox.validate(args.path);
-    const info = await ctx.sandbox.stat(target);
-    if (info.isFile()) {
-      const { handle } = await ctx.sandbox.openFile(target);
+    // One resolution for a file: it is opened as one, and only a directory (EISDIR) is walked instead.
+    const file = await ctx.sandbox.openFile(args.path).catch((error: unknown) => {
+      if (errnoCode(error) !== "EISDIR") throw error;
+      return undefined;
+    });
+    if (file !== undefined) {
       try {
-        await search.searchFile(handle, target, {
-          signal: ctx.signal,
-          onProgress: (done) => ctx.progress(done, info.size),
-        });
+        const size = Number((await file.handle.stat()).size);
+        await search.searchFile(file.handle, file.path, { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
       } finally {
-        await handle.close();
+        await file.handle.close();
       }
     } else {
+      const target = await ctx.sandbox.validate(args.path);
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
       // Small files come read whole when the query is searched in this thread (no regex worker).
       const searchBytes = search.scansInThread

@@ -9,7 +9,7 @@ import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { FileObjectId, Sandbox, WalkedRead } from "../sandbox/index.js";
+import { errnoCode, type FileObjectId, type Sandbox, type WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -42,7 +42,6 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 // A number when exact, else a bigint: the one form a set finds a device or inode number by.
 const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" || n > MAX_EXACT ? n : Number(n));
 
-const isDirectoryRefusal = (error: unknown): boolean => /\(directory\)/.test(error instanceof Error ? error.message : "");
 
 async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
   const verdict = await sandbox.followLink(link, false);
@@ -51,7 +50,7 @@ async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: Fil
     return { handle: (await sandbox.openFile(verdict.target.real)).handle };
   } catch (error) {
     // A link to a directory is listed by search_files but never descended; it holds no file to search.
-    return isDirectoryRefusal(error) ? "directory" : "unreadable";
+    return errnoCode(error) === "EISDIR" ? "directory" : "unreadable";
   }
 }
 

@@ -10,15 +10,12 @@ import nodePath from "node:path";
 import { isAllowedDirectory } from "./containment.js";
 import { assertHandleInside, openDir, openParentOf } from "./dirs.js";
 import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
-import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import { O_NOFOLLOW, READ_FLAGS } from "./flags.js";
 import { withFileLocks } from "./locks.js";
 import { assertWritable, keepOwnerAndMode } from "./ownership.js";
 import type { OpenedDir } from "./strategy.js";
 import { swapIn } from "./swap.js";
 
-// O_NONBLOCK keeps a FIFO swapped in after the lstat from blocking the open;
-// for regular files it changes nothing.
-const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 /** Flags of a temp file that is to replace another: always a new file, never through a symlink. */
 export const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 

@@ -6,14 +6,13 @@
  * (SPEC §10); a burst is a few µs and stays short because the file is small.
  * Bigger files are left to `openWalkedFile`, which hands out a handle to stream.
  */
-import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { assertInside } from "./containment.js";
 import { notRegular, wrapError } from "./errors.js";
-import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
+import { READ_FLAGS } from "./flags.js";
 import type { FileObjectId } from "./identity.js";
 import { strategy } from "./platform.js";
 
-const READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
 
 /** A walked file read whole into the caller's buffer (`length` bytes), or too big for it ("large": nothing read). */
 export type WalkedRead = { kind: "whole"; length: number; stat: FileObjectId } | { kind: "large" };

@@ -59,6 +59,15 @@ export async function openRegularIn(
   // Refused before opening: opening some devices has side effects of its own.
   if (!pre.isFile()) throw notRegular(shown, pre);
 
+  return openVerified(child, shown, allowedDirs);
+}
+
+/** Opens `child` (an entry reached through a verified directory) for reading; the opened object must be a regular file inside. */
+async function openVerified(
+  child: string,
+  shown: string,
+  allowedDirs: readonly string[],
+): Promise<{ handle: FileHandle; stat: BigIntStats }> {
   let handle: FileHandle;
   try {
     handle = await fs.open(child, READ_FLAGS);
@@ -68,18 +77,15 @@ export async function openRegularIn(
     }
     throw wrapError(err, `Cannot open ${shown}`);
   }
-  let keep = false;
   try {
-    // The object actually opened is what counts; the lstat above was only a first look.
+    // The object actually opened is what counts; any look before the open was only a first look.
     const stat = await handle.stat({ bigint: true });
     if (!stat.isFile()) throw notRegular(shown, stat);
     await assertHandleInside(handle, child, shown, allowedDirs);
-    keep = true;
     return { handle, stat };
   } catch (err) {
+    await handle.close();
     throw wrapError(err, `Cannot open ${shown}`);
-  } finally {
-    if (!keep) await handle.close();
   }
 }
 
@@ -141,21 +147,7 @@ export async function openWalkedFile(
   shown: string,
   allowedDirs: readonly string[],
 ): Promise<{ handle: FileHandle; stat: BigIntStats }> {
-  let handle: FileHandle;
-  try {
-    handle = await fs.open(reach + name, READ_FLAGS);
-  } catch (err) {
-    throw wrapError(err, `Cannot open ${shown}`);
-  }
-  try {
-    const stat = await handle.stat({ bigint: true });
-    if (!stat.isFile()) throw notRegular(shown, stat);
-    await assertHandleInside(handle, reach + name, shown, allowedDirs);
-    return { handle, stat };
-  } catch (err) {
-    await handle.close();
-    throw wrapError(err, `Cannot open ${shown}`);
-  }
+  return openVerified(reach + name, shown, allowedDirs);
 }
 
 /** Opens a regular file for reading without following a final symlink and without blocking on FIFOs; verifies the opened object. */

@@ -4,7 +4,8 @@
  * links, .gitignore by default, continuation by offset at a small cap, a
  * hostile regex while another call is answered, and cancellation.
  */
-import { mkdir, symlink, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,6 +115,17 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     expect(order[0]).toBe("other");
     if (h.isError) expect(text(h)).toMatch(/too costly/);
     else expect(text(h)).toContain("Found 0 matching lines");
+  });
+
+  it("counts a FIFO it does not search instead of skipping it silently", async () => {
+    const dir = path.join(root, `fifo-${name}`);
+    await mkdir(dir);
+    execFileSync("mkfifo", [path.join(dir, "pipe")]);
+    await writeFile(path.join(dir, "plain.txt"), "qzx-fifo here\n");
+    const result = text(await call(server.client, "search_file_contents", { path: dir, query: "qzx-fifo" }));
+    await rm(dir, { recursive: true });
+    expect(result).toContain("Found 1 matching line in 1 file; searched 1 file.");
+    expect(result).toContain("Not searched: 1 file (1 unreadable or not a regular file).");
   });
 
   it("refuses an invalid regex quoting the engine, and a path outside", async () => {

@@ -12,7 +12,7 @@ export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink";
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
   gitignored: "ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them)",
-  unreadable: "unreadable",
+  unreadable: "unreadable or not a regular file",
   outsideLink: "symlinks leading outside the allowed directories",
 };
 

@@ -128,7 +128,11 @@ export async function walkFiles(
     // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
     const shown = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
     if (entry.isSymbolicLink()) return enterLink(reach + entry.name, shown);
-    if (!entry.isFile()) return undefined;
+    if (!entry.isFile()) {
+      // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
+      onSkip("unreadable", 1);
+      return undefined;
+    }
     if (onSmallFile !== undefined) {
       const small = readSmall(reach, entry.name, shown);
       if (small === undefined) return undefined;

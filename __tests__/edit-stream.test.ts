@@ -380,4 +380,22 @@ describe("streamEdit: cancellation and fairness", () => {
     running = false;
     expect(during).toBeGreaterThan(0);
   });
+
+describe("the line limit of whitespace-tolerant matching", () => {
+  it("a line longer than maxLineBytes is matched exactly but not ignoring whitespace, and the error names the limit", async () => {
+    const long = `  ${"x".repeat(100)}\n`;
+    const bytes = Buffer.from(`short\n${long}end\n`);
+    // Exactly: still found.
+    const exact = await run(bytes, [{ oldText: "x".repeat(100), newText: "y" }], { maxLineBytes: 64 });
+    expect(exact.out.toString()).toBe("short\n  y\nend\n");
+    // Only by ignoring the indentation: the long line takes no part.
+    await expect(run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 64 })).rejects.toThrow(
+      /^Could not find exact match for edit:\n[\s\S]*lines over 64 bytes are matched only exactly/,
+    );
+    // Under the limit the same edit matches.
+    const tolerant = await run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 1024 });
+    expect(tolerant.out.toString()).toBe("short\n  z\n");
+  });
+});
+
 });

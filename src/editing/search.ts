@@ -53,7 +53,8 @@ export class EditSearch {
     readonly exactHints: (number | undefined | null)[],
     /** First original tolerant match per edit (undefined: none; null: not looked for). */
     readonly lineHints: (LineMatch | undefined | null)[],
-    private readonly maxLineBytes: number,
+    /** Lines longer than this take part only in exact matches. */
+    readonly maxLineBytes: number,
     private readonly pause: () => Promise<void>,
     /** Longest old text in bytes: the reach of the exact windows. */
     private readonly radius: number,

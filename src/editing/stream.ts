@@ -3,6 +3,7 @@
  * while holding only the edited ranges and their diff context, keeps every line ending outside
  * the edited text, writes the result through `write`, and returns the hunks-only diff.
  */
+import { formatCount } from "../bounded.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
@@ -107,7 +108,8 @@ async function applyAll(
     if (match === undefined) {
       throw new Error(
         `Could not find exact match for edit:\n${given[k]?.oldText ?? ""}\n(edits[${k}], edit ${k + 1} of ${edits.length}, ` +
-          "applied to the text as the edits before it left it)",
+          "applied to the text as the edits before it left it; lines over " +
+          `${formatCount(search.maxLineBytes)} bytes are matched only exactly, not ignoring whitespace)`,
       );
     }
     search.replace(match.start, match.end, Buffer.from(rebase(match.firstLine, edit.lines.oldLines, edit.newText)));

@@ -40,7 +40,10 @@ const rulesOf = (ig: Ignore): RuleList | undefined => {
   return typeof rules?.test === "function" ? (rules as RuleList) : undefined;
 };
 const PER_PATH_MODE = "regex";
-const perPathWorks = ((): boolean => {
+// Probed on the first .gitignore compiled, not at start-up: most calls never read one.
+let perPath: boolean | undefined;
+const perPathWorks = (): boolean => (perPath ??= probePerPath());
+function probePerPath(): boolean {
   const probe = rulesOf(ignore().add("a/\n!b\n"));
   try {
     return (
@@ -51,7 +54,7 @@ const perPathWorks = ((): boolean => {
   } catch {
     return false;
   }
-})();
+}
 // The public test() caches a result per path asked (and per parent), which would grow with the
 // tree; the fallback rebuilds its instance after this many tests.
 const CACHE_RESET_EVERY = 1024;
@@ -64,7 +67,7 @@ const CACHE_RESET_EVERY = 1024;
 export function compileGitignore(text: string): RuleTest {
   const build = (): Ignore => ignore({ ignorecase: false }).add(text);
   let ig = build();
-  const rules = perPathWorks ? rulesOf(ig) : undefined;
+  const rules = perPathWorks() ? rulesOf(ig) : undefined;
   if (rules) return (rel) => rules.test(rel, PER_PATH_MODE);
   let tests = 0;
   return (rel) => {

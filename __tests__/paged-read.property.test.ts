@@ -5,7 +5,6 @@
  * warm or a cold cache equals the reference slice; head/tail match upstream.
  */
 import fc from "fast-check";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { splitsPair, TextSink } from "../src/bounded.js";
 import { CheckpointCache, headInto, readWindow, tailInto } from "../src/reading/index.js";

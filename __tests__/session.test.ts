@@ -8,11 +8,12 @@ import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BATCH_REFUSAL } from "../src/server/guards.js";
 import { MAX_MEDIA_BYTES_BOUND, MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../src/server/wire-limits.js";
 import { call, connect, runServer, SERVER_JS, textOf } from "./support/spawn.js";
 import { tempDir } from "./support/fixtures.js";
 
-type Reply = { id?: string | number; result?: Record<string, unknown>; error?: { code: number; message: string } };
+type Reply = { id?: string | number | null; result?: Record<string, unknown>; error?: { code: number; message: string } };
 
 /** A server spoken to in raw lines; replies are collected in order, so answers without an id can be awaited too. */
 interface Raw {
@@ -185,11 +186,52 @@ describe("every request is answered (SPEC §13)", () => {
     expect(reply.error?.message).toMatch(reason);
   });
 
-  it("answers a line that is not JSON with -32700 and a bad id with -32600, both without an id", async () => {
+  it("answers a line that is not JSON with -32700 and a bad id with -32600, both with id null (issue 18)", async () => {
     raw.send("{not json");
-    expect((await raw.next((r) => r.error?.code === -32700)).id).toBeUndefined();
+    expect((await raw.next((r) => r.error?.code === -32700)).id).toBeNull();
     raw.send(JSON.stringify({ jsonrpc: "2.0", id: { x: 1 }, method: "ping" }));
     expect((await raw.next((r) => r.error?.code === -32600)).error?.message).toMatch(/id must be a string or an integer \(got an object\)/);
+  });
+
+  it("answers an unparsable line by the id the raw text still shows, and a JSON value that is no object with id null", async () => {
+    raw.send('{"jsonrpc":"2.0","id":"half","method":"ping","params":{');
+    const half = await raw.next(byId("half"));
+    expect(half.error?.code).toBe(-32700);
+    expect(half.error?.message).toMatch(/^Parse error: the line is not valid JSON/);
+    raw.send("42");
+    const scalar = await raw.next((r) => r.error?.code === -32600 && /must be an object/.test(r.error.message));
+    expect(scalar.id).toBeNull();
+  });
+
+  // Issue 18: a batch was answered by one error without an id, so a batching client waited forever.
+  it("refuses a JSON-RPC batch with one error per request, by its id, and answers nothing for its notifications and responses", async () => {
+    raw.send(
+      JSON.stringify([
+        { jsonrpc: "2.0", id: "b1", method: "ping" },
+        { jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "list_allowed_directories", arguments: {} } },
+        { jsonrpc: "2.0", method: "notifications/roots/list_changed" },
+        { jsonrpc: "2.0", id: 99, result: {} },
+        "not a message",
+      ]),
+    );
+    raw.send(JSON.stringify({ jsonrpc: "2.0", id: "after-batch", method: "ping" }));
+    const first = await raw.next(byId("b1"));
+    const second = await raw.next(byId(7));
+    for (const reply of [first, second]) {
+      expect(reply.error).toEqual({ code: -32600, message: BATCH_REFUSAL });
+      expect(reply.result).toBeUndefined();
+    }
+    const stray = await raw.next((r) => r.id === null && r.error?.message === BATCH_REFUSAL);
+    expect(stray.error?.code).toBe(-32600);
+    // Replies go out in order: once the ping after the batch is answered, nothing else of the batch can follow.
+    expect((await raw.next(byId("after-batch"))).result).toEqual({});
+    await expect(raw.next(byId(99), 0)).rejects.toThrow(/no matching reply/);
+  });
+
+  it("answers an empty batch with one Invalid Request error, id null", async () => {
+    raw.send("[]");
+    const reply = await raw.next((r) => r.error?.code === -32600 && /empty batch/.test(r.error.message));
+    expect(reply.id).toBeNull();
   });
 
   it("refuses arguments nested 100,000 deep with a tool error naming the limit, not a stack overflow", async () => {

@@ -16,11 +16,16 @@ import {
 import type { ZodError } from "zod";
 import type { ScannedHead } from "./line-scan.js";
 
-/** A line turned into what the transport does with it. */
+/** A line turned into what the transport does with it (a refused batch: several replies, and what could not be answered). */
 export type Verdict =
   | { readonly kind: "message"; readonly message: JSONRPCMessage }
   | { readonly kind: "reply"; readonly reply: JSONRPCMessage }
+  | { readonly kind: "replies"; readonly replies: readonly JSONRPCMessage[]; readonly unanswered: number }
   | { readonly kind: "drop"; readonly reason: string };
+
+/** The refusal of a JSON-RPC batch, sent once per request in it. */
+export const BATCH_REFUSAL =
+  "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed batching); send each request as its own message";
 
 type Schema = { safeParse(value: unknown): { success: true } | { success: false; error: ZodError } };
 
@@ -52,10 +57,9 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
     value = JSON.parse(text);
   } catch (error) {
     const reason = `Parse error: the line is not valid JSON (${error instanceof Error ? error.message : String(error)})`;
-    return head.id === undefined
-      ? { kind: "reply", reply: { jsonrpc: "2.0", error: { code: ErrorCode.ParseError, message: reason } } as JSONRPCMessage }
-      : refusal(head, ErrorCode.ParseError, reason);
+    return head.id === undefined ? noIdReply(ErrorCode.ParseError, reason) : refusal(head, ErrorCode.ParseError, reason);
   }
+  if (Array.isArray(value)) return refuseBatch(value);
   const parsed = JSONRPCMessageSchema.safeParse(value);
   const object = isObject(value) ? value : undefined;
   const method = typeof object?.method === "string" ? object.method : undefined;
@@ -81,7 +85,34 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
 }
 
 function invalidRequest(reason: string): Verdict {
-  return { kind: "reply", reply: { jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${reason}` } } as JSONRPCMessage };
+  return noIdReply(ErrorCode.InvalidRequest, `Invalid Request: ${reason}`);
+}
+
+/** An error for a message whose id cannot be read: JSON-RPC 2.0 answers it with id null. */
+function noIdReply(code: number, message: string): Verdict {
+  return { kind: "reply", reply: { jsonrpc: "2.0", id: null, error: { code, message } } as unknown as JSONRPCMessage };
+}
+
+/**
+ * One error per request of a batch, by its id (the SDK's stdio client cannot read an array, so the
+ * errors go out as separate messages); notifications and responses in it cannot be answered.
+ */
+function refuseBatch(batch: readonly unknown[]): Verdict {
+  if (batch.length === 0) return invalidRequest("an empty batch");
+  const replies: JSONRPCMessage[] = [];
+  let unanswered = 0;
+  for (const element of batch) {
+    const object = isObject(element) ? element : undefined;
+    const isResponse = object !== undefined && ("result" in object || "error" in object) && !("method" in object);
+    if (object !== undefined && (!("id" in object) || isResponse)) unanswered++;
+    else if (object !== undefined && validId(object.id)) {
+      replies.push({ jsonrpc: "2.0", id: object.id as string | number, error: { code: ErrorCode.InvalidRequest, message: BATCH_REFUSAL } });
+    } else {
+      const reply = noIdReply(ErrorCode.InvalidRequest, BATCH_REFUSAL);
+      if (reply.kind === "reply") replies.push(reply.reply);
+    }
+  }
+  return { kind: "replies", replies, unanswered };
 }
 
 function validId(id: unknown): boolean {

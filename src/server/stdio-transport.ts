@@ -17,9 +17,10 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { formatCount } from "../bounded.js";
+import { RequestFlow } from "./flow.js";
 import { classifyLine, refusal, type Verdict } from "./guards.js";
 import { LineScanner } from "./line-scan.js";
-import { MAX_IN_FLIGHT, MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
+import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "./wire-limits.js";
 
 /** Bounds of one transport; each defaults to the constant of the same meaning in wire-limits.ts. */
 export interface BoundedStdioOptions {
@@ -32,17 +33,7 @@ export interface BoundedStdioOptions {
   readonly log?: (line: string) => void;
 }
 
-interface Queued {
-  readonly message: JSONRPCMessage;
-  readonly key: string;
-  readonly bytes: number;
-}
-
 const NEWLINE = 0x0a;
-
-function idKey(id: string | number): string {
-  return `${typeof id}:${id}`;
-}
 
 /** A Transport over stdin/stdout that never ends the session on input and never buffers without bound. */
 export class BoundedStdioTransport implements Transport {
@@ -52,19 +43,13 @@ export class BoundedStdioTransport implements Transport {
 
   private readonly maxLineBytes: number;
   private readonly maxDepth: number;
-  private readonly outputHighWater: number;
-  private readonly maxInFlight: number;
-  private readonly queuedRequestBytes: number;
   private readonly log: (line: string) => void;
+  private readonly flow: RequestFlow;
   private readonly scanner = new LineScanner();
   private pieces: Buffer[] = [];
   private lineBytes = 0;
   private discarding: "size" | "depth" | undefined;
-  private readonly queue: Queued[] = [];
-  private queuedBytes = 0;
-  private readonly inFlight = new Set<string>();
   private drainWaiters: (() => void)[] = [];
-  private paused = false;
   private closed = false;
 
   constructor(
@@ -74,10 +59,13 @@ export class BoundedStdioTransport implements Transport {
   ) {
     this.maxLineBytes = options.maxLineBytes ?? MAX_REQUEST_LINE_BYTES;
     this.maxDepth = options.maxDepth ?? MAX_MESSAGE_DEPTH;
-    this.outputHighWater = options.outputHighWater ?? OUTPUT_HIGH_WATER;
-    this.maxInFlight = options.maxInFlight ?? MAX_IN_FLIGHT;
-    this.queuedRequestBytes = options.queuedRequestBytes ?? QUEUED_REQUEST_BYTES;
     this.log = options.log ?? ((line) => console.error(line));
+    this.flow = new RequestFlow(
+      (message) => this.onmessage?.(message),
+      () => this.stdout.writableLength,
+      options,
+      (full) => (full ? this.stdin.pause() : this.stdin.resume()),
+    );
   }
 
   /** Starts reading stdin. */
@@ -89,9 +77,7 @@ export class BoundedStdioTransport implements Transport {
 
   /** Writes one message; resolves once the output buffer has room again. */
   send(message: JSONRPCMessage): Promise<void> {
-    if ("id" in message && message.id !== undefined && !("method" in message)) {
-      if (this.inFlight.delete(idKey(message.id))) queueMicrotask(this.pump);
-    }
+    if ("id" in message && message.id !== undefined && message.id !== null && !("method" in message)) this.flow.answered(message.id);
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.drainWaiters.push(resolve);
@@ -107,8 +93,7 @@ export class BoundedStdioTransport implements Transport {
     this.stdout.off("drain", this.onDrain);
     if (this.stdin.listenerCount("data") === 0) this.stdin.pause();
     this.pieces = [];
-    this.queue.length = 0;
-    this.inFlight.clear();
+    this.flow.stop();
     for (const resolve of this.drainWaiters.splice(0)) resolve();
     this.onclose?.();
   }
@@ -117,7 +102,7 @@ export class BoundedStdioTransport implements Transport {
 
   private readonly onDrain = (): void => {
     for (const resolve of this.drainWaiters.splice(0)) resolve();
-    this.pump();
+    this.flow.pump();
   };
 
   private readonly onData = (chunk: Buffer): void => {
@@ -130,7 +115,7 @@ export class BoundedStdioTransport implements Transport {
       this.endLine();
       start = newline + 1;
     }
-    this.pump();
+    this.flow.pump();
   };
 
   /** Adds bytes to the current line, switching to discarding when it gets too long or too deep. */
@@ -185,41 +170,20 @@ export class BoundedStdioTransport implements Transport {
       this.send(verdict.reply).catch(() => undefined);
       return;
     }
-    const message = verdict.message;
-    if ("method" in message && "id" in message) {
-      this.queue.push({ message, key: idKey(message.id), bytes });
-      this.queuedBytes += bytes;
+    if (verdict.kind === "replies") {
+      for (const reply of verdict.replies) this.send(reply).catch(() => undefined);
+      if (verdict.unanswered > 0) this.log(`Refused a JSON-RPC batch; ${verdict.unanswered} of its messages had no id to answer`);
       return;
     }
-    if ("method" in message && message.method === "notifications/cancelled") this.forget(message.params?.requestId);
+    const message = verdict.message;
+    if ("method" in message && "id" in message) {
+      this.flow.admit(message, bytes);
+      return;
+    }
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const id = message.params?.requestId;
+      if (typeof id === "string" || typeof id === "number") this.flow.forget(id);
+    }
     this.onmessage?.(message);
   }
-
-  /** A cancelled request gets no answer: drop it if it has not started, and stop counting it if it has. */
-  private forget(requestId: unknown): void {
-    if (typeof requestId !== "string" && typeof requestId !== "number") return;
-    const key = idKey(requestId);
-    this.inFlight.delete(key);
-    const at = this.queue.findIndex((queued) => queued.key === key);
-    if (at !== -1) this.queuedBytes -= this.queue.splice(at, 1)[0]?.bytes ?? 0;
-  }
-
-  /** Starts queued requests while output and work in flight are under their bounds; pauses or resumes stdin. */
-  private readonly pump = (): void => {
-    if (this.closed) return;
-    while (this.queue.length > 0 && this.inFlight.size < this.maxInFlight && this.stdout.writableLength < this.outputHighWater) {
-      const next = this.queue.shift() as Queued;
-      this.queuedBytes -= next.bytes;
-      this.inFlight.add(next.key);
-      this.onmessage?.(next.message);
-    }
-    const full = this.queuedBytes > this.queuedRequestBytes;
-    if (full && !this.paused) {
-      this.paused = true;
-      this.stdin.pause();
-    } else if (!full && this.paused) {
-      this.paused = false;
-      this.stdin.resume();
-    }
-  };
 }

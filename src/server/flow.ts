@@ -1,0 +1,122 @@
+/**
+ * RequestFlow: when received requests may start (SPEC §13, §17). A request
+ * starts only while fewer than `maxInFlight` are unanswered and the output
+ * not yet taken by the client is under `outputHighWater`; the others wait in
+ * order. Both transports use it: stdio stops reading stdin while the waiting
+ * requests pass `queuedRequestBytes`; HTTP stops reading request bodies.
+ */
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
+
+/** The bounds of one flow; each defaults to the constant of the same meaning in wire-limits.ts. */
+export interface FlowBounds {
+  readonly maxInFlight?: number;
+  readonly outputHighWater?: number;
+  readonly queuedRequestBytes?: number;
+}
+
+interface Waiting {
+  readonly message: JSONRPCMessage;
+  readonly key: string;
+  readonly bytes: number;
+}
+
+/** A request id as a map key that keeps `1` and `"1"` apart. */
+export function requestKey(id: RequestId): string {
+  return `${typeof id}:${id}`;
+}
+
+/** Admits requests in order, within the bounds; the transport reports answers, cancels and drained output. */
+export class RequestFlow {
+  private readonly waiting: Waiting[] = [];
+  private waitingBytes = 0;
+  private readonly running = new Set<string>();
+  private readonly maxInFlight: number;
+  private readonly outputHighWater: number;
+  private readonly queuedRequestBytes: number;
+  private wasFull = false;
+  private stopped = false;
+
+  /**
+   * @param start hands a request to the protocol
+   * @param unsent bytes of output the client has not taken yet
+   * @param onFull called when the waiting requests pass `queuedRequestBytes`, and again (false) when they fall under it
+   */
+  constructor(
+    private readonly start: (message: JSONRPCMessage) => void,
+    private readonly unsent: () => number,
+    bounds: FlowBounds = {},
+    private readonly onFull: (full: boolean) => void = () => undefined,
+  ) {
+    this.maxInFlight = bounds.maxInFlight ?? MAX_IN_FLIGHT;
+    this.outputHighWater = bounds.outputHighWater ?? OUTPUT_HIGH_WATER;
+    this.queuedRequestBytes = bounds.queuedRequestBytes ?? QUEUED_REQUEST_BYTES;
+  }
+
+  /** Requests started and not yet answered. */
+  get inFlight(): number {
+    return this.running.size;
+  }
+
+  /** Requests received and not yet started. */
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** True when the waiting requests hold more than `queuedRequestBytes`: stop reading input. */
+  get full(): boolean {
+    return this.waitingBytes > this.queuedRequestBytes;
+  }
+
+  /** True while `id` has started and is not answered. */
+  isRunning(id: RequestId): boolean {
+    return this.running.has(requestKey(id));
+  }
+
+  /** Queues a received request of `bytes` bytes and starts what may start. */
+  admit(message: JSONRPCMessage & { id: RequestId }, bytes: number): void {
+    if (this.stopped) return;
+    this.waiting.push({ message, key: requestKey(message.id), bytes });
+    this.waitingBytes += bytes;
+    this.pump();
+  }
+
+  /** Records that `id` was answered; the next request may start. */
+  answered(id: RequestId): void {
+    if (this.running.delete(requestKey(id))) queueMicrotask(this.pump);
+  }
+
+  /** A cancelled request gets no answer: drops it if it is waiting, stops counting it if it runs; true if it was known. */
+  forget(id: RequestId): boolean {
+    const key = requestKey(id);
+    const wasRunning = this.running.delete(key);
+    const at = this.waiting.findIndex((w) => w.key === key);
+    if (at !== -1) this.waitingBytes -= this.waiting.splice(at, 1)[0]?.bytes ?? 0;
+    if (wasRunning || at !== -1) queueMicrotask(this.pump);
+    return wasRunning || at !== -1;
+  }
+
+  /** Forgets everything; nothing starts after this. */
+  stop(): void {
+    this.stopped = true;
+    this.waiting.length = 0;
+    this.waitingBytes = 0;
+    this.running.clear();
+  }
+
+  /** Starts waiting requests while the bounds allow; call it too when output drained. */
+  readonly pump = (): void => {
+    if (this.stopped) return;
+    while (this.waiting.length > 0 && this.running.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
+      const next = this.waiting.shift() as Waiting;
+      this.waitingBytes -= next.bytes;
+      this.running.add(next.key);
+      this.start(next.message);
+    }
+    const full = this.full;
+    if (full !== this.wasFull) {
+      this.wasFull = full;
+      this.onFull(full);
+    }
+  };
+}

@@ -10,7 +10,7 @@ import { formatCount } from "../src/bounded.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 import { tempDir } from "./support/fixtures.js";
 
-const CAP = 200;
+const CAP = 1000;
 const NOTICE = /\n(\[Result truncated: showing characters ([\d,]+)-([\d,]+) of ([\d,]+)[^\n]*\])$/;
 
 let root: string;
@@ -21,10 +21,10 @@ const p = (...parts: string[]) => path.join(root, ...parts);
 
 beforeAll(async () => {
   ({ dir: root, remove } = await tempDir("bfs-bound-"));
-  await writeFile(p("long.txt"), Array.from({ length: 120 }, (_, i) => `line ${i} \u{1F600} é\r\n`).join(""));
+  await writeFile(p("long.txt"), Array.from({ length: 600 }, (_, i) => `line ${i} \u{1F600} é\r\n`).join(""));
   await mkdir(p("many"));
-  for (let i = 0; i < 60; i++) await writeFile(p("many", `file-${String(i).padStart(3, "0")}.txt`), "x".repeat(i));
-  for (let i = 0; i < 5; i++) await writeFile(p(`part${i}.txt`), String(i).repeat(90));
+  for (let i = 0; i < 200; i++) await writeFile(p("many", `file-${String(i).padStart(3, "0")}.txt`), "x".repeat(i));
+  for (let i = 0; i < 5; i++) await writeFile(p(`part${i}.txt`), String(i).repeat(900));
   small = await connect(["--max-result-chars", String(CAP), root]);
   big = await connect(["--max-result-chars", "10000000", root]);
 });

@@ -1,5 +1,7 @@
 /** Flags, environment, exit codes and startup messages of the built binary. */
+import { execFileSync } from "node:child_process";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, connect, runServer, textOf } from "./support/spawn.js";
@@ -12,7 +14,7 @@ beforeAll(async () => {
   ({ dir: root, remove } = await tempDir("bfs-cli-"));
   await mkdir(path.join(root, "real"));
   await symlink(path.join(root, "real"), path.join(root, "link"));
-  await writeFile(path.join(root, "file.txt"), "0123456789".repeat(3));
+  await writeFile(path.join(root, "file.txt"), "0123456789".repeat(300));
 });
 afterAll(() => remove());
 
@@ -39,6 +41,7 @@ describe("bad command lines exit 2 with one line naming the flag and value", () 
     [["--max-result-chars=", "DIR"], "--max-result-chars", '""'],
     [["DIR", "--max-result-chars"], "--max-result-chars", "missing value"],
     [["--bogus", "DIR"], "--bogus", "unknown option"],
+    [["--max-result-chars", "999", "DIR"], "--max-result-chars is 999", "below the minimum of 1,000 characters"],
   ])("%j", async (args, name, detail) => {
     const { code, stdout, stderr } = await runServer(args.map((a) => (a === "DIR" ? root : a)));
     expect(code).toBe(2);
@@ -53,6 +56,36 @@ describe("bad command lines exit 2 with one line naming the flag and value", () 
     const { code, stderr } = await runServer([root], { env: { BOUNDED_FS_MAX_RESULT_CHARS: "lots" } });
     expect(code).toBe(2);
     expect(stderr).toContain('BOUNDED_FS_MAX_RESULT_CHARS: "lots"');
+  });
+});
+
+// Issue 18: below about 660 characters a search's own "Call again with offset=N" line was cut away.
+describe("the smallest cap accepted keeps a search's continuation whole", () => {
+  it.skipIf(process.platform === "win32")("at --max-result-chars 1000 a cut search still ends with its totals, skips and offset", async () => {
+    const { dir, remove: removeTree } = await tempDir("bfs-mincap-");
+    try {
+      const deep = path.join(dir, "a-rather-long-directory-name-for-the-first-match", "and-another-level-below-it");
+      await mkdir(deep, { recursive: true });
+      for (let i = 0; i < 40; i++) await writeFile(path.join(deep, `match-${String(i).padStart(2, "0")}.txt`), `the needle ${"x".repeat(400)}\n`);
+      await writeFile(path.join(dir, "binary.bin"), Buffer.from("needle\0needle"));
+      await writeFile(path.join(dir, ".gitignore"), "ignored.txt\n");
+      await writeFile(path.join(dir, "ignored.txt"), "needle\n");
+      await symlink(os.tmpdir(), path.join(dir, "outside-link"));
+      execFileSync("mkfifo", [path.join(dir, "a-fifo")]);
+      const server = await connect(["--max-result-chars", "1000", dir]);
+      try {
+        const text = textOf(await call(server.client, "search_file_contents", { path: dir, query: "needle" }));
+        const summary = text.slice(text.lastIndexOf("\n\nFound "));
+        expect(summary).toMatch(/^\n\nFound 40 matching lines in 40 files; searched \d+ files\.\nNot searched: /);
+        expect(summary).toMatch(/binary; .*ignored by \.gitignore.*; .*unreadable or not a regular file; .*symlink leading outside/);
+        expect(summary).toMatch(/\nShowing matching lines 1-\d+ of 40\.\nCall again with offset=\d+ to continue\.$/);
+        expect(text).not.toContain("[Result truncated");
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await removeTree();
+    }
   });
 });
 
@@ -104,14 +137,14 @@ describe("limits from flags and environment", () => {
   };
 
   it("the environment variable sets the cap", async () => {
-    expect(await readCapped([], { BOUNDED_FS_MAX_RESULT_CHARS: "10" })).toBe(
-      "0123456789\n[Result truncated: showing characters 1-10 of 30. Call again with offset=10 to continue.]",
+    expect(await readCapped([], { BOUNDED_FS_MAX_RESULT_CHARS: "1000" })).toBe(
+      `${"0123456789".repeat(100)}\n[Result truncated: showing characters 1-1,000 of 3,000. Call again with offset=1000 to continue.]`,
     );
   });
 
   it("the flag wins over the environment variable", async () => {
-    expect(await readCapped(["--max-result-chars=20"], { BOUNDED_FS_MAX_RESULT_CHARS: "10" })).toBe(
-      "01234567890123456789\n[Result truncated: showing characters 1-20 of 30. Call again with offset=20 to continue.]",
+    expect(await readCapped(["--max-result-chars=2000"], { BOUNDED_FS_MAX_RESULT_CHARS: "1000" })).toBe(
+      `${"0123456789".repeat(200)}\n[Result truncated: showing characters 1-2,000 of 3,000. Call again with offset=2000 to continue.]`,
     );
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { MIN_RESULT_CHARS } from "../src/bounded.js";
 import { DEFAULTS, parseCommand, USAGE, UsageError, VERSION } from "../src/server/config.js";
 import { MAX_MEDIA_BYTES_BOUND } from "../src/server/wire-limits.js";
 
@@ -31,13 +32,13 @@ describe("parseCommand", () => {
   });
 
   it("lets a flag win over its environment variable, and uses the variable otherwise", () => {
-    const env = { BOUNDED_FS_MAX_RESULT_CHARS: "123", BOUNDED_FS_MAX_MEDIA_BYTES: "456" };
-    expect(serve(["--max-result-chars=7", "/a"], env).limits).toEqual({ maxResultChars: 7, maxMediaBytes: 456 });
-    expect(serve(["/a"], env).limits).toEqual({ maxResultChars: 123, maxMediaBytes: 456 });
+    const env = { BOUNDED_FS_MAX_RESULT_CHARS: "1230", BOUNDED_FS_MAX_MEDIA_BYTES: "456" };
+    expect(serve(["--max-result-chars=7000", "/a"], env).limits).toEqual({ maxResultChars: 7000, maxMediaBytes: 456 });
+    expect(serve(["/a"], env).limits).toEqual({ maxResultChars: 1230, maxMediaBytes: 456 });
   });
 
   it("ignores a bad variable when the flag is given", () => {
-    expect(serve(["--max-result-chars", "9"], { BOUNDED_FS_MAX_RESULT_CHARS: "abc" }).limits.maxResultChars).toBe(9);
+    expect(serve(["--max-result-chars", "9000"], { BOUNDED_FS_MAX_RESULT_CHARS: "abc" }).limits.maxResultChars).toBe(9000);
   });
 
   it("treats everything after -- as directories", () => {
@@ -74,6 +75,17 @@ describe("parseCommand", () => {
     expect(usageError(["/a", "--max-media-bytes"])).toMatch(/missing value for --max-media-bytes/);
     expect(usageError(["--max-result-chars", "--max-media-bytes", "5"])).toContain('"--max-media-bytes"');
     expect(usageError(["--frobnicate", "/a"])).toMatch(/unknown option "--frobnicate"/);
+  });
+});
+
+describe("the smallest cap (issue 18, item 11)", () => {
+  it("accepts MIN_RESULT_CHARS and refuses one less, naming the source, the value and the minimum", () => {
+    expect(serve([`--max-result-chars=${MIN_RESULT_CHARS}`, "/a"]).limits.maxResultChars).toBe(MIN_RESULT_CHARS);
+    expect(usageError(["--max-result-chars", String(MIN_RESULT_CHARS - 1), "/a"])).toBe(
+      `bounded-filesystem-mcp: --max-result-chars is ${MIN_RESULT_CHARS - 1}, below the minimum of 1,000 characters ` +
+        "(a smaller cap would cut search_file_contents' closing summary, with the offset that continues it)",
+    );
+    expect(usageError(["/a"], { BOUNDED_FS_MAX_RESULT_CHARS: "10" })).toMatch(/^bounded-filesystem-mcp: BOUNDED_FS_MAX_RESULT_CHARS is 10, below/);
   });
 });
 

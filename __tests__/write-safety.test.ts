@@ -17,7 +17,7 @@ let s: Connected;
 
 beforeAll(async () => {
   ({ dir: root, remove } = await tempDir("bfs-write-safety-"));
-  s = await connect([root, "--max-result-chars", "600"]);
+  s = await connect([root, "--max-result-chars", "1000"]);
 });
 afterAll(async () => {
   await s.close();
@@ -60,7 +60,7 @@ describe("write_file refuses to write back a capped read", () => {
     const full = "line of text\n".repeat(100);
     await writeFile(file, full);
     const window = textOf(await call(s.client, "read_text_file", { path: file }));
-    expect(window).toMatch(/\n\[Result truncated: showing characters 1-600 of 1,300\. Call again with offset=600 to continue\.\]$/);
+    expect(window).toMatch(/\n\[Result truncated: showing characters 1-1,000 of 1,300\. Call again with offset=1000 to continue\.\]$/);
     const result = await write(file, window);
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/^Refusing to write .*big\.txt: the content's last line is this server's own/);

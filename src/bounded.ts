@@ -12,6 +12,14 @@ export interface Limits {
   readonly maxMediaBytes: number;
 }
 
+/**
+ * The smallest cap accepted (issue 18, item 11): a result must be able to hold
+ * search_file_contents' closing summary whole — its totals, skips and the
+ * `offset=` that continues it, up to about 530 characters — after the one
+ * match a cut result always shows. The layer's own notices are never cut.
+ */
+export const MIN_RESULT_CHARS = 1000;
+
 /** Advice used when an error message itself is over the cap. */
 export const ERROR_ADVICE = "retry with shorter arguments, since the error quotes them";
 

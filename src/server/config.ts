@@ -3,14 +3,15 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
-import type { Limits } from "../bounded.js";
+import { formatCount, MIN_RESULT_CHARS, type Limits } from "../bounded.js";
+import { HTTP_OPTIONS, HTTP_USAGE, httpSettings, type HttpSettings } from "./http-settings.js";
+import { PACKAGE_NAME, parseWhole, readOptions, UsageError, type OptionSpec } from "./options.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
-/** The npm package and bin name, used in messages. */
-export const PACKAGE_NAME = "bounded-filesystem-mcp";
+export { PACKAGE_NAME, UsageError } from "./options.js";
+
 /** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
 export const VERSION = "0.1.0";
-
 
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({
@@ -20,116 +21,80 @@ export const DEFAULTS: Limits = Object.freeze({
 
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
-  // readOnly (SPEC §14) is absent when off.
-  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true }
+  // readOnly (SPEC §14) is absent when off; http (SPEC §17) is absent for stdio.
+  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true; http?: HttpSettings }
   | { kind: "help" }
   | { kind: "version" };
-
-/** A bad command line or environment; the process exits with status 2. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
 
 /** The --help text (stdout), also printed to stderr when no directory is given. */
 export const USAGE = `Usage: ${PACKAGE_NAME} [options] [--] DIR...
 
-An MCP filesystem server (stdio) whose results never exceed a size cap.
+An MCP filesystem server (stdio, or Streamable HTTP with --http) whose results
+never exceed a size cap.
 Each DIR is an allowed directory; with none, the client's MCP roots are used.
 
 Options:
   --max-result-chars N   largest text result in characters before a truncation
-                         notice (env BOUNDED_FS_MAX_RESULT_CHARS, default ${DEFAULTS.maxResultChars})
+                         notice (env BOUNDED_FS_MAX_RESULT_CHARS, default ${DEFAULTS.maxResultChars},
+                         at least ${MIN_RESULT_CHARS})
   --max-media-bytes N    largest file read_media_file returns, in bytes
                          (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes}, at most
                          ${MAX_MEDIA_BYTES_BOUND}, so the base64 answer fits MCP clients' 10 MiB lines)
   --read-only            leave out write_file, edit_file, create_directory and
                          move_file (env BOUNDED_FS_READ_ONLY=1)
-  --help                 print this help and exit
+${HTTP_USAGE}  --help                 print this help and exit
   --version              print the version and exit
   --                     end of options; every later argument is a directory
 
 A flag wins over its environment variable. N is a positive whole number.
 `;
 
-interface LimitSpec {
-  key: keyof Limits;
-  flag: string;
-  env: string;
-}
-
-const LIMIT_SPECS: readonly LimitSpec[] = [
-  { key: "maxResultChars", flag: "--max-result-chars", env: "BOUNDED_FS_MAX_RESULT_CHARS" },
-  { key: "maxMediaBytes", flag: "--max-media-bytes", env: "BOUNDED_FS_MAX_MEDIA_BYTES" },
+const RESULT_CHARS = { flag: "--max-result-chars", env: "BOUNDED_FS_MAX_RESULT_CHARS", kind: "value", expects: "a positive whole number" } as const;
+const MEDIA_BYTES = { flag: "--max-media-bytes", env: "BOUNDED_FS_MAX_MEDIA_BYTES", kind: "value", expects: "a positive whole number" } as const;
+const LIMIT_OPTIONS: readonly (OptionSpec & { key: keyof Limits })[] = [
+  { key: "maxResultChars", ...RESULT_CHARS },
+  { key: "maxMediaBytes", ...MEDIA_BYTES },
 ];
+const READ_ONLY: OptionSpec = { flag: "--read-only", env: "BOUNDED_FS_READ_ONLY", kind: "switch" };
 
-/**
- * Parses a positive decimal integer.
- * @throws UsageError naming `source` and the value
- */
-function parsePositiveInt(source: string, value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1) {
-    throw new UsageError(`${PACKAGE_NAME}: invalid value for ${source}: ${JSON.stringify(value)} (expected a positive whole number)`);
-  }
-  return n;
-}
+/** Every option the command line knows, in --help order. */
+export const OPTIONS: readonly OptionSpec[] = [...LIMIT_OPTIONS, READ_ONLY, ...HTTP_OPTIONS];
 
 /**
  * Turns argv (without node and script) and the environment into a Command.
- * @throws UsageError on an unknown option, a missing value or a bad number
+ * @throws UsageError on an unknown option, a missing value, a bad number or a bad combination
  */
 export function parseCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Command {
-  const fromFlags = new Map<keyof Limits, number>();
-  const directories: string[] = [];
-  let readOnly: boolean | undefined;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    if (arg === "--") {
-      directories.push(...argv.slice(i + 1));
-      break;
-    }
-    if (arg === "--help" || arg === "-h") return { kind: "help" };
-    if (arg === "--version") return { kind: "version" };
-    if (arg === "--read-only") {
-      readOnly = true;
-      continue;
-    }
-    if (!arg.startsWith("-") || arg === "-") {
-      directories.push(arg);
-      continue;
-    }
-    const eq = arg.indexOf("=");
-    const name = eq === -1 ? arg : arg.slice(0, eq);
-    const spec = LIMIT_SPECS.find((s) => s.flag === name);
-    if (!spec) throw new UsageError(`${PACKAGE_NAME}: unknown option ${JSON.stringify(name)} (see --help)`);
-    let value: string;
-    if (eq !== -1) value = arg.slice(eq + 1);
-    else if (i + 1 < argv.length) value = argv[++i] as string;
-    else throw new UsageError(`${PACKAGE_NAME}: missing value for ${spec.flag} (expected a positive whole number)`);
-    fromFlags.set(spec.key, parsePositiveInt(spec.flag, value));
-  }
+  const read = readOptions(argv, env, OPTIONS);
+  if (read === "help" || read === "version") return { kind: read };
   const limits: { -readonly [K in keyof Limits]: number } = { ...DEFAULTS };
-  for (const spec of LIMIT_SPECS) {
-    const flagged = fromFlags.get(spec.key);
-    const envValue = env[spec.env];
-    if (flagged !== undefined) limits[spec.key] = flagged;
-    else if (envValue !== undefined) limits[spec.key] = parsePositiveInt(spec.env, envValue);
+  for (const spec of LIMIT_OPTIONS) {
+    const given = read.get(spec);
+    if (given !== undefined) limits[spec.key] = parseWhole(given);
   }
-  checkMediaBound(limits.maxMediaBytes, fromFlags.has("maxMediaBytes") ? "--max-media-bytes" : "BOUNDED_FS_MAX_MEDIA_BYTES");
-  readOnly ??= parseSwitch(READ_ONLY_ENV, env[READ_ONLY_ENV]);
-  return { kind: "serve", limits: Object.freeze(limits), directories, ...(readOnly && { readOnly }) };
+  checkMediaBound(limits.maxMediaBytes, read.get(MEDIA_BYTES)?.source ?? MEDIA_BYTES.flag);
+  checkResultMinimum(limits.maxResultChars, read.get(RESULT_CHARS)?.source ?? RESULT_CHARS.flag);
+  const readOnly = read.on(READ_ONLY);
+  const http = httpSettings(read);
+  return {
+    kind: "serve",
+    limits: Object.freeze(limits),
+    directories: read.directories,
+    ...(readOnly && { readOnly }),
+    ...(http && { http }),
+  };
 }
 
-const READ_ONLY_ENV = "BOUNDED_FS_READ_ONLY";
-
 /**
- * An on/off environment variable: unset, empty, 0 or false is off; 1 or true is on.
- * @throws UsageError naming the variable and the value otherwise
+ * Refuses a cap too small to hold a search's closing summary whole (issue 18, item 11).
+ * @throws UsageError naming `source`, the value and the minimum
  */
-function parseSwitch(source: string, value: string | undefined): boolean {
-  if (value === undefined || /^(|0|false)$/i.test(value)) return false;
-  if (/^(1|true)$/i.test(value)) return true;
-  throw new UsageError(`${PACKAGE_NAME}: invalid value for ${source}: ${JSON.stringify(value)} (expected 1 or 0)`);
+function checkResultMinimum(value: number, source: string): void {
+  if (value >= MIN_RESULT_CHARS) return;
+  throw new UsageError(
+    `${PACKAGE_NAME}: ${source} is ${value}, below the minimum of ${formatCount(MIN_RESULT_CHARS)} characters ` +
+      "(a smaller cap would cut search_file_contents' closing summary, with the offset that continues it)",
+  );
 }
 
 /**

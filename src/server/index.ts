@@ -4,19 +4,16 @@
  * arguments — leaves through the bounding layer here, in one place.
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  RootsListChangedNotificationSchema,
-  type CallToolResult,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
-import { getValidRootDirectories } from "../roots-utils.js";
 import { Sandbox } from "../sandbox/index.js";
 import { instructions, listedTool, toolsFor } from "../tools/index.js";
 import { VERSION } from "./config.js";
+import { followRoots, type RootsMode } from "./roots.js";
+
 
 /** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";
@@ -29,6 +26,15 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** Leave out the tools that change files (SPEC §14). @default false */
   readonly readOnly?: boolean;
+  /** How the client's roots change the directories (see roots.ts). @default "replace" */
+  readonly roots?: RootsMode;
+  /**
+   * Whether a request's credentials allow the tools that change files; without it they do. Those tools
+   * are then left out of that request's tools/list and refused by tools/call.
+   */
+  readonly mayWrite?: (auth: AuthInfo | undefined) => boolean;
+  /** The checkpoint cache; servers of one process share one. @default a new cache */
+  readonly cache?: CheckpointCache;
 }
 
 const PROGRESS_INTERVAL_MS = 50;
@@ -49,27 +55,39 @@ export function buildServer(options: ServerOptions): Server {
   const { limits } = options;
   const log = options.log ?? ((line: string) => console.error(line));
   const max = limits.maxResultChars;
-  let allowedDirs: readonly string[] = [...options.directories];
-  const cache = new CheckpointCache();
+  const cache = options.cache ?? new CheckpointCache();
+  const mayWrite = options.mayWrite ?? (() => true);
   const active = toolsFor(options.readOnly ?? false);
   const tools = new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
   const listed = active.map((tool) => listedTool(tool, limits));
+  const listedReading = listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true);
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: instructions(limits) });
+  const roots = followRoots(server, options.roots ?? "replace", options.directories, log);
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
+  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
+    tools: mayWrite(extra.authInfo) ? listed : listedReading,
+  }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name, arguments: args = {} } = request.params;
     const entry = tools.get(name);
     if (!entry) return boundError(`Unknown tool: ${name}. Call tools/list for the available tools.`, max);
+    if (entry.tool.annotations.readOnlyHint !== true && !mayWrite(extra.authInfo)) {
+      return boundError(
+        `${name} changes files, which needs write access (OAuth scope fs:write, or a token not marked read-only); ` +
+          "this request's credentials allow reading only. Call tools/list for the tools available.",
+        max,
+      );
+    }
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
+    await roots.ready(extra);
 
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
-    const sandbox = new Sandbox(allowedDirs);
+    const sandbox = new Sandbox(roots.current());
     return runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,
@@ -89,36 +107,5 @@ export function buildServer(options: ServerOptions): Server {
     );
   });
 
-  // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.
-  let rootsRequest = 0;
-  const replaceFromRoots = async (): Promise<void> => {
-    const request = ++rootsRequest;
-    try {
-      const { roots } = await server.listRoots();
-      const valid = await getValidRootDirectories(roots);
-      if (request !== rootsRequest) return;
-      if (valid.length === 0) {
-        log("No valid root directories provided by client; keeping the current allowed directories");
-        return;
-      }
-      allowedDirs = valid;
-      log(`Updated allowed directories from MCP roots: ${valid.length} valid directories`);
-    } catch (error) {
-      log(`Failed to request roots from client: ${error instanceof Error ? error.message : String(error)}`);
-    }
-  };
-
-  server.setNotificationHandler(RootsListChangedNotificationSchema, replaceFromRoots);
-  server.oninitialized = () => {
-    if (server.getClientCapabilities()?.roots) void replaceFromRoots();
-    else if (allowedDirs.length > 0) {
-      log(`Client does not support MCP Roots, using allowed directories set from server args: ${allowedDirs.join(", ")}`);
-    } else {
-      log(
-        "Server cannot operate: No allowed directories available. Start the server with directory arguments, " +
-          "or use a client that supports MCP roots and provides valid root directories.",
-      );
-    }
-  };
   return server;
 }

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 /**
  * Composition root: parse the command line → resolve directories → build the
- * server → serve on stdio. Exit codes: 0 help/version, 1 no usable
- * directory, 2 bad command line or environment.
+ * server → serve on stdio, or over Streamable HTTP with --http. Exit codes:
+ * 0 help/version (and after the SIGTERM drain), 1 no usable directory or an
+ * issuer that cannot be read, 2 bad command line, environment or token file.
  */
 import { parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
+import { DRAIN_MS, startHttpServer, type HttpServerOptions } from "./server/http/index.js";
 import { buildServer } from "./server/index.js";
 import { resolveStartupDirectories } from "./server/startup.js";
 import { BoundedStdioTransport } from "./server/stdio-transport.js";
@@ -37,16 +39,41 @@ async function main(): Promise<number | undefined> {
     return 1;
   }
   if (command.directories.length === 0) log(NO_DIRECTORIES_NOTE);
+  process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
+  if (command.http) return serveHttp({ settings: command.http, limits: command.limits, directories, readOnly: command.readOnly, log });
 
   // A client that goes away closes our stdout; that ends the session, not in a crash.
   process.stdout.on("error", () => process.exit(0));
-  process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
 
   const server = buildServer({ limits: command.limits, directories, log, readOnly: command.readOnly });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
   process.stdin.on("end", () => void server.close());
   await server.connect(new BoundedStdioTransport(process.stdin, process.stdout, { log }));
   log("Secure MCP Filesystem Server running on stdio");
+  return undefined;
+}
+
+/** Serves over HTTP until SIGTERM or SIGINT, which drain the calls in flight and exit 0. */
+async function serveHttp(options: HttpServerOptions): Promise<number | undefined> {
+  const { log } = options;
+  let server;
+  try {
+    server = await startHttpServer(options);
+  } catch (error) {
+    log(error instanceof UsageError ? error.message : `Error: ${error instanceof Error ? error.message : String(error)}`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+  const shown = server.publicUrl === server.url ? "" : ` (public URL ${server.publicUrl})`;
+  log(`Secure MCP Filesystem Server running on ${server.url}${shown}`);
+  const stop = (signal: string) => {
+    log(`${signal}: shutting down; calls in flight have up to ${DRAIN_MS / 1000} s to finish`);
+    void server.shutdown().then(() => {
+      log("Shut down");
+      process.exit(0);
+    });
+  };
+  process.once("SIGTERM", () => stop("SIGTERM"));
+  process.once("SIGINT", () => stop("SIGINT"));
   return undefined;
 }
 

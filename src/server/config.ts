@@ -76,6 +76,9 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
   checkResultMinimum(limits.maxResultChars, read.get(RESULT_CHARS)?.source ?? RESULT_CHARS.flag);
   const readOnly = read.on(READ_ONLY);
   const http = httpSettings(read);
+  if (http && read.directories.length === 0) {
+    throw new UsageError(`${PACKAGE_NAME}: --http needs at least one DIR: over HTTP the directories are the ceiling clients' roots can only narrow`);
+  }
   return {
     kind: "serve",
     limits: Object.freeze(limits),

@@ -1,0 +1,165 @@
+/**
+ * SessionTransport: the SDK's StreamableHTTPServerTransport with the
+ * promises of SPEC §13 kept per session (§17). Everything on the wire is the
+ * SDK's; around it:
+ * - requests start through a RequestFlow (at most MAX_IN_FLIGHT at once,
+ *   none while the client has not taken OUTPUT_HIGH_WATER of output);
+ * - progress notifications for a response the client is not reading are
+ *   left out (its result is still sent), so a paused stream stays bounded;
+ * - a client that goes away mid-call cancels the calls of that request, as
+ *   notifications/cancelled would, so their walks and reads stop;
+ * - the stream of a request cancelled by the client is closed, so the
+ *   client's connection is not held open forever.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { RequestFlow, requestKey } from "../flow.js";
+import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
+import { currentExchange, Exchange } from "./exchange.js";
+import type { Lane } from "./lane.js";
+
+/** A response holding more than this (bytes not taken by the client) gets no further progress notifications. */
+export const PROGRESS_HOLD_BYTES = 256 * 1024;
+
+interface Received {
+  readonly message: JSONRPCMessage;
+  readonly extra: MessageExtraInfo | undefined;
+}
+
+/** What tests and the drain on SIGTERM read of a session's traffic. */
+export interface TrafficStats {
+  readonly inFlight: number;
+  readonly queued: number;
+  /** Bytes of output the client has not taken, over all its open responses. */
+  readonly unsent: number;
+  /** The most any one open response holds. */
+  readonly largestHeld: number;
+  readonly droppedProgress: number;
+}
+
+const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !("method" in m) && "id" in m;
+
+/** One session's (or one stateless request's) transport; `sessionIdGenerator` absent means stateless. */
+export class SessionTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+
+  private readonly inner: StreamableHTTPServerTransport;
+  private readonly flow: RequestFlow<Received>;
+  private readonly exchangeOf = new Map<string, Exchange>();
+  private standalone: Exchange | undefined;
+  private droppedProgress = 0;
+  private readonly detach: (() => void)[] = [];
+
+  constructor(
+    private readonly lane: Lane,
+    options: { sessionIdGenerator?: () => string; onsessioninitialized?: (id: string) => void; onsessionclosed?: (id: string) => void },
+  ) {
+    this.inner = new StreamableHTTPServerTransport({ ...options, maxRequestBodySize: MAX_REQUEST_LINE_BYTES });
+    this.flow = new RequestFlow<Received>(({ message, extra }) => this.onmessage?.(message, extra), () => lane.unsent());
+    this.detach.push(lane.onDrain(this.flow.pump), lane.closeWhile(() => this.flow.full));
+  }
+
+  /** The session id, once initialize was answered (stateful mode). */
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  /** Requests and output of this transport now. */
+  stats(): TrafficStats {
+    return { inFlight: this.flow.inFlight, queued: this.flow.queued, unsent: this.lane.unsent(), largestHeld: this.lane.largestHeld(), droppedProgress: this.droppedProgress };
+  }
+
+  /** Starts the SDK transport with this one between it and the protocol. */
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => this.receive(message, extra);
+    this.inner.onerror = (error) => this.onerror?.(error);
+    this.inner.onclose = () => {
+      this.flow.stop();
+      for (const undo of this.detach.splice(0)) undo();
+      this.onclose?.();
+    };
+    await this.inner.start();
+  }
+
+  /** Serves one HTTP request of this session, `auth` passed on to the handlers (without the token). */
+  async handle(req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+    const exchange = new Exchange(res, () => this.lane.drained(), (early) => this.ended(exchange, early));
+    this.lane.exchanges.add(exchange);
+    if (req.method === "GET") this.standalone = exchange;
+    if (req.method === "POST") await this.lane.room();
+    if (auth) req.auth = auth;
+    await currentExchange.run(exchange, () => this.inner.handleRequest(req, res));
+  }
+
+  /** Sends one message through the SDK transport, recording it against the response it goes to. */
+  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const id = isResponse(message) ? message.id : options?.relatedRequestId;
+    const exchange = id === undefined ? this.standalone : this.exchangeOf.get(requestKey(id));
+    if ("method" in message && message.method === "notifications/progress" && exchange && exchange.held > PROGRESS_HOLD_BYTES) {
+      exchange.droppedProgress++;
+      this.droppedProgress++;
+      return;
+    }
+    exchange?.enqueue(message);
+    if (isResponse(message)) {
+      this.flow.answered(message.id);
+      this.exchangeOf.delete(requestKey(message.id));
+    }
+    await this.inner.send(message, options);
+  }
+
+  /** Closes the SDK transport: its streams end and the protocol aborts what still runs. */
+  async close(): Promise<void> {
+    await this.inner.close();
+  }
+
+  private receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
+    if ("method" in message && "id" in message) {
+      const exchange = currentExchange.getStore();
+      if (exchange) {
+        exchange.requests.add(message.id);
+        this.exchangeOf.set(requestKey(message.id), exchange);
+      }
+      const bytes = Number(exchange?.res.req.headers["content-length"]) || JSON.stringify(message).length;
+      this.flow.admit(message.id, { message, extra }, bytes);
+      return;
+    }
+    if ("method" in message && message.method === "notifications/cancelled") {
+      const id = message.params?.requestId;
+      if ((typeof id === "string" || typeof id === "number") && this.flow.forget(id)) this.closeStreamOf(id);
+    }
+    this.onmessage?.(message, extra);
+  }
+
+  /** After a client's cancel, ends the request's stream once none of its requests awaits an answer. */
+  private closeStreamOf(id: RequestId): void {
+    const exchange = this.exchangeOf.get(requestKey(id));
+    this.exchangeOf.delete(requestKey(id));
+    if (!exchange || exchange.closed) return;
+    exchange.requests.delete(id);
+    const pending = [...exchange.requests].some((other) => this.exchangeOf.get(requestKey(other)) === exchange);
+    if (!pending) this.inner.closeSSEStream(id);
+  }
+
+  private ended(exchange: Exchange, early: boolean): void {
+    this.lane.exchanges.delete(exchange);
+    if (this.standalone === exchange) this.standalone = undefined;
+    for (const id of exchange.requests) {
+      const key = requestKey(id);
+      if (this.exchangeOf.get(key) !== exchange) continue;
+      this.exchangeOf.delete(key);
+      const wasRunning = this.flow.isRunning(id);
+      this.flow.forget(id);
+      // The client went away before the answer: stop the work, as its cancel would have.
+      if (early && wasRunning) {
+        this.onmessage?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "The client closed the connection" } });
+      }
+    }
+    this.lane.drained();
+  }
+}

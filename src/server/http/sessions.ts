@@ -1,0 +1,194 @@
+/**
+ * The sessions of the HTTP server (SPEC §17). Each session has its own MCP
+ * server instance (buildServer) and its own transport, never shared with
+ * another client: SDK advisories showed one server or transport shared
+ * between clients leaking responses across them. Session ids are random
+ * UUIDs, bound to the principal that opened them; a session idle for
+ * --session-idle-s is closed; at most --max-sessions are open. Stateless
+ * mode builds a server and transport for each request and closes both after
+ * it (a stateless transport must never be reused).
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { RootsMode } from "../roots.js";
+import { Lane } from "./lane.js";
+import { SessionTransport, type TrafficStats } from "./session-transport.js";
+
+/** What the registry needs from the outside: a server factory, the limits of sessions, and the log. */
+export interface SessionOptions {
+  /** Builds a fresh MCP server; `log` is prefixed with the session. */
+  readonly build: (roots: RootsMode, log: (line: string) => void) => Server;
+  readonly stateless: boolean;
+  readonly idleMs: number;
+  readonly maxSessions: number;
+  readonly log: (line: string) => void;
+}
+
+/** One open session as tests and the drain see it. */
+export interface SessionStats extends TrafficStats {
+  /** The first 8 characters of the session id (the whole id is a credential of sorts, so it is never logged). */
+  readonly id: string;
+}
+
+interface Session {
+  readonly id: string;
+  readonly principal: string;
+  readonly server: Server;
+  readonly transport: SessionTransport;
+  readonly lane: Lane;
+  timer?: NodeJS.Timeout;
+}
+
+/** Writes a JSON-RPC error body with id null, as the SDK's transport does for refusals before any message is read. */
+export function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
+  res.writeHead(status, { "Content-Type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
+}
+
+const short = (id: string): string => id.slice(0, 8);
+
+/** Creates, finds, expires and closes sessions, and serves requests through them. */
+export class Sessions {
+  private readonly open = new Map<string, Session>();
+  private opening = 0;
+  private readonly statelessLane = new Lane();
+  private readonly stateless = new Set<SessionTransport>();
+  private closing = false;
+
+  constructor(private readonly options: SessionOptions) {}
+
+  /** Serves one request to /mcp from `principal`. */
+  async handle(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined, principal: string): Promise<void> {
+    if (this.closing) return refuse(res, 503, "The server is shutting down", { Connection: "close" });
+    if (this.options.stateless) return this.serveStateless(req, res, auth);
+    const header = req.headers["mcp-session-id"];
+    if (typeof header === "string") {
+      const session = this.open.get(header);
+      // A session is found only by the principal that opened it: a leaked id is no use to another token.
+      if (!session || session.principal !== principal) return refuse(res, 404, "Session not found");
+      this.touch(session);
+      try {
+        await session.transport.handle(req, res, auth);
+      } finally {
+        this.touch(session);
+      }
+      return;
+    }
+    if (req.method !== "POST") return refuse(res, 400, "Bad Request: Mcp-Session-Id header is required");
+    return this.openSession(req, res, auth, principal);
+  }
+
+  private async openSession(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined, principal: string): Promise<void> {
+    const { maxSessions } = this.options;
+    if (this.open.size + this.opening >= maxSessions) {
+      return refuse(
+        res,
+        503,
+        `Too many sessions: ${maxSessions} are open, the limit (--max-sessions). Close one (DELETE /mcp with its ` +
+          `Mcp-Session-Id) or wait until an idle one expires (after --session-idle-s ${this.options.idleMs / 1000} s).`,
+        { "Retry-After": "5" },
+      );
+    }
+    this.opening++;
+    let session: Session | undefined;
+    let log = this.options.log;
+    const lane = new Lane();
+    const transport = new SessionTransport(lane, {
+      sessionIdGenerator: randomUUID,
+      onsessioninitialized: (id) => {
+        session = { id, principal, server, transport, lane };
+        this.open.set(id, session);
+        this.opening--;
+        this.options.log(`Session ${short(id)} opened (${this.open.size} open)`);
+        this.touch(session);
+      },
+      onsessionclosed: (id) => this.forget(id, "closed by the client"),
+    });
+    const server = this.options.build("narrow", (line) => log(line));
+    log = (line) => this.options.log(session ? `[session ${short(session.id)}] ${line}` : line);
+    await server.connect(transport);
+    try {
+      await transport.handle(req, res, auth);
+    } finally {
+      // Not an initialize after all (the SDK answered 400): nothing to keep.
+      if (!session) {
+        this.opening--;
+        await server.close();
+      }
+    }
+  }
+
+  private async serveStateless(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+    if (req.method !== "POST") return refuse(res, 405, "Method Not Allowed: this server is stateless; send each request as a POST", { Allow: "POST" });
+    if (this.stateless.size >= this.options.maxSessions) {
+      return refuse(res, 503, `Too many requests at once: ${this.options.maxSessions} are being served (--max-sessions)`, { "Retry-After": "1" });
+    }
+    const transport = new SessionTransport(this.statelessLane, {});
+    const server = this.options.build("fixed", this.options.log);
+    this.stateless.add(transport);
+    res.once("close", () => {
+      this.stateless.delete(transport);
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handle(req, res, auth);
+  }
+
+  /** Restarts a session's idle clock; an idle session with calls still running is not expired. */
+  private touch(session: Session): void {
+    clearTimeout(session.timer);
+    if (this.open.get(session.id) !== session) return;
+    session.timer = setTimeout(() => {
+      const { inFlight, queued } = session.transport.stats();
+      if (inFlight + queued > 0) return this.touch(session);
+      void this.close(session, `expired after ${this.options.idleMs / 1000} s idle`);
+    }, this.options.idleMs);
+    session.timer.unref();
+  }
+
+  private forget(id: string, why: string): void {
+    const session = this.open.get(id);
+    if (!session) return;
+    clearTimeout(session.timer);
+    this.open.delete(id);
+    session.lane.release();
+    this.options.log(`Session ${short(id)} ${why} (${this.open.size} open)`);
+  }
+
+  private async close(session: Session, why: string): Promise<void> {
+    this.forget(session.id, why);
+    await session.server.close();
+  }
+
+  /** Every open session's traffic, and the stateless requests' as one entry. */
+  stats(): SessionStats[] {
+    const all = [...this.open.values()].map((s) => ({ id: short(s.id), ...s.transport.stats() }));
+    if (this.stateless.size > 0) {
+      const each = [...this.stateless].map((t) => t.stats());
+      const sum = (key: "inFlight" | "queued" | "droppedProgress") => each.reduce((n, s) => n + s[key], 0);
+      all.push({ id: "stateless", inFlight: sum("inFlight"), queued: sum("queued"), droppedProgress: sum("droppedProgress"), unsent: this.statelessLane.unsent(), largestHeld: this.statelessLane.largestHeld() });
+    }
+    return all;
+  }
+
+  /** Calls started or waiting, over all sessions. */
+  busy(): number {
+    return this.stats().reduce((n, s) => n + s.inFlight + s.queued, 0);
+  }
+
+  /** Refuses new requests from now on (SIGTERM); calls in flight go on. */
+  stopAccepting(): void {
+    this.closing = true;
+  }
+
+  /** Closes every session and stateless request: their streams end and what still runs is aborted. */
+  async closeAll(): Promise<void> {
+    this.closing = true;
+    this.statelessLane.release();
+    const sessions = [...this.open.values()];
+    await Promise.all(sessions.map((s) => this.close(s, "closed: the server is shutting down")));
+  }
+}

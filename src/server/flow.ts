@@ -5,7 +5,7 @@
  * order. Both transports use it: stdio stops reading stdin while the waiting
  * requests pass `queuedRequestBytes`; HTTP stops reading request bodies.
  */
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
 
 /** The bounds of one flow; each defaults to the constant of the same meaning in wire-limits.ts. */
@@ -15,8 +15,8 @@ export interface FlowBounds {
   readonly queuedRequestBytes?: number;
 }
 
-interface Waiting {
-  readonly message: JSONRPCMessage;
+interface Waiting<T> {
+  readonly item: T;
   readonly key: string;
   readonly bytes: number;
 }
@@ -26,9 +26,9 @@ export function requestKey(id: RequestId): string {
   return `${typeof id}:${id}`;
 }
 
-/** Admits requests in order, within the bounds; the transport reports answers, cancels and drained output. */
-export class RequestFlow {
-  private readonly waiting: Waiting[] = [];
+/** Admits requests (whatever the transport keeps of one, `T`) in order, within the bounds; the transport reports answers, cancels and drained output. */
+export class RequestFlow<T> {
+  private readonly waiting: Waiting<T>[] = [];
   private waitingBytes = 0;
   private readonly running = new Set<string>();
   private readonly maxInFlight: number;
@@ -43,7 +43,7 @@ export class RequestFlow {
    * @param onFull called when the waiting requests pass `queuedRequestBytes`, and again (false) when they fall under it
    */
   constructor(
-    private readonly start: (message: JSONRPCMessage) => void,
+    private readonly start: (item: T) => void,
     private readonly unsent: () => number,
     bounds: FlowBounds = {},
     private readonly onFull: (full: boolean) => void = () => undefined,
@@ -73,10 +73,10 @@ export class RequestFlow {
     return this.running.has(requestKey(id));
   }
 
-  /** Queues a received request of `bytes` bytes and starts what may start. */
-  admit(message: JSONRPCMessage & { id: RequestId }, bytes: number): void {
+  /** Queues the received request `id` of `bytes` bytes and starts what may start. */
+  admit(id: RequestId, item: T, bytes: number): void {
     if (this.stopped) return;
-    this.waiting.push({ message, key: requestKey(message.id), bytes });
+    this.waiting.push({ item, key: requestKey(id), bytes });
     this.waitingBytes += bytes;
     this.pump();
   }
@@ -108,10 +108,10 @@ export class RequestFlow {
   readonly pump = (): void => {
     if (this.stopped) return;
     while (this.waiting.length > 0 && this.running.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
-      const next = this.waiting.shift() as Waiting;
+      const next = this.waiting.shift() as Waiting<T>;
       this.waitingBytes -= next.bytes;
       this.running.add(next.key);
-      this.start(next.message);
+      this.start(next.item);
     }
     const full = this.full;
     if (full !== this.wasFull) {

@@ -44,7 +44,7 @@ export class BoundedStdioTransport implements Transport {
   private readonly maxLineBytes: number;
   private readonly maxDepth: number;
   private readonly log: (line: string) => void;
-  private readonly flow: RequestFlow;
+  private readonly flow: RequestFlow<JSONRPCMessage>;
   private readonly scanner = new LineScanner();
   private pieces: Buffer[] = [];
   private lineBytes = 0;
@@ -177,7 +177,7 @@ export class BoundedStdioTransport implements Transport {
     }
     const message = verdict.message;
     if ("method" in message && "id" in message) {
-      this.flow.admit(message, bytes);
+      this.flow.admit(message.id, message, bytes);
       return;
     }
     if ("method" in message && message.method === "notifications/cancelled") {

@@ -37,6 +37,8 @@ export interface TrafficStats {
   readonly unsent: number;
   /** The most any one open response holds. */
   readonly largestHeld: number;
+  /** HTTP responses still open (the GET stream included). */
+  readonly responses: number;
   readonly droppedProgress: number;
 }
 
@@ -71,7 +73,8 @@ export class SessionTransport implements Transport {
 
   /** Requests and output of this transport now. */
   stats(): TrafficStats {
-    return { inFlight: this.flow.inFlight, queued: this.flow.queued, unsent: this.lane.unsent(), largestHeld: this.lane.largestHeld(), droppedProgress: this.droppedProgress };
+    const { lane, flow } = this;
+    return { inFlight: flow.inFlight, queued: flow.queued, unsent: lane.unsent(), largestHeld: lane.largestHeld(), responses: lane.exchanges.size, droppedProgress: this.droppedProgress };
   }
 
   /** Starts the SDK transport with this one between it and the protocol. */

@@ -169,7 +169,16 @@ export class Sessions {
     if (this.stateless.size > 0) {
       const each = [...this.stateless].map((t) => t.stats());
       const sum = (key: "inFlight" | "queued" | "droppedProgress") => each.reduce((n, s) => n + s[key], 0);
-      all.push({ id: "stateless", inFlight: sum("inFlight"), queued: sum("queued"), droppedProgress: sum("droppedProgress"), unsent: this.statelessLane.unsent(), largestHeld: this.statelessLane.largestHeld() });
+      const lane = this.statelessLane;
+      all.push({
+        id: "stateless",
+        inFlight: sum("inFlight"),
+        queued: sum("queued"),
+        droppedProgress: sum("droppedProgress"),
+        unsent: lane.unsent(),
+        largestHeld: lane.largestHeld(),
+        responses: lane.exchanges.size,
+      });
     }
     return all;
   }

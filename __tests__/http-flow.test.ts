@@ -42,7 +42,7 @@ let running: Running;
 beforeAll(async () => {
   ({ dir: root, remove } = await tempDir("bfs-http-flow-"));
   await writeFile(path.join(root, "window.txt"), "w".repeat(WINDOW));
-  for (const d of ["hang-a", "hang-b", "calm"]) await mkdir(path.join(root, d));
+  for (const d of ["hang-a", "hang-b", "hang-c", "calm"]) await mkdir(path.join(root, d));
   for (let i = 0; i < 20; i++) await writeFile(path.join(root, "calm", `f${i}.txt`), "calm\n");
   running = await startHttp([root], ["--max-result-chars", String(WINDOW)]);
 });
@@ -170,5 +170,26 @@ describe("a client that goes away", () => {
     } finally {
       await session.close();
     }
+  });
+});
+
+describe("the drain (what SIGTERM runs)", () => {
+  it("refuses new connections at once, waits for the call in flight up to the grace time, then closes the sessions", async () => {
+    const draining = await startHttp([root]);
+    const session = await connectHttp(draining.url);
+    const call = session.client.callTool({ name: "search_files", arguments: { path: path.join(root, "hang-c"), pattern: "**" } });
+    const failed = call.then(
+      () => "answered",
+      (error: unknown) => String(error),
+    );
+    await expect.poll(() => walks.started.filter((r) => r.endsWith("hang-c")).length).toBe(1);
+    const drained = draining.server.shutdown(1_000);
+    await expect(fetch(new URL("/healthz", draining.url), { headers: { Connection: "close" } })).rejects.toThrow();
+    // The grace time passes with the call still running: only then is its session closed and the walk stopped.
+    expect(walks.aborted.filter((r) => r.endsWith("hang-c"))).toHaveLength(0);
+    await drained;
+    expect(walks.aborted.filter((r) => r.endsWith("hang-c"))).toHaveLength(1);
+    expect(await failed).toMatch(/The call was stopped: the session was closed: the server is shutting down/);
+    expect(draining.lines.join("\n")).toMatch(/closed: the server is shutting down \(0 open\)/);
   });
 });

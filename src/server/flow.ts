@@ -17,6 +17,7 @@ export interface FlowBounds {
 
 interface Waiting<T> {
   readonly item: T;
+  readonly id: RequestId;
   readonly key: string;
   readonly bytes: number;
 }
@@ -30,7 +31,7 @@ export function requestKey(id: RequestId): string {
 export class RequestFlow<T> {
   private readonly waiting: Waiting<T>[] = [];
   private waitingBytes = 0;
-  private readonly running = new Set<string>();
+  private readonly running = new Map<string, RequestId>();
   private readonly maxInFlight: number;
   private readonly outputHighWater: number;
   private readonly queuedRequestBytes: number;
@@ -68,6 +69,11 @@ export class RequestFlow<T> {
     return this.waitingBytes > this.queuedRequestBytes;
   }
 
+  /** The requests started and not yet answered. */
+  runningIds(): RequestId[] {
+    return [...this.running.values()];
+  }
+
   /** True while `id` has started and is not answered. */
   isRunning(id: RequestId): boolean {
     return this.running.has(requestKey(id));
@@ -76,7 +82,7 @@ export class RequestFlow<T> {
   /** Queues the received request `id` of `bytes` bytes and starts what may start. */
   admit(id: RequestId, item: T, bytes: number): void {
     if (this.stopped) return;
-    this.waiting.push({ item, key: requestKey(id), bytes });
+    this.waiting.push({ item, id, key: requestKey(id), bytes });
     this.waitingBytes += bytes;
     this.pump();
   }
@@ -110,7 +116,7 @@ export class RequestFlow<T> {
     while (this.waiting.length > 0 && this.running.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
       const next = this.waiting.shift() as Waiting<T>;
       this.waitingBytes -= next.bytes;
-      this.running.add(next.key);
+      this.running.set(next.key, next.id);
       this.start(next.item);
     }
     const full = this.full;

@@ -15,7 +15,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage, MessageExtraInfo, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { RequestFlow, requestKey } from "../flow.js";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 import { currentExchange, Exchange } from "./exchange.js";
@@ -119,6 +119,12 @@ export class SessionTransport implements Transport {
   /** Closes the SDK transport: its streams end and the protocol aborts what still runs. */
   async close(): Promise<void> {
     await this.inner.close();
+  }
+
+  /** Answers every call still running with an error saying `why`, so no client waits for an answer that cannot come. */
+  async abandon(why: string): Promise<void> {
+    const ids = this.flow.runningIds();
+    await Promise.all(ids.map((id) => this.send({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: why } }).catch(() => undefined)));
   }
 
   private receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {

@@ -160,6 +160,7 @@ export class Sessions {
 
   private async close(session: Session, why: string): Promise<void> {
     this.forget(session.id, why);
+    await session.transport.abandon(`The call was stopped: the session was ${why}`);
     await session.server.close();
   }
 
@@ -198,6 +199,7 @@ export class Sessions {
     this.closing = true;
     this.statelessLane.release();
     const sessions = [...this.open.values()];
+    await Promise.all([...this.stateless].map((t) => t.abandon("The call was stopped: the server is shutting down")));
     await Promise.all(sessions.map((s) => this.close(s, "closed: the server is shutting down")));
   }
 }

@@ -6,14 +6,13 @@
  */
 import type { BigIntStats, Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import type { EditOperation } from "../editing/index.js";
 import { appendFileSafely } from "./append.js";
 import { openDir, openWalkRoot } from "./dirs.js";
-import { editFileSafely } from "./edit.js";
 import { directoryError } from "./errors.js";
 import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
 import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
 import { makeDirectorySafely, moveEntry } from "./move.js";
+import { rewriteFile, type RewriteEngine, type Rewritten } from "./rewrite.js";
 import { strategy } from "./platform.js";
 import type { Listing, OpenedDir, Read } from "./strategy.js";
 import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
@@ -63,9 +62,12 @@ export class Sandbox {
     await (append ? appendFileSafely : writeFileSafely)(real, content, this.allowedDirs);
   }
 
-  /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`; stops when `signal` aborts. */
-  async editFile(requested: string, edits: EditOperation[], dryRun: boolean, signal?: AbortSignal): Promise<string> {
-    return editFileSafely(await this.validate(requested), edits, dryRun, this.allowedDirs, signal);
+  /**
+   * Runs `engine` over the regular file `requested` and, unless `dryRun`, puts what it wrote in the file's place
+   * (rewrite.ts); returns the engine's report and the bytes another process appended meanwhile that were kept.
+   */
+  async rewrite<T>(requested: string, options: { dryRun: boolean; signal?: AbortSignal }, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
+    return rewriteFile(await this.validate(requested), this.allowedDirs, options, engine);
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is walked through. */

@@ -49,6 +49,8 @@ async function digestOf(handle: FileHandle, end: number): Promise<string> {
 
 /** The file being rewritten, as the engine sees it: readable any number of times, at any position. */
 export interface RewriteSource {
+  /** The file's real path inside the allowed directories (an engine's report may name it). */
+  readonly path: string;
   /** Size in bytes when it was opened. */
   readonly size: number;
   /** Up to `length` bytes from `position` (fewer only at the end of the file). */
@@ -64,7 +66,7 @@ export class DigestingSource implements RewriteSource {
     private readonly handle: FileHandle,
     readonly size: number,
     private readonly track: boolean,
-    private readonly shown: string,
+    readonly path: string,
   ) {}
 
   async read(position: number, length: number): Promise<Buffer> {
@@ -72,7 +74,7 @@ export class DigestingSource implements RewriteSource {
     try {
       bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
     } catch (err) {
-      throw wrapError(err, `Cannot read ${this.shown}`);
+      throw wrapError(err, `Cannot read ${this.path}`);
     }
     if (this.track && position === this.next) {
       this.hash.update(bytes);

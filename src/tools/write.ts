@@ -1,7 +1,9 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice } from "../bounded.js";
+import { streamEdit, type EditOperation } from "../editing/index.js";
 import { escapeControls } from "../escape.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
@@ -15,6 +17,29 @@ function writingBackCappedRead(path: string): Error {
       "To change part of the file use edit_file; to get the rest of the text, call read_text_file again with the " +
       "offset the notice gives.",
   );
+}
+
+const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
+
+/**
+ * edit_file's work: the streaming edit engine plugged into the sandbox's rewrite seam. Returns the fenced diff,
+ * and a note when bytes another process appended to the file during the edit were kept at its end.
+ */
+export async function editFileThrough(
+  sandbox: Pick<Sandbox, "rewrite">,
+  path: string,
+  edits: EditOperation[],
+  dryRun: boolean,
+  signal?: AbortSignal,
+): Promise<string> {
+  const { value, appendedBytes } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
+    const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
+    // The path appears in the diff's header lines, so a name with a line break is shown escaped.
+    const shown = escapeControls(source.path);
+    return { diff: (await streamEdit({ source, edits, path: shown, signal: sig, write })).diff, shown };
+  });
+  if (appendedBytes === 0) return value.diff;
+  return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }
 
 /** write_file: create or atomically replace a file, or append to one. */
@@ -66,7 +91,7 @@ export const editFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
   async handler({ path, edits, dryRun }, ctx) {
-    return text(await ctx.sandbox.editFile(path, edits, dryRun, ctx.signal));
+    return text(await editFileThrough(ctx.sandbox, path, edits, dryRun, ctx.signal));
   },
 });
 

@@ -11,8 +11,9 @@ import { appendFile, mkdir, readdir, readFile, writeFile } from "node:fs/promise
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { __testHooks } from "../src/sandbox/index.js";
-import { editFileSafely } from "../src/sandbox/edit.js";
+import type { EditOperation } from "../src/editing/index.js";
+import { __testHooks, __testing } from "../src/sandbox/index.js";
+import { editFileThrough } from "../src/tools/write.js";
 import { expectSameSnapshot, snapshot, startAttacker, type Attacker, sandbox } from "./support/hostile.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
@@ -34,6 +35,10 @@ afterEach(async () => {
   await server?.close();
   await remove?.();
 });
+
+// The in-process cases call the edit behind path validation (the paths here are already real).
+const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
+  editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
 
 const run = (name: string, args: Record<string, unknown>) => call(server.client, name, args);
 const pause = () => new Promise((resolve) => setTimeout(resolve, 1));

@@ -11,19 +11,21 @@ import { openDir, openWalkRoot } from "./dirs.js";
 import { directoryError } from "./errors.js";
 import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
 import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
-import { makeDirectorySafely, moveEntry } from "./move.js";
+import { walkPath } from "./components.js";
+import { heldLockCount } from "./locks.js";
+import { makeDirectorySafely, moveEntry, moveNoClobber } from "./move.js";
 import { rewriteFile, type RewriteEngine, type Rewritten } from "./rewrite.js";
-import { strategy } from "./platform.js";
-import type { Listing, OpenedDir, Read } from "./strategy.js";
+import { availableStrategies, strategy, useStrategy } from "./platform.js";
+import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+import { lockNameOf } from "./swap.js";
 import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
 
 export { __testHooks, release } from "./dirs.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
 export type { LinkVerdict } from "./inside.js";
-export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
+export type { RewriteEngine, RewriteSink, RewriteSource, Rewritten } from "./rewrite.js";
 export { sameFile, sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
-export { availableStrategies, strategy, useStrategy } from "./platform.js";
 export type { StrategyName } from "./strategy.js";
 export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
 export type { WalkedRead } from "./walked-read.js";
@@ -108,3 +110,36 @@ export class Sandbox {
     return followLinkInside(link, withSize, this.allowedDirs);
   }
 }
+
+/** A Sandbox that takes every path as already validated, so tests reach the checks behind validation. */
+class Unvalidated extends Sandbox {
+  override validate(requested: string): Promise<string> {
+    return Promise.resolve(requested);
+  }
+
+  override createDirectory(target: string): Promise<void> {
+    return makeDirectorySafely(target, this.allowedDirs);
+  }
+
+  override move(source: string, destination: string): Promise<void> {
+    return moveNoClobber(source, destination, this.allowedDirs);
+  }
+}
+
+/** Test-only: what tests legitimately reach behind the public face; not part of the tool API. */
+export const __testing = {
+  /** A Sandbox over `dirs` whose operations take their paths as already validated. */
+  unvalidated: (dirs: readonly string[]): Sandbox => new Unvalidated(dirs),
+  /** How many per-file locks of this server are held or awaited (0 once every call has ended). */
+  heldLockCount: (): number => heldLockCount(),
+  /** The name of the cross-process swap lock file beside entry `name`. */
+  swapLockName: (name: string): string => lockNameOf(name),
+  /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
+  resolveFromInside: (absolute: string, dirs: readonly string[]) => walkPath(absolute, dirs),
+  /** The strategies this platform can run (both on Linux, portable elsewhere). */
+  strategies: (): StrategyName[] => availableStrategies(),
+  /** The name of the strategy in use. */
+  strategyName: (): StrategyName => strategy().name,
+  /** Switches the strategy (suites run under each); throws when `name` cannot run here. */
+  useStrategy: (name: StrategyName): void => useStrategy(name),
+};

@@ -1,5 +1,5 @@
 /**
- * Resolution from inside (src/sandbox/components.ts) and the one escaping
+ * Resolution from inside (src/sandbox/lookup.ts) and the one escaping
  * (src/escape.ts), in process: nothing outside the allowed directories is ever
  * looked at, and escaping leaves no control character behind.
  */

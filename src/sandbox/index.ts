@@ -4,14 +4,14 @@
  * Each method resolves its path from inside (requested.ts), takes the per-file
  * lock of every file a change names, and runs its operation's module: open.ts,
  * replace.ts (write_file), append.ts, rewrite.ts (the seam edit_file plugs its
- * engine into), mkdir.ts, move.ts, directories.ts (walks).
+ * engine into), mkdir.ts, move.ts, directories.ts (walks and listings).
  */
-import type { Stats } from "node:fs";
+import type { Dirent, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { appendText } from "./append.js";
 import { Confinement } from "./confinement.js";
-import { openWalkRoot } from "./directories.js";
+import { entrySize, openWalkRoot, readEntries } from "./directories.js";
 import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
@@ -117,6 +117,16 @@ export class Sandbox {
   /** Metadata of `requested` without following anything at its end. */
   async stat(requested: string): Promise<Stats> {
     return statInside(this.confinement, await this.validate(requested));
+  }
+
+  /** The entries of a directory opened by `openDirectory` (`dir` = its `child("")`), in readdir order. */
+  readEntries(dir: string): Promise<Dirent[]> {
+    return readEntries(dir);
+  }
+
+  /** The size upstream's stat gives entry `name` of `dir`, but 0 for a link leading outside or dangling, or an entry that cannot be stat'ed; never rejects. */
+  entrySize(dir: string, name: string, isLink: boolean): Promise<number> {
+    return entrySize(this.confinement, dir, name, isLink);
   }
 
   /** Creates or atomically replaces the file `requested` with `content`; with `append`, adds it at the end instead. */

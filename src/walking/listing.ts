@@ -2,8 +2,6 @@
  * list_directory and list_directory_with_sizes: upstream's text, written line
  * by line into a TextSink.
  */
-import { lstat, readdir } from "node:fs/promises";
-import path from "node:path";
 import type { TextSink } from "../bounded.js";
 import { escapeControls } from "../escape.js";
 import { formatSize } from "../lib.js";
@@ -21,7 +19,7 @@ const STAT_CONCURRENCY = 32;
 export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = await opts.sandbox.readEntries(dir);
   for (let i = 0; i < entries.length; i++) {
     const pause = ticker.tick();
     if (pause) await pause;
@@ -37,23 +35,8 @@ interface SizedEntry {
   size: number;
 }
 
-/**
- * Upstream's stat size of `entry`, which follows symlinks, but only to a target inside `allowedDirs`:
- * a link out of them (or a dangling one) counts as 0, like an entry that cannot be stat'ed.
- */
-async function sizeOf(entryPath: string, isLink: boolean, sandbox: Sandbox): Promise<number> {
-  if (!isLink) {
-    // lstat costs what stat does and equals it for anything but a symlink, which is
-    // what the entry may have become since the readdir.
-    const st = await lstat(entryPath);
-    if (!st.isSymbolicLink()) return st.size;
-  }
-  const verdict = await sandbox.followLink(entryPath, true);
-  return verdict.kind === "inside" ? verdict.target.size : 0;
-}
-
 async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = await sandbox.readEntries(dir);
   const sized: SizedEntry[] = entries.map((e) => ({
     name: e.name,
     isDir: e.isDirectory(),
@@ -66,11 +49,8 @@ async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promi
       const item = sized[next++]!;
       const pause = ticker.tick();
       if (pause) await pause;
-      try {
-        item.size = await sizeOf(path.join(dir, item.name), item.isLink, sandbox);
-      } catch {
-        // Upstream shows an entry it cannot stat with size 0.
-      }
+      // A link leading outside or dangling, and an entry that cannot be stat'ed, count 0 (upstream's 0 for the latter).
+      item.size = await sandbox.entrySize(dir, item.name, item.isLink);
     }
   };
   await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, sized.length) }, worker));

@@ -8,6 +8,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
 import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
+import { sameFile } from "./identity.js";
 import type { Read, Strategy, StrategyName } from "./strategy.js";
 
 /*
@@ -109,15 +110,14 @@ const portable: Strategy = {
     return { real, reach, child: (name) => reach + name, close: async () => {} };
   },
   async realPathOf(handle, childPath, shown) {
-    const [real, byHandle] = await Promise.all([fs.realpath(childPath), handle.stat()]);
-    const byPath = await fs.stat(real);
-    if (byPath.ino !== byHandle.ino || byPath.dev !== byHandle.dev) throw changedWhileOpening(shown);
+    const [real, byHandle] = await Promise.all([fs.realpath(childPath), handle.stat({ bigint: true })]);
+    if (!sameFile(await fs.stat(real, { bigint: true }), byHandle)) throw changedWhileOpening(shown);
     return real;
   },
   realPathOfFdSync(_fd, reach, name, shown, byHandle) {
     const real = realpathSync.native(reach + name);
-    const byPath = statSync(real, { bigint: true });
-    if (byPath.ino !== BigInt(byHandle.ino) || byPath.dev !== BigInt(byHandle.dev)) throw changedWhileOpening(shown);
+    const opened = { dev: BigInt(byHandle.dev), ino: BigInt(byHandle.ino) };
+    if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
     return real;
   },
   readChild(_parent, _name, shown) {

@@ -40,8 +40,9 @@ function splitPath(p: string): { root: string; parts: string[] } {
   return { root, parts: p.slice(root.length).split(separators).filter((part) => part !== "") };
 }
 
-/** A running resolution: where it stands, what it stands on, and what is left to look up. */
+/** A running resolution: inside what, where it stands, what it stands on, and what is left to look up. */
 interface Position {
+  readonly c: Confinement;
   current: string;
   /** lstat of `current`; undefined where it was reached lexically or by `..` (a directory either way). */
   stat: Stats | undefined;
@@ -54,8 +55,8 @@ interface Position {
  * Continues with symlink target `target`, as read from a link in directory `dir` (a real path inside).
  * @returns false when the target lies outside, lexically; nothing outside is touched
  */
-function enterLink(at: Position, target: string, dir: string, c: Confinement): boolean {
-  if (!c.inside(path.resolve(dir, target))) return false;
+function enterLink(at: Position, target: string, dir: string): boolean {
+  if (!at.c.inside(path.resolve(dir, target))) return false;
   const { root, parts } = path.isAbsolute(target) ? splitPath(target) : { root: dir, parts: splitPath(`/${target}`).parts };
   at.current = root;
   at.stat = undefined;
@@ -64,7 +65,7 @@ function enterLink(at: Position, target: string, dir: string, c: Confinement): b
 }
 
 /** Looks up `at.pending` from `at.current`; the heart of resolveFromInside and resolveLinkTarget. */
-async function lookUp(at: Position, c: Confinement): Promise<Resolved> {
+async function lookUp(at: Position): Promise<Resolved> {
   for (;;) {
     const part = at.pending.pop();
     if (part === undefined) break;
@@ -77,7 +78,7 @@ async function lookUp(at: Position, c: Confinement): Promise<Resolved> {
       continue;
     }
     const next = path.join(at.current, part);
-    if (!c.inside(next)) {
+    if (!at.c.inside(next)) {
       // Outside: taken as written, never probed. Only a later component can come back inside.
       at.current = next;
       at.stat = undefined;
@@ -102,13 +103,13 @@ async function lookUp(at: Position, c: Confinement): Promise<Resolved> {
         throw error;
       });
       if (target === undefined) at.pending.push(part);
-      else if (!enterLink(at, target, at.current, c)) return { kind: "outside" };
+      else if (!enterLink(at, target, at.current)) return { kind: "outside" };
       continue;
     }
     at.current = next;
     at.stat = st;
   }
-  if (!c.inside(at.current)) return { kind: "outside" };
+  if (!at.c.inside(at.current)) return { kind: "outside" };
   // Reached by `..` (a real directory's parent) or as an allowed directory taken lexically.
   at.stat ??= await fs.lstat(at.current);
   if (at.stat.isSymbolicLink()) return { kind: "outside" };
@@ -121,7 +122,7 @@ async function lookUp(at: Position, c: Confinement): Promise<Resolved> {
  */
 export function resolveFromInside(absolute: string, c: Confinement): Promise<Resolved> {
   const { root, parts } = splitPath(absolute);
-  return lookUp({ current: root, stat: undefined, pending: parts.reverse(), links: 0 }, c);
+  return lookUp({ c, current: root, stat: undefined, pending: parts.reverse(), links: 0 });
 }
 
 /**
@@ -129,9 +130,9 @@ export function resolveFromInside(absolute: string, c: Confinement): Promise<Res
  * @throws the low-level error of a look at a path inside, for the caller to word
  */
 async function resolveLinkTarget(target: string, dir: string, c: Confinement): Promise<Resolved> {
-  const at: Position = { current: dir, stat: undefined, pending: [], links: 1 };
-  if (!enterLink(at, target, dir, c)) return { kind: "outside" };
-  return lookUp(at, c);
+  const at: Position = { c, current: dir, stat: undefined, pending: [], links: 1 };
+  if (!enterLink(at, target, dir)) return { kind: "outside" };
+  return lookUp(at);
 }
 
 /** Whether a symlink with target `target` placed in directory `dir` (a real path inside) would lead outside. */

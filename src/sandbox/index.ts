@@ -18,7 +18,7 @@ import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, readWalkedSmallFile, statInside, type Opened, type WalkedRead } from "./open.js";
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
-import { writeWhole, swapLockName } from "./replace.js";
+import { swapLockName, writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";

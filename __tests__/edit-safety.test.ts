@@ -11,7 +11,7 @@ import { editFileSafely } from "../src/sandbox/edit.js";
 import { heldLockCount } from "../src/sandbox/locks.js";
 import { lockNameOf } from "../src/sandbox/swap.js";
 import { tempDir } from "./support/fixtures.js";
-import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -267,7 +267,7 @@ describe("owner, group and permission", () => {
     expect(await readFile(file, "utf8")).toBe("1\n");
   });
 
-  describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
+  describe.skipIf(NOBODY_UNAVAILABLE !== undefined)(NOBODY_SUITE, () => {
     const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {

@@ -22,7 +22,7 @@ export const IS_ROOT = process.getuid?.() === 0;
 export const NOBODY = { uid: 65534, gid: 65534 };
 
 /** A user the server can be started as. */
-export interface User {
+interface User {
   uid: number;
   gid: number;
 }
@@ -31,8 +31,7 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 // Dropped by a tiny node prelude before anything else loads, since the SDK's stdio
 // transport does not pass spawn's uid/gid options through.
-const dropTo = (user: User): string =>
-  `process.setgroups([]); process.setgid(${user.gid}); process.setuid(${user.uid});`;
+const dropTo = (user: User): string => `process.setgroups([]); process.setgid(${user.gid}); process.setuid(${user.uid});`;
 
 /**
  * Why the suites that run the server as `nobody` cannot run here (a `describe.skipIf`
@@ -58,7 +57,7 @@ function whyNobodyCannotRun(): string | undefined {
 }
 
 /** A server installation `nobody` can read, and its remover. */
-export interface Runtime {
+interface Runtime {
   serverJs: string;
   remove(): Promise<void>;
 }
@@ -89,7 +88,7 @@ async function makeWorldReadable(entry: string): Promise<void> {
  * under the temp directory, every file readable by all.
  * @throws when dist/ or a production dependency is missing (build or install first)
  */
-export async function readableRuntime(): Promise<Runtime> {
+async function readableRuntime(): Promise<Runtime> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "bfs-runtime-"));
   const remove = () => rm(dir, { recursive: true, force: true });
   try {
@@ -112,10 +111,9 @@ export async function readableRuntime(): Promise<Runtime> {
 }
 
 /** Starts `serverJs` as `user` (no supplementary groups) and connects an SDK client. */
-export async function connectAs(user: User, serverJs: string, args: string[]): Promise<Connected> {
+async function connectAs(user: User, serverJs: string, args: string[]): Promise<Connected> {
   const prelude =
-    `${dropTo(user)} process.argv.splice(1, 0, ${JSON.stringify(serverJs)}); ` +
-    `await import(${JSON.stringify(pathToFileURL(serverJs).href)});`;
+    `${dropTo(user)} process.argv.splice(1, 0, ${JSON.stringify(serverJs)}); ` + `await import(${JSON.stringify(pathToFileURL(serverJs).href)});`;
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ["--input-type=module", "-e", prelude, ...args],

@@ -1,7 +1,8 @@
 /**
- * Every `SPEC §n` the code and the docs cite resolves: docs/SPEC.md, the contract kept in the
- * repository, has a heading numbered n (`## n.` or `### n.m`). A citation may list more
- * sections (`SPEC §3.3, §4, §6`); each is checked.
+ * The docs stay true to the tree. Every `SPEC §n` the code and the docs cite resolves:
+ * docs/SPEC.md, the contract kept in the repository, has a heading numbered n (`## n.` or
+ * `### n.m`); a citation may list more sections (`SPEC §3.3, §4, §6`), each is checked.
+ * And docs/ARCHITECTURE.md's tests map names every test file once, and only test files that exist.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -55,5 +56,20 @@ describe("SPEC § references", () => {
         .filter((c) => !headings.has(c.section))
         .map((c) => `§${c.section} at ${c.at}`),
     ).toEqual([]);
+  });
+});
+
+describe("docs/ARCHITECTURE.md's tests map", () => {
+  const architecture = readFileSync(path.join(ROOT, "docs", "ARCHITECTURE.md"), "utf8");
+  const mapped = [...architecture.matchAll(/^\| [^|]+ \| `([^`]+\.test\.ts)` \|/gm)].map((m) => m[1]);
+  const testFiles = filesUnder("__tests__", /\.test\.ts$/).map((file) => path.relative("__tests__", file).split(path.sep).join("/"));
+
+  it("names every test file exactly once", () => {
+    expect(mapped.filter((file, i) => mapped.indexOf(file) !== i)).toEqual([]);
+    expect(testFiles.filter((file) => !mapped.includes(file))).toEqual([]);
+  });
+
+  it("names no test file that does not exist", () => {
+    expect(mapped.filter((file) => file !== undefined && !testFiles.includes(file))).toEqual([]);
   });
 });

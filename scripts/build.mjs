@@ -1,6 +1,7 @@
 // Builds dist/ (tsc, then the bin made executable) and records a digest of what it was
 // built from. `--if-stale` rebuilds only when that digest differs from the current inputs',
 // which the tests' global setup relies on: one test file run alone never sees a stale build.
+// `--check` only says whether dist/ is fresh (exit 1 when not).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -67,7 +68,12 @@ export function build() {
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const ifStale = process.argv.includes("--if-stale");
   try {
-    if (ifStale && isFresh()) console.error("dist/ is up to date with src/ (build skipped)");
+    if (process.argv.includes("--check")) {
+      if (!isFresh()) {
+        console.error("dist/ is stale: it was not built from the current src/ (run npm run build)");
+        process.exit(1);
+      }
+    } else if (ifStale && isFresh()) console.error("dist/ is up to date with src/ (build skipped)");
     else {
       const started = Date.now();
       build();

@@ -16,6 +16,7 @@ const CLEAN = [
   "bench",
   "__tests__/support",
   "__tests__/instructions.test.ts",
+  "__tests__/build.test.ts",
   "__tests__/docs.test.ts",
   "__tests__/version.test.ts",
   "biome.jsonc",

@@ -10,7 +10,7 @@ import type { EditOperation } from "../src/editing/index.js";
 import { __testHooks, __testing, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
 import { editFileThrough } from "../src/tools/write.js";
 import { tempDir } from "./support/fixtures.js";
-import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -273,7 +273,7 @@ describe("owner, group and permission", () => {
     expect(await readFile(file, "utf8")).toBe("1\n");
   });
 
-  describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
+  describe.skipIf(NOBODY_UNAVAILABLE !== undefined)(NOBODY_SUITE, () => {
     const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {

@@ -3,13 +3,17 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
+import { readFileSync } from "node:fs";
 import type { Limits } from "../bounded.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
 /** The npm package and bin name, used in messages. */
 export const PACKAGE_NAME = "bounded-filesystem-mcp";
-/** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
-export const VERSION = "0.1.0";
+// The one read this module makes, once at load: package.json is two levels up from both
+// src/server/ and dist/server/, and npm, npx and bunx install it beside dist/.
+const MANIFEST = new URL("../../package.json", import.meta.url);
+/** The package version reported by --version and serverInfo: package.json's, so it is written once. */
+export const VERSION: string = (JSON.parse(readFileSync(MANIFEST, "utf8")) as { version: string }).version;
 
 
 /** The limits when neither flag nor environment variable sets them. */

@@ -7,7 +7,7 @@ import { formatCount } from "../bounded.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
-import { EditSearch } from "./search.js";
+import { EditSearch } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";

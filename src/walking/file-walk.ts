@@ -31,7 +31,7 @@ export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
 export type SmallFileVisitor = (bytes: Buffer, shown: string) => unknown;
 
 // Files shorter than this are read whole in one synchronous burst (as the binary probe of
-// grep/file-search.ts would read them anyway); longer ones are opened and streamed.
+// grep/file-scan.ts would read them anyway); longer ones are opened and streamed.
 const SMALL_FILE_BYTES = 8192;
 // Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
 // cancellation or a progress notification is never held up for long.

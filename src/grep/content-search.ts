@@ -7,7 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import { fileEntry } from "./format.js";
-import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-search.js";
+import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";

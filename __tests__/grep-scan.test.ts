@@ -5,6 +5,7 @@ import { describe, expect, it } from "vitest";
 import { scanFile, type FileRequest, type ReadAt } from "../src/grep/file-scan.js";
 import { clipLine, CLIP_MARK } from "../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../src/grep/query.js";
+import { escapeControls } from "../src/escape.js";
 
 const memoryReader =
   (bytes: Buffer): ReadAt =>
@@ -37,7 +38,7 @@ const request = (over: Partial<FileRequest> = {}): FileRequest => ({
   contextLines: 0,
   skip: 0,
   room: 1e9,
-  displayPath: "/f",
+  displayPath: escapeControls("/f"),
   blankFirst: false,
   forceFirst: false,
   ...over,

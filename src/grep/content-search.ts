@@ -6,6 +6,7 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
+import type { Shown } from "../escape.js";
 import { fileEntry } from "./format.js";
 import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
@@ -79,7 +80,7 @@ export class ContentSearch {
    * Searches one opened, already verified file and records it.
    * @throws RegexTooCostlyError, the signal's reason, or a read error (the caller may count it unreadable)
    */
-  async searchFile(fh: FileHandle, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+  async searchFile(fh: FileHandle, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
     return this.search(fh, (buf, offset, length, position) => fh.read(buf, offset, length, position).then((r) => r.bytesRead), displayPath, ctl);
   }
 
@@ -92,7 +93,7 @@ export class ContentSearch {
    * Searches a whole file already read into `bytes` (needed only until the promise settles) and records it.
    * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
    */
-  searchBytes(bytes: Buffer, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+  searchBytes(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
     if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
     const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
     return this.search(undefined, read, displayPath, ctl, bytes);
@@ -103,7 +104,7 @@ export class ContentSearch {
    * no lines are to be shown: count and files modes, and lines mode once the result is cut.
    * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
    */
-  searchSmall(bytes: Buffer, displayPath: string, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
+  searchSmall(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
     if (this.isolate !== undefined || bytes.length >= BINARY_PROBE_BYTES || (!this.cut && this.mode === "lines")) {
       return this.searchBytes(bytes, displayPath, ctl);
     }
@@ -119,7 +120,7 @@ export class ContentSearch {
     return { binary: false, matchingLines, bytes: bytes.length };
   }
 
-  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
+  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: Shown, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
     const showing = !this.cut && this.mode === "lines";
     const req: FileRequest = {
       mode: showing ? "lines" : "count",
@@ -152,7 +153,7 @@ export class ContentSearch {
     if (scan.exhausted) this.cut = true;
   }
 
-  private recordFile(displayPath: string, matchingLines: number): void {
+  private recordFile(displayPath: Shown, matchingLines: number): void {
     if (this.skipLeft > 0) {
       this.skipLeft--;
       return;

@@ -4,6 +4,7 @@
  * context lines. Line numbers are counted only while lines are being shown;
  * after that, matching lines are only counted.
  */
+import type { Shown } from "../escape.js";
 import { clipLine, LinesOutput, MAX_LINE_CHARS, type ContextEntry } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import type { Query } from "./query.js";
@@ -23,8 +24,8 @@ export interface FileRequest {
   skip: number;
   /** Characters this file may add (lines mode). */
   room: number;
-  /** The path printed above the file's matches. */
-  displayPath: string;
+  /** The path printed above the file's matches, and in errors. */
+  displayPath: Shown;
   /** Whether text precedes this file's (a blank line then separates them). */
   blankFirst: boolean;
   /** Show the first match even past `room` (nothing was shown before it). */

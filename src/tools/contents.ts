@@ -1,5 +1,6 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
+import { escapeControls, type Shown } from "../escape.js";
 import { compileQuery, ContentSearch, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
@@ -40,7 +41,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     if (file !== undefined) {
       try {
         const size = Number((await file.handle.stat()).size);
-        await search.searchFile(file.handle, file.path, { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
+        await search.searchFile(file.handle, escapeControls(file.path), { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
       } finally {
         await file.handle.close();
       }
@@ -49,7 +50,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
       // Small files come read whole when the query is searched in this thread (no regex worker).
       const searchBytes = search.scansInThread
-        ? (bytes: Buffer, shown: string) => search.searchSmall(bytes, shown, { signal: ctx.signal })
+        ? (bytes: Buffer, shown: Shown) => search.searchSmall(bytes, shown, { signal: ctx.signal })
         : undefined;
       await walkFiles(
         target,

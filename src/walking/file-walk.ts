@@ -9,6 +9,7 @@ import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
+import { escapeControls, type Shown } from "../escape.js";
 import { errnoCode, type FileObjectId, type Sandbox, type WalkedRead } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
@@ -24,11 +25,11 @@ export interface FileSelection {
   respectGitignore: boolean;
 }
 
-/** Receives each selected file, opened and verified; the walker closes the handle after the promise settles. */
-export type FileVisitor = (handle: FileHandle, shown: string) => Promise<void>;
+/** Receives each selected file, opened and verified, with its path as shown; the walker closes the handle after the promise settles. */
+export type FileVisitor = (handle: FileHandle, shown: Shown) => Promise<void>;
 
-/** Receives a selected small file's whole content; `bytes` is reused once it returns (or its promise settles). */
-export type SmallFileVisitor = (bytes: Buffer, shown: string) => unknown;
+/** Receives a selected small file's whole content and its path as shown; `bytes` is reused once it returns (or its promise settles). */
+export type SmallFileVisitor = (bytes: Buffer, shown: Shown) => unknown;
 
 // Files shorter than this are read whole in one synchronous burst (as the binary probe of
 // grep/file-scan.ts would read them anyway); longer ones are opened and streamed.
@@ -86,7 +87,7 @@ export async function walkFiles(
     inodes.add(ino);
     return true;
   };
-  const visit = async (handle: FileHandle, shown: string, known?: BigIntStats): Promise<void> => {
+  const visit = async (handle: FileHandle, shown: Shown, known?: BigIntStats): Promise<void> => {
     try {
       if (firstSight(known ?? (await handle.stat({ bigint: true })))) await onFile(handle, shown);
     } finally {
@@ -105,7 +106,7 @@ export async function walkFiles(
     });
   };
   // The whole file when it is small; undefined when it is large or was counted unreadable.
-  const readSmall = (reach: string, name: string, shown: string): WalkedRead | undefined => {
+  const readSmall = (reach: string, name: string, shown: Shown): WalkedRead | undefined => {
     try {
       return opts.sandbox.readWalkedSmallFile(reach, name, shown, probe);
     } catch {
@@ -114,7 +115,7 @@ export async function walkFiles(
       return undefined;
     }
   };
-  const enterLink = async (link: string, shown: string): Promise<void> => {
+  const enterLink = async (link: string, shown: Shown): Promise<void> => {
     const linked = await openLinked(opts.sandbox, link);
     if (typeof linked === "string") {
       if (linked !== "directory") onSkip(linked, 1);
@@ -126,7 +127,7 @@ export async function walkFiles(
   const enter = (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined => {
     if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return undefined;
     // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
-    const shown = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
+    const shown = escapeControls(dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name);
     if (entry.isSymbolicLink()) return enterLink(reach + entry.name, shown);
     if (!entry.isFile()) {
       // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
@@ -143,7 +144,7 @@ export async function walkFiles(
     }
     return enterLarge(reach, entry.name, shown);
   };
-  const enterLarge = async (reach: string, name: string, shown: string): Promise<void> => {
+  const enterLarge = async (reach: string, name: string, shown: Shown): Promise<void> => {
     let handle: FileHandle;
     let stat: BigIntStats;
     try {

@@ -5,7 +5,7 @@
 import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { TextSink } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { formatSize } from "../lib.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
@@ -13,6 +13,11 @@ import { Ticker, type WalkOptions } from "./walker.js";
 // Upstream stats every entry at once; a bounded pool gives the same sizes
 // without 50,000 simultaneous requests.
 const STAT_CONCURRENCY = 32;
+
+/** One list_directory line: `[DIR] name` or `[FILE] name`. */
+function entryLine(isDir: boolean, name: Shown): string {
+  return `${isDir ? "[DIR]" : "[FILE]"} ${name}`;
+}
 
 /**
  * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`.
@@ -26,7 +31,7 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     const pause = ticker.tick();
     if (pause) await pause;
     const entry = entries[i]!;
-    sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${escapeControls(entry.name)}`);
+    sink.append(`${i === 0 ? "" : "\n"}${entryLine(entry.isDirectory(), escapeControls(entry.name))}`);
   }
 }
 
@@ -50,6 +55,11 @@ async function sizeOf(entryPath: string, isLink: boolean, sandbox: Sandbox): Pro
   }
   const verdict = await sandbox.followLink(entryPath, true);
   return verdict.kind === "inside" ? verdict.target.size : 0;
+}
+
+/** One list_directory_with_sizes line: the kind, the name padded to 30, a file's size padded left to 10. */
+function sizedLine(e: SizedEntry, name: Shown): string {
+  return `${e.isDir ? "[DIR]" : "[FILE]"} ${name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}`;
 }
 
 async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
@@ -104,7 +114,7 @@ export async function listWithSizesInto(
   }
   entries.sort(sortBy === "size" ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name));
   for (const e of entries) {
-    sink.append(`${e.isDir ? "[DIR]" : "[FILE]"} ${escapeControls(e.name).padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}\n`);
+    sink.append(`${sizedLine(e, escapeControls(e.name))}\n`);
   }
   sink.append(`\nTotal: ${files} files, ${dirs} directories\nCombined size: ${formatSize(bytes)}`);
 }

@@ -1,7 +1,7 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
 import { escapeControls, type Shown } from "../escape.js";
-import { fileInfo } from "../lib.js";
+import { fileInfo } from "../reading/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";

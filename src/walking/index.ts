@@ -7,6 +7,7 @@
 export { listInto, listWithSizesInto } from "./listing.js";
 export { checkPatterns } from "./patterns.js";
 export { searchInto } from "./glob-search.js";
+export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
 export type { WalkOptions } from "./walker.js";
 export { walkFiles, type FileSelection, type FileSkip, type FileVisitor, type SmallFileVisitor } from "./file-walk.js";

@@ -6,7 +6,7 @@ import { lstat, readdir } from "node:fs/promises";
 import path from "node:path";
 import type { TextSink } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
-import { formatSize } from "../lib.js";
+import { formatSize } from "./sizes.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
 

@@ -7,6 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import type { Shown } from "../escape.js";
+import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
 import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
@@ -14,6 +15,9 @@ import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";
 import { countWholeLines } from "./whole-count.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
+
+/** Most context lines a search shows around a match (SPEC §10). */
+export const MAX_CONTEXT_LINES = 10;
 
 /** Settings of one search call. */
 export interface ContentSearchOptions {
@@ -63,11 +67,9 @@ export class ContentSearch {
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.mode = opts.mode ?? "lines";
-    this.ctx = opts.contextLines ?? 0;
-    this.offset = opts.offset ?? 0;
+    this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
+    this.offset = checkInteger("offset", opts.offset ?? 0, 0);
     this.skipLeft = this.offset;
-    if (!Number.isInteger(this.ctx) || this.ctx < 0 || this.ctx > 10) throw new Error(`contextLines must be an integer from 0 to 10; got ${this.ctx}`);
-    if (!Number.isInteger(this.offset) || this.offset < 0) throw new Error(`offset must be an integer ≥ 0; got ${this.offset}`);
     this.isolate = opts.query.mayBacktrack ? new RegexIsolate(opts.deadlineMs) : undefined;
   }
 

@@ -4,4 +4,4 @@ export { scanFile, looksBinary, type FileRequest, type FileScan, type OutputMode
 export { clipLine, MAX_LINE_CHARS, CLIP_MARK } from "./format.js";
 export { RegexTooCostlyError, DEFAULT_DEADLINE_MS } from "./isolate.js";
 export { SearchTotals, summaryText, nextOffset, type Page, type SkipReason } from "./totals.js";
-export { ContentSearch, type ContentSearchOptions, type FileControl, type FileCounts } from "./content-search.js";
+export { ContentSearch, MAX_CONTEXT_LINES, type ContentSearchOptions, type FileControl, type FileCounts } from "./content-search.js";

@@ -6,18 +6,13 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { ToolOutput } from "../bounded.js";
+import { checkInteger } from "../integers.js";
 import type { CheckpointCache } from "./checkpoints.js";
 import { plan, readWindow, scanFor, settle } from "./window.js";
 import type { ReadOptions, TextConsumer } from "./scan.js";
 import { utf16Units } from "./utf8-count.js";
 
 const LF = 0x0a;
-
-function checkInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
-  }
-}
 
 /** Character offsets just after the k-th "\n" for each k of `feeds` (ascending; 0 is the start), and the text's length. */
 export interface LineOffsets {

@@ -6,15 +6,10 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { isHigh, isLow, type TextSink, type TextWindow } from "../bounded.js";
+import { checkInteger } from "../integers.js";
 import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
 import { type ReadOptions, type RestartPoint, type ScanParams, type ScanResult, type TextConsumer, scanText } from "./scan.js";
 
-
-function checkInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
-  }
-}
 
 /** A cached entry (or a fresh one that a complete scan may store) and where to start decoding. */
 export interface Plan {

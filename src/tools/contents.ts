@@ -1,7 +1,7 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
 import { escapeControls, type Shown } from "../escape.js";
-import { compileQuery, ContentSearch, type OutputMode } from "../grep/index.js";
+import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
@@ -92,7 +92,7 @@ export const searchFileContents = defineTool({
     pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to skip (not entered)."),
     respectGitignore: z.boolean().default(true).describe("Leave out .git and what the tree's .gitignore files ignore."),
-    contextLines: z.number().int().min(0).max(10).default(0).describe("Lines shown before and after each match."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after each match."),
     outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' or 'count'."),
     offset: z.number().int().min(0).default(0).describe("Matches (files in files mode) to skip: a cut result's offset."),
   },

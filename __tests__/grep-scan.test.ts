@@ -2,7 +2,8 @@
 // scan: split the decoded text on \n, drop one \r before each \n, test each line.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanFile, type FileRequest, type ReadAt } from "../src/grep/file-scan.js";
+import { scanFile, type ReadAt } from "../src/grep/file-scan.js";
+import type { FileRequest } from "../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../src/grep/query.js";
 import { escapeControls } from "../src/escape.js";

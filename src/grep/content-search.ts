@@ -9,10 +9,11 @@ import type { TextSink } from "../bounded.js";
 import type { Shown } from "../escape.js";
 import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
-import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-scan.js";
+import { BINARY_PROBE_BYTES, scanFile, type FileScan, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";
+import type { FileRequest, OutputMode } from "./region-search.js";
 import { countWholeLines } from "./whole-count.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
 

@@ -1,36 +1,14 @@
 /**
  * Streams one file through a query (SPEC §10): binary check on the first
- * 8 KiB, then region by region of whole lines, holding one chunk plus the
- * context lines. Line numbers are counted only while lines are being shown;
- * after that, matching lines are only counted.
+ * 8 KiB, then region by region of whole lines (region-search.ts matches and
+ * shows them), holding one chunk plus the context lines; a line longer than
+ * the buffer may grow is searched in overlapping pieces.
  */
-import type { Shown } from "../escape.js";
-import { clipLine, LinesOutput, MAX_LINE_CHARS, type ContextEntry } from "./format.js";
-import { LineFinder } from "./line-finder.js";
 import type { Query } from "./query.js";
-
-/** What the tool shows: matching lines, matching files with counts, or totals only. */
-export type OutputMode = "lines" | "files" | "count";
+import { RegionSearch, type FileMatches, type FileRequest } from "./region-search.js";
 
 /** Reads up to `length` bytes at `position` into `buf` at `offset`; 0 at end of file. */
 export type ReadAt = (buf: Buffer, offset: number, length: number, position: number) => Promise<number> | number;
-
-/** How one file is to be searched and shown. */
-export interface FileRequest {
-  mode: OutputMode;
-  /** Lines shown before and after each match (lines mode). */
-  contextLines: number;
-  /** Matching lines to count but not show, because an earlier page showed them. */
-  skip: number;
-  /** Characters this file may add (lines mode). */
-  room: number;
-  /** The path printed above the file's matches, and in errors. */
-  displayPath: Shown;
-  /** Whether text precedes this file's (a blank line then separates them). */
-  blankFirst: boolean;
-  /** Show the first match even past `room` (nothing was shown before it). */
-  forceFirst: boolean;
-}
 
 /** Tuning and control of a scan. */
 export interface ScanOptions {
@@ -46,16 +24,8 @@ export interface ScanOptions {
 }
 
 /** What one file's scan found. */
-export interface FileScan {
+export interface FileScan extends FileMatches {
   binary: boolean;
-  matchingLines: number;
-  /** Matching lines consumed by `skip`. */
-  skipped: number;
-  /** Match lines shown. */
-  shown: number;
-  /** True when a match or context line did not fit in `room`. */
-  exhausted: boolean;
-  text: string;
   bytes: number;
 }
 
@@ -71,16 +41,102 @@ export function looksBinary(head: Buffer): boolean {
   return probe.includes(0);
 }
 
-function countLF(buf: Buffer, from: number, to: number): number {
-  let n = 0;
-  for (let i = buf.indexOf(LF, from); i >= 0 && i < to; i = buf.indexOf(LF, i + 1)) n++;
-  return n;
+/** The first bytes of the file, up to BINARY_PROBE_BYTES: `whole` when the caller read a small file already. */
+async function probe(read: ReadAt, whole: Buffer | undefined): Promise<Buffer> {
+  if (whole !== undefined && whole.length < BINARY_PROBE_BYTES) return whole;
+  const head = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
+  let length = 0;
+  for (let n = -1; n !== 0 && length < head.length; length += n) n = await read(head, length, head.length - length, length);
+  return head.subarray(0, length);
 }
 
-function contextText(r: Buffer, ls: number, le: number, finder: LineFinder): string {
-  const te = finder.textEnd(ls, le);
-  // Enough bytes for more than MAX_LINE_CHARS characters, so clipping still marks the cut.
-  return clipLine(r.toString("utf8", ls, Math.min(te, ls + 4 * MAX_LINE_CHARS + 8)), 0);
+/** One region of the file: whole lines, or (`forced`) the piece of a line longer than the buffer may grow. */
+interface Region {
+  bytes: Buffer;
+  forced: boolean;
+}
+
+/** The file read chunk by chunk into one buffer, which gives out regions of whole lines and keeps what follows. */
+class RegionReader {
+  private buf: Buffer;
+  private filled: number;
+  private eof: boolean;
+  /** Bytes read so far. */
+  bytes: number;
+
+  constructor(
+    private readonly read: ReadAt,
+    head: Buffer,
+    private readonly chunk: number,
+    private readonly maxLine: number,
+  ) {
+    // Reuse the probe rather than read it again: most files are smaller than it, and then it is
+    // the whole file, so no chunk buffer is allocated (a fresh 256 KiB per file cost a fifth of a
+    // tree search in garbage collection).
+    if (head.length < BINARY_PROBE_BYTES && head.length <= chunk) {
+      this.buf = head;
+      this.filled = head.length;
+      this.eof = true;
+    } else {
+      this.buf = Buffer.allocUnsafe(chunk);
+      this.filled = Math.min(head.length, chunk);
+      head.copy(this.buf, 0, 0, this.filled);
+      this.eof = head.length < BINARY_PROBE_BYTES && this.filled === head.length;
+    }
+    this.bytes = this.filled;
+  }
+
+  /** True while bytes remain to be read or searched. */
+  get more(): boolean {
+    return !this.eof || this.filled > 0;
+  }
+
+  /** True when nothing is left in the buffer (and so in the file). */
+  get empty(): boolean {
+    return this.filled === 0;
+  }
+
+  /** Reads until the buffer is full or the file ends. */
+  async fill(): Promise<void> {
+    while (this.filled < this.buf.length && !this.eof) {
+      const n = await this.read(this.buf, this.filled, this.buf.length - this.filled, this.bytes);
+      if (n === 0) this.eof = true;
+      this.filled += n;
+      this.bytes += n;
+    }
+  }
+
+  /** The next region, up to the buffer's last line break; undefined when the buffer grew instead, to hold a long line. */
+  region(): Region | undefined {
+    const { buf, filled } = this;
+    if (this.eof) return { bytes: buf.subarray(0, filled), forced: false };
+    const lastNl = buf.lastIndexOf(LF, filled - 1);
+    if (lastNl >= 0) return { bytes: buf.subarray(0, lastNl + 1), forced: false };
+    if (buf.length < this.maxLine) {
+      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, this.maxLine));
+      buf.copy(bigger, 0, 0, filled);
+      this.buf = bigger;
+      return undefined;
+    }
+    // Cut before a lead byte so both pieces decode as the whole line would.
+    let end = filled - 4;
+    while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
+    return { bytes: buf.subarray(0, end <= 0 ? filled : end), forced: true };
+  }
+
+  /** Drops the region just searched but its last `keep` bytes (moved to the next lead byte), and what the buffer no longer needs. */
+  consume(region: Region, keep: number): void {
+    const end = region.bytes.length;
+    let from = end - keep;
+    while (from < end && ((this.buf[from] ?? 0) & 0xc0) === 0x80) from++;
+    this.buf.copyWithin(0, from, this.filled);
+    this.filled -= from;
+    if (this.buf.length > this.chunk && this.filled <= this.chunk) {
+      const smaller = Buffer.allocUnsafe(this.chunk);
+      this.buf.copy(smaller, 0, 0, this.filled);
+      this.buf = smaller;
+    }
+  }
 }
 
 /**
@@ -89,166 +145,21 @@ function contextText(r: Buffer, ls: number, le: number, finder: LineFinder): str
  */
 export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opts: ScanOptions = {}): Promise<FileScan> {
   const chunk = Math.max(opts.chunkSize ?? 256 * 1024, 16);
-  const maxLine = Math.max(opts.maxLineBytes ?? 16 * 1024 * 1024, chunk);
-  const ctx = req.mode === "lines" ? req.contextLines : 0;
-  const out = req.mode === "lines" ? new LinesOutput(req.displayPath, req.room, req.blankFirst, req.forceFirst) : undefined;
-  const finder = new LineFinder(query);
-  const res: FileScan = { binary: false, matchingLines: 0, skipped: 0, shown: 0, exhausted: false, text: "", bytes: 0 };
-  let buf: Buffer;
-  let filled = 0;
-  let eof = false;
-  let skip = req.skip;
-  let lineNo = 1;
-  let midLine = false;
-  let prevMatched = false;
-  let afterLeft = 0;
-  let lastSkipped = 0;
-  let tail: ContextEntry[] = [];
-  const given = opts.whole !== undefined && opts.whole.length < BINARY_PROBE_BYTES ? opts.whole : undefined;
-  const head = given ?? Buffer.allocUnsafe(BINARY_PROBE_BYTES);
-  let headBytes = given?.length ?? 0;
-  for (let n = -1; given === undefined && n !== 0 && headBytes < head.length; headBytes += n) {
-    n = await read(head, headBytes, head.length - headBytes, headBytes);
-  }
-  if (looksBinary(head.subarray(0, headBytes))) return { ...res, binary: true };
-  // Reuse the probe rather than read it again: most files are smaller than it, and then it is
-  // the whole file, so no chunk buffer is allocated (a fresh 256 KiB per file cost a fifth of a
-  // tree search in garbage collection).
-  if (headBytes < BINARY_PROBE_BYTES && headBytes <= chunk) {
-    buf = head.subarray(0, headBytes);
-    filled = headBytes;
-    eof = true;
-  } else {
-    buf = Buffer.allocUnsafe(chunk);
-    filled = Math.min(headBytes, buf.length);
-    head.copy(buf, 0, 0, filled);
-    eof = headBytes < BINARY_PROBE_BYTES && filled === headBytes;
-  }
-  res.bytes = filled;
-
-  while (!eof || filled > 0) {
-    while (filled < buf.length && !eof) {
-      const n = await read(buf, filled, buf.length - filled, res.bytes);
-      if (n === 0) eof = true;
-      filled += n;
-      res.bytes += n;
-    }
+  const head = await probe(read, opts.whole);
+  if (looksBinary(head)) return { binary: true, matchingLines: 0, skipped: 0, shown: 0, exhausted: false, text: "", bytes: 0 };
+  const input = new RegionReader(read, head, chunk, Math.max(opts.maxLineBytes ?? 16 * 1024 * 1024, chunk));
+  const matches = new RegionSearch(query, req);
+  while (input.more) {
+    await input.fill();
     opts.signal?.throwIfAborted();
-    opts.onProgress?.(res.bytes);
-    if (filled === 0) break;
-    let end = filled;
-    let forced = false;
-    if (!eof) {
-      const lastNl = buf.lastIndexOf(LF, filled - 1);
-      if (lastNl >= 0) end = lastNl + 1;
-      else if (buf.length < maxLine) {
-        const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, maxLine));
-        buf.copy(bigger, 0, 0, filled);
-        buf = bigger;
-        continue;
-      } else {
-        forced = true;
-        // Cut before a lead byte so both pieces decode as the whole line would.
-        end = filled - 4;
-        while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
-        if (end <= 0) end = filled;
-      }
-    }
-    const r = buf.subarray(0, end);
-    finder.reset(r);
-    let pos = 0;
-    let lastEnd = -1;
-    const active = (): boolean => out !== undefined && !out.exhausted;
-    const isRepeat = (ls: number): boolean => ls === 0 && midLine && prevMatched;
-
-    while (active()) {
-      const ls = finder.next(pos);
-      const limit = ls < 0 ? end : ls;
-      while (afterLeft > 0 && pos < limit && out !== undefined) {
-        const le = r.indexOf(LF, pos);
-        const lineEnd = le < 0 ? end : le;
-        if (!out.context(lineNo, contextText(r, pos, lineEnd, finder))) break;
-        afterLeft--;
-        if (le < 0) {
-          pos = end;
-          break;
-        }
-        pos = le + 1;
-        lineNo++;
-      }
-      if (ls < 0 || !active() || out === undefined) break;
-      lineNo += countLF(r, pos, ls);
-      pos = ls;
-      if (!isRepeat(ls)) {
-        res.matchingLines++;
-        if (skip > 0) {
-          skip--;
-          res.skipped++;
-          lastSkipped = lineNo;
-        } else {
-          const firstWanted = Math.max(lineNo - ctx, out.lastLine + 1, lastSkipped + 1, 1);
-          const before = beforeContext(r, ls, lineNo, firstWanted, tail, finder);
-          if (!out.match(lineNo, clipLine(finder.lineText(), finder.occurrence()), before)) {
-            lastEnd = finder.end;
-            pos = finder.end + 1;
-            break;
-          }
-          afterLeft = ctx;
-        }
-      }
-      lastEnd = finder.end;
-      if (finder.end >= end) {
-        pos = end;
-        break;
-      }
-      pos = finder.end + 1;
-      lineNo++;
-    }
-    if (active()) {
-      lineNo += countLF(r, pos, end);
-      if (ctx > 0) tail = forced ? [] : beforeContext(r, end, lineNo, lineNo - ctx, tail, finder);
-    } else {
-      for (let ls = finder.next(pos); ls >= 0; ls = finder.next(finder.end + 1)) {
-        if (!isRepeat(ls)) res.matchingLines++;
-        lastEnd = finder.end;
-        if (finder.end >= end) break;
-      }
-    }
-    prevMatched = forced && lastEnd === end;
-    midLine = forced;
-    const keep = forced ? Math.min(Math.floor(end / 2), Math.max(OVERLAP, query.bytes.length)) : 0;
-    let from = end - keep;
-    while (from < end && ((buf[from] ?? 0) & 0xc0) === 0x80) from++;
-    buf.copyWithin(0, from, filled);
-    filled -= from;
-    if (buf.length > chunk && filled <= chunk) {
-      const smaller = Buffer.allocUnsafe(chunk);
-      buf.copy(smaller, 0, 0, filled);
-      buf = smaller;
-    }
+    opts.onProgress?.(input.bytes);
+    if (input.empty) break;
+    const region = input.region();
+    if (region === undefined) continue;
+    matches.search(region.bytes, region.forced);
+    // A piece of an over-long line keeps an overlap, so an occurrence across the cut is still found.
+    const end = region.bytes.length;
+    input.consume(region, region.forced ? Math.min(Math.floor(end / 2), Math.max(OVERLAP, query.bytes.length)) : 0);
   }
-  if (out !== undefined) {
-    res.text = out.text();
-    res.shown = out.shown;
-    res.exhausted = out.exhausted;
-  }
-  return res;
-}
-
-// Up to the lines `firstWanted`..`lineNo - 1` ending just before byte `ls`,
-// taken from the region and, for lines before it, from the previous region's tail.
-function beforeContext(r: Buffer, ls: number, lineNo: number, firstWanted: number, tail: readonly ContextEntry[], finder: LineFinder): ContextEntry[] {
-  const lines: ContextEntry[] = [];
-  let p = ls;
-  let n = lineNo;
-  while (n > firstWanted && p > 0) {
-    const nl = p - 1;
-    const start = nl === 0 ? 0 : r.lastIndexOf(LF, nl - 1) + 1;
-    n--;
-    lines.push({ lineNo: n, text: contextText(r, start, nl, finder) });
-    p = start;
-  }
-  lines.reverse();
-  if (n > firstWanted) return [...tail.filter((c) => c.lineNo >= firstWanted && c.lineNo < n), ...lines];
-  return lines;
+  return { binary: false, ...matches.result(), bytes: input.bytes };
 }

@@ -43,6 +43,47 @@ const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
 // A number when exact, else a bigint: the one form a set finds a device or inode number by.
 const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" || n > MAX_EXACT ? n : Number(n));
 
+/**
+ * The file objects met so far: inode numbers by device, as numbers when exact (a string key per
+ * file, or a bigint set, cost more than the file's search); the same inode always gets the same form.
+ */
+class SeenFiles {
+  private readonly byDevice = new Map<number | bigint, Set<number | bigint>>();
+  private lastDev: number | bigint | undefined;
+  private inodes = new Set<number | bigint>();
+
+  /** True the first time the file object `st` is met, false ever after. */
+  firstSight(st: FileObjectId): boolean {
+    const dev = oneForm(st.dev);
+    if (dev !== this.lastDev) {
+      this.lastDev = dev;
+      const known = this.byDevice.get(dev);
+      if (known === undefined) this.byDevice.set(dev, (this.inodes = new Set()));
+      else this.inodes = known;
+    }
+    const ino = oneForm(st.ino);
+    if (this.inodes.has(ino)) return false;
+    this.inodes.add(ino);
+    return true;
+  }
+}
+
+/** Gives the event loop a turn when synchronous reads have held it for a while. */
+class Pacer {
+  private files = 0;
+  private lastTurn = performance.now();
+
+  constructor(private readonly signal: AbortSignal | undefined) {}
+
+  /** Undefined unless it is time for a turn: a promise per file cost more than many a file's search. */
+  pace(): Promise<void> | undefined {
+    if (++this.files % CLOCK_EVERY !== 0 || performance.now() - this.lastTurn < YIELD_AFTER_MS) return undefined;
+    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.lastTurn = performance.now();
+      this.signal?.throwIfAborted();
+    });
+  }
+}
 
 async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
   const verdict = await sandbox.followLink(link, false);
@@ -52,6 +93,88 @@ async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: Fil
   } catch (error) {
     // A link to a directory is listed by search_files but never descended; it holds no file to search.
     return errnoCode(error) === "EISDIR" ? "directory" : "unreadable";
+  }
+}
+
+/** The walk's handling of one entry: a file is opened (or read whole when small) and handed over, once per file object. */
+class FileEntries {
+  private readonly matcher: Minimatch | undefined;
+  private readonly seen = new SeenFiles();
+  private readonly pacer: Pacer;
+  private readonly probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
+
+  constructor(
+    pattern: string | undefined,
+    private readonly onFile: FileVisitor,
+    private readonly onSkip: (reason: FileSkip, count: number) => void,
+    private readonly opts: WalkOptions,
+    private readonly onSmallFile: SmallFileVisitor | undefined,
+  ) {
+    this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
+    this.pacer = new Pacer(opts.signal);
+  }
+
+  /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) for a small file searched synchronously, the common case of a tree. */
+  enter(dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined {
+    if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
+    // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
+    const shown = escapeControls(dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name);
+    if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown);
+    if (!entry.isFile()) {
+      // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
+      this.onSkip("unreadable", 1);
+      return undefined;
+    }
+    if (this.onSmallFile !== undefined) {
+      const small = this.readSmall(reach, entry.name, shown);
+      if (small === undefined) return undefined;
+      if (small.kind === "whole") {
+        const done = this.seen.firstSight(small.stat) ? this.onSmallFile(this.probe.subarray(0, small.length), shown) : undefined;
+        return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
+      }
+    }
+    return this.enterLarge(reach, entry.name, shown);
+  }
+
+  // The whole file when it is small; undefined when it is large or was counted unreadable.
+  private readSmall(reach: string, name: string, shown: Shown): WalkedRead | undefined {
+    try {
+      return this.opts.sandbox.readWalkedSmallFile(reach, name, shown, this.probe);
+    } catch {
+      this.opts.signal?.throwIfAborted();
+      this.onSkip("unreadable", 1);
+      return undefined;
+    }
+  }
+
+  private async enterLink(link: string, shown: Shown): Promise<void> {
+    const linked = await openLinked(this.opts.sandbox, link);
+    if (typeof linked === "string") {
+      if (linked !== "directory") this.onSkip(linked, 1);
+      return;
+    }
+    return this.visit(linked.handle, shown);
+  }
+
+  private async enterLarge(reach: string, name: string, shown: Shown): Promise<void> {
+    let handle: FileHandle;
+    let stat: BigIntStats;
+    try {
+      ({ handle, stat } = await this.opts.sandbox.openWalkedFile(reach, name, shown));
+    } catch {
+      this.opts.signal?.throwIfAborted();
+      this.onSkip("unreadable", 1);
+      return;
+    }
+    return this.visit(handle, shown, stat);
+  }
+
+  private async visit(handle: FileHandle, shown: Shown, known?: BigIntStats): Promise<void> {
+    try {
+      if (this.seen.firstSight(known ?? (await handle.stat({ bigint: true })))) await this.onFile(handle, shown);
+    } finally {
+      await handle.close();
+    }
   }
 }
 
@@ -68,101 +191,14 @@ export async function walkFiles(
   onSmallFile?: SmallFileVisitor,
 ): Promise<void> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
-  const matcher = selection.pattern === undefined ? undefined : new Minimatch(selection.pattern, { dot: true });
-  // Inode numbers by device, as numbers when exact (a string key per file, or a bigint set, cost
-  // more than the file's search); the same inode always gets the same form.
-  const seen = new Map<number | bigint, Set<number | bigint>>();
-  let lastDev: number | bigint | undefined;
-  let inodes = new Set<number | bigint>();
-  const firstSight = (st: FileObjectId): boolean => {
-    const dev = oneForm(st.dev);
-    if (dev !== lastDev) {
-      lastDev = dev;
-      const known = seen.get(dev);
-      if (known === undefined) seen.set(dev, (inodes = new Set()));
-      else inodes = known;
-    }
-    const ino = oneForm(st.ino);
-    if (inodes.has(ino)) return false;
-    inodes.add(ino);
-    return true;
-  };
-  const visit = async (handle: FileHandle, shown: Shown, known?: BigIntStats): Promise<void> => {
-    try {
-      if (firstSight(known ?? (await handle.stat({ bigint: true })))) await onFile(handle, shown);
-    } finally {
-      await handle.close();
-    }
-  };
-  const probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
-  let files = 0;
-  let lastTurn = performance.now();
-  // Undefined unless it is time for a turn: a promise per file cost more than many a file's search.
-  const pace = (): Promise<void> | undefined => {
-    if (++files % CLOCK_EVERY !== 0 || performance.now() - lastTurn < YIELD_AFTER_MS) return undefined;
-    return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-      lastTurn = performance.now();
-      opts.signal?.throwIfAborted();
-    });
-  };
-  // The whole file when it is small; undefined when it is large or was counted unreadable.
-  const readSmall = (reach: string, name: string, shown: Shown): WalkedRead | undefined => {
-    try {
-      return opts.sandbox.readWalkedSmallFile(reach, name, shown, probe);
-    } catch {
-      opts.signal?.throwIfAborted();
-      onSkip("unreadable", 1);
-      return undefined;
-    }
-  };
-  const enterLink = async (link: string, shown: Shown): Promise<void> => {
-    const linked = await openLinked(opts.sandbox, link);
-    if (typeof linked === "string") {
-      if (linked !== "directory") onSkip(linked, 1);
-      return;
-    }
-    return visit(linked.handle, shown);
-  };
-  // Synchronous (no promise) for a small file searched synchronously: the common case of a tree.
-  const enter = (dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined => {
-    if (entry.isDirectory() || (matcher !== undefined && !matcher.match(rel))) return undefined;
-    // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
-    const shown = escapeControls(dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name);
-    if (entry.isSymbolicLink()) return enterLink(reach + entry.name, shown);
-    if (!entry.isFile()) {
-      // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
-      onSkip("unreadable", 1);
-      return undefined;
-    }
-    if (onSmallFile !== undefined) {
-      const small = readSmall(reach, entry.name, shown);
-      if (small === undefined) return undefined;
-      if (small.kind === "whole") {
-        const done = firstSight(small.stat) ? onSmallFile(probe.subarray(0, small.length), shown) : undefined;
-        return done instanceof Promise ? done.then(pace) : pace();
-      }
-    }
-    return enterLarge(reach, entry.name, shown);
-  };
-  const enterLarge = async (reach: string, name: string, shown: Shown): Promise<void> => {
-    let handle: FileHandle;
-    let stat: BigIntStats;
-    try {
-      ({ handle, stat } = await opts.sandbox.openWalkedFile(reach, name, shown));
-    } catch {
-      opts.signal?.throwIfAborted();
-      onSkip("unreadable", 1);
-      return;
-    }
-    return visit(handle, shown, stat);
-  };
+  const files = new FileEntries(selection.pattern, onFile, onSkip, opts, onSmallFile);
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(
     root,
     withGitignore(
       {
         excluded: (rel) => excludes.some((m) => m.match(rel)),
-        enter: (dir, entry, rel, _depth, reach) => enter(dir, entry, rel, reach ?? dir + path.sep),
+        enter: (dir, entry, rel, _depth, reach) => files.enter(dir, entry, rel, reach ?? dir + path.sep),
         leave() {},
       },
       gitignore,

@@ -19,6 +19,11 @@ function entryLine(isDir: boolean, name: Shown): string {
   return `${isDir ? "[DIR]" : "[FILE]"} ${name}`;
 }
 
+/** One list_directory_with_sizes line: the kind, the name padded to 30, a file's size padded left to 10. */
+function sizedLine(e: SizedEntry, name: Shown): string {
+  return `${e.isDir ? "[DIR]" : "[FILE]"} ${name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}`;
+}
+
 /**
  * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`.
  * @throws when `dir` cannot be read, or the signal's reason when cancelled
@@ -55,11 +60,6 @@ async function sizeOf(entryPath: string, isLink: boolean, sandbox: Sandbox): Pro
   }
   const verdict = await sandbox.followLink(entryPath, true);
   return verdict.kind === "inside" ? verdict.target.size : 0;
-}
-
-/** One list_directory_with_sizes line: the kind, the name padded to 30, a file's size padded left to 10. */
-function sizedLine(e: SizedEntry, name: Shown): string {
-  return `${e.isDir ? "[DIR]" : "[FILE]"} ${name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}`;
 }
 
 async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {

@@ -3,14 +3,24 @@
  * by line into a TextSink.
  */
 import type { TextSink } from "../bounded.js";
-import { escapeControls } from "../escape.js";
-import { formatSize } from "../lib.js";
+import { escapeControls, type Shown } from "../escape.js";
+import { formatSize } from "./sizes.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
 // without 50,000 simultaneous requests.
 const STAT_CONCURRENCY = 32;
+
+/** One list_directory line: `[DIR] name` or `[FILE] name`. */
+function entryLine(isDir: boolean, name: Shown): string {
+  return `${isDir ? "[DIR]" : "[FILE]"} ${name}`;
+}
+
+/** One list_directory_with_sizes line: the kind, the name padded to 30, a file's size padded left to 10. */
+function sizedLine(e: SizedEntry, name: Shown): string {
+  return `${e.isDir ? "[DIR]" : "[FILE]"} ${name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}`;
+}
 
 /**
  * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`.
@@ -24,7 +34,7 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     const pause = ticker.tick();
     if (pause) await pause;
     const entry = entries[i]!;
-    sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${escapeControls(entry.name)}`);
+    sink.append(`${i === 0 ? "" : "\n"}${entryLine(entry.isDirectory(), escapeControls(entry.name))}`);
   }
 }
 
@@ -84,7 +94,7 @@ export async function listWithSizesInto(
   }
   entries.sort(sortBy === "size" ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name));
   for (const e of entries) {
-    sink.append(`${e.isDir ? "[DIR]" : "[FILE]"} ${escapeControls(e.name).padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}\n`);
+    sink.append(`${sizedLine(e, escapeControls(e.name))}\n`);
   }
   sink.append(`\nTotal: ${files} files, ${dirs} directories\nCombined size: ${formatSize(bytes)}`);
 }

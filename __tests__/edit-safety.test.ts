@@ -6,12 +6,11 @@
 import { appendFile, chmod, chown, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { __testHooks, rewriteFile, type RewriteSource } from "../src/sandbox/index.js";
-import { editFileSafely } from "../src/sandbox/edit.js";
-import { heldLockCount } from "../src/sandbox/locks.js";
-import { lockNameOf } from "../src/sandbox/swap.js";
+import type { EditOperation } from "../src/editing/index.js";
+import { __testHooks, __testing, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
+import { editFileThrough } from "../src/tools/write.js";
 import { tempDir } from "./support/fixtures.js";
-import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -38,6 +37,13 @@ async function server(which = 0): Promise<Connected> {
 
 const edit = (s: Connected, file: string, oldText: string, newText: string) =>
   call(s.client, "edit_file", { path: file, edits: [{ oldText, newText }] });
+
+// The in-process cases call the operations behind path validation (the paths here are already real).
+const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
+  editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
+const rewriteFile = <T>(file: string, dirs: readonly string[], options: { dryRun: boolean; signal?: AbortSignal }, engine: RewriteEngine<T>) =>
+  __testing.unvalidated(dirs).rewrite(file, options, engine);
+const { heldLockCount, swapLockName: lockNameOf } = __testing;
 
 const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp"));
 
@@ -267,7 +273,7 @@ describe("owner, group and permission", () => {
     expect(await readFile(file, "utf8")).toBe("1\n");
   });
 
-  describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
+  describe.skipIf(NOBODY_UNAVAILABLE !== undefined)(NOBODY_SUITE, () => {
     const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../src/editing/index.js";
+import { escapeControls } from "../src/escape.js";
 import { streamEdit, type ByteSource, type StreamEditOptions } from "../src/editing/stream.js";
 
 function memSource(bytes: Buffer, reads?: { count: number }): ByteSource {
@@ -22,7 +23,7 @@ async function run(bytes: Buffer, edits: EditOperation[], extra: Partial<StreamE
   const result = await streamEdit({
     source: memSource(bytes),
     edits,
-    path: "/t/f.txt",
+    path: escapeControls("/t/f.txt"),
     write: async (chunk) => void chunks.push(Buffer.from(chunk)),
     ...extra,
   });
@@ -320,7 +321,7 @@ describe("streamEdit: endings, encoding, limits", () => {
       read: async (p, l) => (++calls > 3 ? Buffer.from(raw.subarray(p, p + l - 1)) : Buffer.from(raw.subarray(p, p + l))),
     };
     await expect(
-      streamEdit({ source: shrinking, edits: [{ oldText: "beta\nalpha", newText: "x" }], path: "/t/f.txt", blockBytes: 400, write: async () => {} }),
+      streamEdit({ source: shrinking, edits: [{ oldText: "beta\nalpha", newText: "x" }], path: escapeControls("/t/f.txt"), blockBytes: 400, write: async () => {} }),
     ).rejects.toThrow(/File changed during edit: \/t\/f\.txt/);
   });
 
@@ -330,7 +331,7 @@ describe("streamEdit: endings, encoding, limits", () => {
     const edits = Array.from({ length: 200 }, (_, k) => ({ oldText: `line ${k * 20} with some text\n  line ${k * 20 + 1} with some text`, newText: `changed ${k}` }));
     const reads = { count: 0 };
     const blockBytes = 4096;
-    const result = await streamEdit({ source: memSource(raw, reads), edits, path: "/t/f.txt", blockBytes });
+    const result = await streamEdit({ source: memSource(raw, reads), edits, path: escapeControls("/t/f.txt"), blockBytes });
     expect(result.diff).toBe(refDiff(raw, edits));
     const blocks = Math.ceil(raw.length / blockBytes);
     // Two passes (exact, tolerant) plus the cache's single reads of each block, and one look per edit for its line ending.

@@ -10,7 +10,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
-import { Sandbox, strategy, useStrategy, type StrategyName } from "../src/sandbox/index.js";
+import { __testing, Sandbox, type StrategyName } from "../src/sandbox/index.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { MAX_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
@@ -344,11 +344,11 @@ function specArb(levels: number): fc.Arbitrary<Spec> {
 describe("respectGitignore on random trees and rules", () => {
   it.skipIf(noGit)("lists exactly the files git lists", async () => {
     let run = 0;
-    const before = strategy().name;
-    onTestFinished(() => useStrategy(before));
+    const before = __testing.strategyName();
+    onTestFinished(() => __testing.useStrategy(before));
     await fc.assert(
       fc.asyncProperty(specArb(3), fc.boolean(), async (spec, portable) => {
-        useStrategy((portable || !STRATEGIES.includes("procfd") ? "portable" : "procfd") satisfies StrategyName);
+        __testing.useStrategy((portable || !STRATEGIES.includes("procfd") ? "portable" : "procfd") satisfies StrategyName);
         root = path.join(tmp, `r${run++}`);
         fs.mkdirSync(root);
         opts = walkOptions([root]);

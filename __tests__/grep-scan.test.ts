@@ -2,9 +2,11 @@
 // scan: split the decoded text on \n, drop one \r before each \n, test each line.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanFile, type FileRequest, type ReadAt } from "../src/grep/file-search.js";
+import { scanFile, type ReadAt } from "../src/grep/file-scan.js";
+import type { FileRequest } from "../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../src/grep/query.js";
+import { escapeControls } from "../src/escape.js";
 
 const memoryReader =
   (bytes: Buffer): ReadAt =>
@@ -37,7 +39,7 @@ const request = (over: Partial<FileRequest> = {}): FileRequest => ({
   contextLines: 0,
   skip: 0,
   room: 1e9,
-  displayPath: "/f",
+  displayPath: escapeControls("/f"),
   blankFirst: false,
   forceFirst: false,
   ...over,

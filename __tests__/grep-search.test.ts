@@ -9,6 +9,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type QuerySpec } from "../src/grep/index.js";
+import { escapeControls } from "../src/escape.js";
 
 let root: string;
 beforeAll(async () => {
@@ -44,7 +45,7 @@ async function runPage(files: string[], spec: QuerySpec, cap: number, offset: nu
     for (const f of files) {
       const fh = await fs.open(f, "r");
       try {
-        await search.searchFile(fh, f);
+        await search.searchFile(fh, escapeControls(f));
       } finally {
         await fh.close();
       }
@@ -135,7 +136,7 @@ describe("summary", () => {
     const search = new ContentSearch({ query: compileQuery({ query: "foo" }), sink, mode: "count" });
     for (const f of files) {
       const fh = await fs.open(f, "r");
-      await search.searchFile(fh, f).finally(() => fh.close());
+      await search.searchFile(fh, escapeControls(f)).finally(() => fh.close());
     }
     search.skip("gitignored", 3);
     search.skip("outsideLink");
@@ -167,7 +168,7 @@ describe("regex safety", () => {
     const ticker = setInterval(() => ticks++, 5);
     const fh = await fs.open(files[0] ?? "", "r");
     try {
-      const outcome = await search.searchFile(fh, files[0] ?? "").then(
+      const outcome = await search.searchFile(fh, escapeControls(files[0] ?? "")).then(
         (counts) => ({ counts }),
         (err: unknown) => ({ err }),
       );
@@ -190,7 +191,7 @@ describe("regex safety", () => {
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("cancelled by client")), 50);
     try {
-      await expect(search.searchFile(fh, files[0] ?? "", { signal: ac.signal })).rejects.toThrow("cancelled by client");
+      await expect(search.searchFile(fh, escapeControls(files[0] ?? ""), { signal: ac.signal })).rejects.toThrow("cancelled by client");
     } finally {
       await fh.close();
       await search.close();

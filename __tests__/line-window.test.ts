@@ -168,6 +168,55 @@ describe("readLineWindow", () => {
     });
   });
 
+  // Regression (issue 16): a warm line window fstat'ed its handle 4 times (twice to find the line, twice
+  // to read its window) and read the chunk holding the line twice.
+  it("reads a line window in one pass: each byte at most once, one fstat warm, two cold", async () => {
+    const body = Array.from({ length: 20_000 }, (_, i) => `line ${i + 1} é😀\n`).join("");
+    await withFile(Buffer.from(body, "utf8"), async (h, p, ref) => {
+      const recorder = () => {
+        const reads: [number, number][] = [];
+        let stats = 0;
+        const proxy = {
+          stat: (o?: { bigint?: boolean }) => {
+            stats++;
+            return h.stat(o as { bigint: true });
+          },
+          async read(buffer: Buffer, offset: number, length: number, position: number) {
+            const r = await h.read(buffer, offset, length, position);
+            reads.push([position, r.bytesRead]);
+            return r;
+          },
+        } as unknown as FileHandle;
+        const overlapping = (): boolean => {
+          const sorted = [...reads].sort((a, b) => a[0] - b[0]);
+          return sorted.some(([at], i) => i > 0 && at < sorted[i - 1]![0] + sorted[i - 1]![1]);
+        };
+        return { proxy, reads, overlapping, stats: () => stats };
+      };
+      const chunkSize = 4096;
+      const cache = new CheckpointCache({ checkpointEveryBytes: chunkSize });
+      const cold = recorder();
+      expect(await render(await readLineWindow(cold.proxy, p, 3, 2, 100, cache, { chunkSize }), 100)).toBe(refLines(ref, 3, 2, 100));
+      // The identity before the pass and after it, which stores what the pass learnt.
+      expect(cold.stats()).toBe(2);
+      expect(cold.overlapping()).toBe(false);
+      expect(cold.reads.reduce((sum, [, n]) => sum + n, 0)).toBe(Buffer.byteLength(body));
+      for (const [startLine, lineCount, cap] of [
+        [19_000, 2, 100],
+        [10_000, undefined, 50],
+        [7_000, 40, 30],
+        [20_000, 5, 100],
+        [25_000, 1, 100],
+      ] as const) {
+        const warm = recorder();
+        const out = await render(await readLineWindow(warm.proxy, p, startLine, lineCount, cap, cache, { chunkSize }), cap);
+        expect(out).toBe(refLines(ref, startLine, lineCount, cap));
+        expect(warm.stats(), `line ${startLine}`).toBe(1);
+        expect(warm.overlapping(), `line ${startLine}`).toBe(false);
+      }
+    });
+  });
+
   it("refuses a start line or count below 1, naming it", async () => {
     await withFile(Buffer.from("x\n"), async (h, p) => {
       const cache = new CheckpointCache();

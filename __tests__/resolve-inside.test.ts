@@ -1,5 +1,5 @@
 /**
- * Resolution from inside (src/sandbox/components.ts) and the one escaping
+ * Resolution from inside (src/sandbox/lookup.ts) and the one escaping
  * (src/escape.ts), in process: nothing outside the allowed directories is ever
  * looked at, and escaping leaves no control character behind.
  */
@@ -8,8 +8,10 @@ import path from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { escapeControls, jsonName } from "../src/escape.js";
-import { walkPath } from "../src/sandbox/components.js";
+import { __testing } from "../src/sandbox/index.js";
 import { tempDir } from "./support/fixtures.js";
+
+const { resolveFromInside } = __testing;
 
 let base: string;
 let root: string;
@@ -39,7 +41,7 @@ beforeAll(async () => {
 afterAll(() => remove());
 afterEach(() => vi.restoreAllMocks());
 
-describe("walkPath", () => {
+describe("resolveFromInside", () => {
   it("looks at nothing outside, and ends the same for the four kinds of outside link", async () => {
     const looked: string[] = [];
     const lstat = fs.lstat.bind(fs);
@@ -48,7 +50,7 @@ describe("walkPath", () => {
     vi.spyOn(fs, "readlink").mockImplementation(((p: string) => (looked.push(p), readlink(p))) as typeof fs.readlink);
     for (const name of ["to-file", "to-dir", "to-missing", "to-missing-dir", "sneaky"]) {
       for (const suffix of ["", "/x", "/x/y"]) {
-        expect(await walkPath(path.join(root, name) + suffix, [root]), name + suffix).toEqual({ kind: "outside" });
+        expect(await resolveFromInside(path.join(root, name) + suffix, [root]), name + suffix).toEqual({ kind: "outside" });
       }
     }
     expect(looked.length).toBeGreaterThan(0);
@@ -56,12 +58,12 @@ describe("walkPath", () => {
   });
 
   it("follows links inside with real-path semantics for ..", async () => {
-    expect(await walkPath(path.join(root, "chain"), [root])).toMatchObject({ kind: "found", real: path.join(root, "sub", "f.txt") });
-    expect(await walkPath(path.join(root, "to-sub", "new.txt"), [root])).toEqual({ kind: "missing", path: path.join(root, "sub", "new.txt") });
-    expect(await walkPath(path.join(root, "sub", "no", "new.txt"), [root])).toEqual({ kind: "noParent" });
-    expect(await walkPath(path.join(root, "sub", "f.txt", "x"), [root])).toEqual({ kind: "notDir" });
-    expect(await walkPath(path.join(root, "loop"), [root])).toEqual({ kind: "loop" });
-    expect(await walkPath(outside, [root])).toEqual({ kind: "outside" });
+    expect(await resolveFromInside(path.join(root, "chain"), [root])).toMatchObject({ kind: "found", real: path.join(root, "sub", "f.txt") });
+    expect(await resolveFromInside(path.join(root, "to-sub", "new.txt"), [root])).toEqual({ kind: "missing", path: path.join(root, "sub", "new.txt") });
+    expect(await resolveFromInside(path.join(root, "sub", "no", "new.txt"), [root])).toEqual({ kind: "noParent" });
+    expect(await resolveFromInside(path.join(root, "sub", "f.txt", "x"), [root])).toEqual({ kind: "notDir" });
+    expect(await resolveFromInside(path.join(root, "loop"), [root])).toEqual({ kind: "loop" });
+    expect(await resolveFromInside(outside, [root])).toEqual({ kind: "outside" });
   });
 });
 

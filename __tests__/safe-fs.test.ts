@@ -11,11 +11,20 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyFileEdits } from "../src/lib.js";
-import { __testHooks } from "../src/sandbox/index.js";
-import { editFileSafely } from "../src/sandbox/edit.js";
-import { openRegularFile, writeFileSafely } from "../src/sandbox/files.js";
-import { makeDirectorySafely, moveNoClobber } from "../src/sandbox/move.js";
+import type { EditOperation } from "../src/editing/index.js";
+import { __testHooks, __testing } from "../src/sandbox/index.js";
+import { editFileThrough } from "../src/tools/write.js";
 import { describeEachStrategy } from "./support/fixtures.js";
+
+// The operations behind path validation, given paths as already validated: their own checks
+// (the opened parent's real path, O_NOFOLLOW, fstat of the handle) are what these tests hold.
+const behind = (dirs: readonly string[]) => __testing.unvalidated(dirs);
+const openRegularFile = async (p: string, dirs: readonly string[]) => (await behind(dirs).openFile(p)).handle;
+const writeFileSafely = (p: string, content: string, dirs: readonly string[]) => behind(dirs).writeFile(p, content);
+const editFileSafely = (p: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
+  editFileThrough(behind(dirs), p, edits, dryRun);
+const moveNoClobber = (source: string, destination: string, dirs: readonly string[]) => behind(dirs).move(source, destination);
+const makeDirectorySafely = (p: string, dirs: readonly string[]) => behind(dirs).createDirectory(p);
 
 const isWindows = process.platform === "win32";
 const isLinux = process.platform === "linux";

@@ -244,13 +244,13 @@ describeEachStrategy("unreadable entries inside a walk", () => {
 
   it("words the note for one entry and for more than ten", () => {
     const one = new SkipLog();
-    one.add("/r/a", Object.assign(new Error("x"), { code: "EACCES" }));
+    one.add(escapeControls("/r/a"), Object.assign(new Error("x"), { code: "EACCES" }));
     const sink1 = bigSink();
     one.appendNote(sink1);
     expect(sink1.render(ADVICE)).toBe("\n\n[Skipped 1 unreadable entry: /r/a (EACCES)]");
 
     const many = new SkipLog();
-    for (let i = 0; i < 1234; i++) many.add(`/r/d${i}`, Object.assign(new Error("x"), { code: "ENOENT" }));
+    for (let i = 0; i < 1234; i++) many.add(escapeControls(`/r/d${i}`), Object.assign(new Error("x"), { code: "ENOENT" }));
     const sink2 = bigSink();
     many.appendNote(sink2);
     const shown = Array.from({ length: 10 }, (_, i) => `/r/d${i} (ENOENT)`).join(", ");

@@ -13,6 +13,7 @@ import { TextSink } from "../src/bounded.js";
 import { compileQuery, ContentSearch, type OutputMode } from "../src/grep/index.js";
 import { Sandbox } from "../src/sandbox/index.js";
 import { walkFiles } from "../src/walking/index.js";
+import { escapeControls } from "../src/escape.js";
 import { describeEachStrategy, tempDir, walkOptions } from "./support/fixtures.js";
 
 let tmp: string;
@@ -121,10 +122,10 @@ it("searchBytes shows and counts exactly what searchFile does on the same conten
     const sink = new TextSink(100_000);
     const search = new ContentSearch({ query: compileQuery({ query: "needle" }), sink, mode, contextLines: 1, chunkSize: 64 });
     for (const f of files) {
-      if (bytes) await search.searchBytes(fs.readFileSync(f), f);
+      if (bytes) await search.searchBytes(fs.readFileSync(f), escapeControls(f));
       else {
         const fh = await fsp.open(f, "r");
-        await search.searchFile(fh, f).finally(() => fh.close());
+        await search.searchFile(fh, escapeControls(f)).finally(() => fh.close());
       }
     }
     search.finish();
@@ -142,7 +143,7 @@ it("searchBytes refuses a regex query, which only the worker may run", async () 
   const search = new ContentSearch({ query: compileQuery({ query: "(a+)+$", regex: true }), sink: new TextSink(1000) });
   try {
     expect(search.scansInThread).toBe(false);
-    expect(() => search.searchBytes(Buffer.from("aaa"), "x")).toThrow(/literal query/);
+    expect(() => search.searchBytes(Buffer.from("aaa"), escapeControls("x"))).toThrow(/literal query/);
   } finally {
     await search.close();
   }

@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../src/grep/index.js";
+import { escapeControls } from "../src/escape.js";
 
 const pieces = ["ab", "AB", "aB", "x", "\n", "\r\n", "\r", "\0", "é", "É", " ", "abab"];
 const fileBytes = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => Buffer.from(p.join("")));
@@ -26,9 +27,9 @@ describe("ContentSearch.searchSmall", () => {
         const sync = searchOf(spec, mode);
         const streamed = searchOf(spec, mode);
         for (const [i, bytes] of files.entries()) {
-          const got = sync.search.searchSmall(bytes, `f${i}`);
+          const got = sync.search.searchSmall(bytes, escapeControls(`f${i}`));
           expect(got).not.toBeInstanceOf(Promise);
-          expect(got).toEqual(await streamed.search.searchBytes(bytes, `f${i}`));
+          expect(got).toEqual(await streamed.search.searchBytes(bytes, escapeControls(`f${i}`)));
         }
         expect(sync.search.finish()).toBe(streamed.search.finish());
         expect(sync.sink.render("")).toBe(streamed.sink.render(""));
@@ -39,7 +40,7 @@ describe("ContentSearch.searchSmall", () => {
 
   it("falls back to the asynchronous scan while lines are shown", async () => {
     const { search, sink } = searchOf({ query: "ab", regex: false, caseSensitive: true }, "lines");
-    const got = search.searchSmall(Buffer.from("x\nab\n"), "f");
+    const got = search.searchSmall(Buffer.from("x\nab\n"), escapeControls("f"));
     expect(got).toBeInstanceOf(Promise);
     expect(await got).toEqual({ binary: false, matchingLines: 1, bytes: 5 });
     expect(sink.render("")).toContain("2:ab");
@@ -49,6 +50,6 @@ describe("ContentSearch.searchSmall", () => {
     const { search } = searchOf({ query: "ab", regex: false, caseSensitive: true }, "count");
     const ctl = new AbortController();
     ctl.abort(new Error("cancelled here"));
-    expect(() => search.searchSmall(Buffer.from("ab\n"), "f", { signal: ctl.signal })).toThrow("cancelled here");
+    expect(() => search.searchSmall(Buffer.from("ab\n"), escapeControls("f"), { signal: ctl.signal })).toThrow("cancelled here");
   });
 });

@@ -8,7 +8,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endsWithNotice, pageNotice, truncationNotice } from "../src/bounded.js";
 import { tempDir } from "./support/fixtures.js";
-import { IS_ROOT, NOBODY, serverAsNobody } from "./support/privileges.js";
+import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 
 let root: string;
@@ -147,7 +147,7 @@ describe("write_file: owner, group and permission", () => {
     expect([st.uid, st.gid, st.mode & 0o777]).toEqual([1234, 5678, 0o640]);
   });
 
-  describe.skipIf(!IS_ROOT)("as user nobody (needs root to drop privileges)", () => {
+  describe.skipIf(NOBODY_UNAVAILABLE !== undefined)(NOBODY_SUITE, () => {
     const shared = serverAsNobody(() => root);
 
     it("a file of another owner, writable through its group, is refused, not handed to nobody", async () => {

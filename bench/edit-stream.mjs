@@ -93,7 +93,7 @@ async function bigCase() {
   const lines = [10, 1_000_000, 2_000_000, 2_500_000].filter((i) => lineOf(i).length * i < actual);
   const edits = lines.map((i) => ({ oldText: lineOf(i), newText: `edited line ${i}\nand one more\n` }));
   // One whitespace-tolerant edit too: the indentation of the old text differs from the file's.
-  edits.push({ oldText: lineOf(12).trim() + "\n" + lineOf(13), newText: "tolerant\n" });
+  edits.push({ oldText: `${lineOf(12).trim()}\n${lineOf(13)}`, newText: "tolerant\n" });
   const handle = await fs.promises.open(file, "r");
   const out = await fs.promises.open(path.join(dir, "big.out"), "w");
   const before = process.memoryUsage().rss;
@@ -122,9 +122,7 @@ async function tolerantCase() {
     return { oldText: `  ${lineOf(i).trim()}\n  ${lineOf(i + 1).trim()}`, newText: `  changed ${k}` };
   });
   const handle = await fs.promises.open(file, "r");
-  const { result, ms, worstStallMs } = await withStallMeter(() =>
-    streamEdit({ source: fileSource(handle, text.length), edits, path: file }),
-  );
+  const { result, ms, worstStallMs } = await withStallMeter(() => streamEdit({ source: fileSource(handle, text.length), edits, path: file }));
   await handle.close();
   const refStart = performance.now();
   const modified = applyEdits(text, edits);

@@ -109,9 +109,7 @@ export async function tolerantEditScenario(fx, runs) {
     const i = Math.floor(((k + 0.5) * count) / 200);
     return { oldText: `  ${lineOf(i).trim()}\n  ${lineOf(i + 1).trim()}`, newText: `  changed ${k}` };
   });
-  const { value, rssMb } = await withServer(fx.root, [], (s) =>
-    repeat(runs, () => s.call("edit_file", { path: file, edits, dryRun: true })),
-  );
+  const { value, rssMb } = await withServer(fx.root, [], (s) => repeat(runs, () => s.call("edit_file", { path: file, edits, dryRun: true })));
   // The call fails when an edit finds no match; the (capped) diff must open with the first one (re-indented).
   const ok = value.every((v) => /^\+\s*changed 0$/m.test(v.text));
   return [

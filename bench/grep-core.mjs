@@ -106,7 +106,13 @@ await compare("literal, absent, lines mode (numbers every line)", ["-c", "FATAL 
 await compare("literal, absent, case-insensitive, lines mode", ["-ci", "FATAL error"], { query: "FATAL error" }, "lines", 2);
 await compare("regex, ASCII-only (count)", ["-cE", "nah[a-e]+ghc"], { query: "nah[a-e]+ghc", regex: true, caseSensitive: true }, "count", 4);
 await compare("regex, case-insensitive (count)", ["-ciE", "nah[a-e]+ghc"], { query: "nah[a-e]+ghc", regex: true }, "count", 4);
-await compare("regex with '.', non-ASCII lines decoded (count)", ["-cE", "nah.e[a-z]+c"], { query: "nah.e[a-z]+c", regex: true, caseSensitive: true }, "count", 4);
+await compare(
+  "regex with '.', non-ASCII lines decoded (count)",
+  ["-cE", "nah.e[a-z]+c"],
+  { query: "nah.e[a-z]+c", regex: true, caseSensitive: true },
+  "count",
+  4,
+);
 
 console.log(`${"".padEnd(50)} ${"wall: ours / grep = ratio".padEnd(30)} CPU: ours / grep = ratio   limit`);
 for (const r of rows) {
@@ -129,7 +135,10 @@ console.log(
 // A small file: the per-call cost of the worker (start + one job).
 const small = path.join(dir, "small.txt");
 fs.writeFileSync(small, "hello world\n".repeat(100));
-for (const [label, s] of [["literal", { query: "world" }], ["regex", { query: "wor+ld", regex: true }]]) {
+for (const [label, s] of [
+  ["literal", { query: "world" }],
+  ["regex", { query: "wor+ld", regex: true }],
+]) {
   const r = await best(async () => {
     const fh = await fsp.open(small, "r");
     const search = new ContentSearch({ query: compileQuery(s), sink: new TextSink(50_000) });
@@ -167,7 +176,9 @@ fs.writeFileSync(hostile, `${"a".repeat(100_000)}b\n`);
   clearInterval(iv);
   await search.close();
   await fh.close();
-  console.log(`hostile (a+)+$ on a 100,000-char line: ended after ${ms.toFixed(0)} ms with: ${outcome.slice(0, 60)}…; event loop ticked ${ticks}×, longest gap ${maxGap.toFixed(0)} ms`);
+  console.log(
+    `hostile (a+)+$ on a 100,000-char line: ended after ${ms.toFixed(0)} ms with: ${outcome.slice(0, 60)}…; event loop ticked ${ticks}×, longest gap ${maxGap.toFixed(0)} ms`,
+  );
 }
 clearInterval(rssTimer);
 console.log(`peak RSS of this process: ${(peakRss / MiB).toFixed(0)} MiB`);

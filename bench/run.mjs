@@ -12,14 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureFixtures, SPECS } from "./fixtures.mjs";
-import {
-  coldWarmScenario,
-  findBaseline,
-  pagingScenario,
-  simpleScenario,
-  walkScenario,
-  walkVsFindScenario,
-} from "./scenarios.mjs";
+import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
@@ -63,9 +56,7 @@ async function main() {
     rows.push(...(await fn()));
   };
 
-  await step("scanner vs grep -c", async () =>
-    scanScenario(fx, runs, await grepBaseline(fx.text, runs), quick ? 500_000 : 1_000_000),
-  );
+  await step("scanner vs grep -c", async () => scanScenario(fx, runs, await grepBaseline(fx.text, runs), quick ? 500_000 : 1_000_000));
   await step("content search of the big file vs grep", () => bigFileSearchScenario(fx, runs));
   await step("paging windows", () => pagingScenario(fx, runs));
   await step("walking the big file by notices", () => walkScenario(fx, 3, WALK_MAX_CHARS));
@@ -86,14 +77,7 @@ async function main() {
     return [
       { name: `find tree > /dev/null (${group(fx.treeEntries)} entries)`, ms: findMs, chars: undefined },
       ...(await walkVsFindScenario(fx, "directory_tree over tree", "directory_tree", { path: fx.tree }, walkRuns, findMs)),
-      ...(await walkVsFindScenario(
-        fx,
-        "search_files **/*.txt over tree",
-        "search_files",
-        { path: fx.tree, pattern: "**/*.txt" },
-        walkRuns,
-        findMs,
-      )),
+      ...(await walkVsFindScenario(fx, "search_files **/*.txt over tree", "search_files", { path: fx.tree, pattern: "**/*.txt" }, walkRuns, findMs)),
     ];
   });
   // Each pass opens every file of the tree: three runs keep the full run within minutes.

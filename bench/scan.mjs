@@ -47,8 +47,20 @@ export async function scanScenario(fx, runs, grepMs, line) {
   const grepRatio = (ms, max) => ({ value: ms / grepMs, ...(max === undefined ? { info: true } : { max }), label: "vs grep -c" });
   return [
     { name: "LC_ALL=C grep -c x big file | (piped)", ms: grepMs, chars: undefined },
-    { name: "read_text_file first window (cold, fresh server)", ms: cold, chars: colds[0].value.text.length, rssMb: coldRss, ratio: grepRatio(cold, 2) },
-    { name: "50 concurrent cold windows (one shared pass)", ms: concurrent.value.ms, chars: concurrent.value.chars, rssMb: concurrent.rssMb, ratio: grepRatio(concurrent.value.ms) },
+    {
+      name: "read_text_file first window (cold, fresh server)",
+      ms: cold,
+      chars: colds[0].value.text.length,
+      rssMb: coldRss,
+      ratio: grepRatio(cold, 2),
+    },
+    {
+      name: "50 concurrent cold windows (one shared pass)",
+      ms: concurrent.value.ms,
+      chars: concurrent.value.chars,
+      rssMb: concurrent.rssMb,
+      ratio: grepRatio(concurrent.value.ms),
+    },
     {
       name: `read_text_file startLine=${line.toLocaleString("en-US")} lineCount=20 (warm)`,
       ms: lineMs,

@@ -45,6 +45,10 @@ export function renderTable(rows) {
     verdict(r),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)));
-  const line = (c) => c.map((v, i) => (right[i] ? v.padStart(widths[i]) : v.padEnd(widths[i]))).join(" | ").trimEnd();
+  const line = (c) =>
+    c
+      .map((v, i) => (right[i] ? v.padStart(widths[i]) : v.padEnd(widths[i])))
+      .join(" | ")
+      .trimEnd();
   return [line(header), widths.map((w) => "-".repeat(w)).join("-+-"), ...cells.map(line)].join("\n");
 }

@@ -49,11 +49,13 @@ export function formatCount(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 }
 
-// The notice frames, written once: the notices below fill them with figures, and
-// endsWithNotice fills them with patterns to recognise them.
-const pageFrame = (from: string, to: string, total: string, offset: string): string =>
+// The notice frames, written once: the notices below fill them with figures, endsWithNotice
+// fills them with patterns to recognise them, and the instructions with placeholders.
+/** The pageable notice's frame around its four figures, as given. */
+export const pageFrame = (from: string, to: string, total: string, offset: string): string =>
   `[Result truncated: showing characters ${from}-${to} of ${total}. Call again with offset=${offset} to continue.]`;
-const cutFrame = (shown: string, total: string, filesPart: string, advice: string): string =>
+/** The non-pageable notice's frame around its figures, optional parts and advice, as given. */
+export const cutFrame = (shown: string, total: string, filesPart: string, advice: string): string =>
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
 const filesFrame = (included: string, requested: string): string =>
   `; ${included} of ${requested} requested files included in full`;

@@ -1,9 +1,21 @@
 /**
  * Names cannot forge lines (SPEC §13): the one escaping of control characters
- * for every text result that quotes a file name or path. Backslashes are left
- * alone, so Windows paths read as they are; the price is that a name holding a
- * literal backslash-n looks like one holding a line break, which forges nothing.
+ * for every text result that quotes a file name or path. Its results carry a
+ * brand that nothing else can make, and every formatter that puts a name or a
+ * path into a result takes only branded text, so a call site that forgot to
+ * escape does not compile. Backslashes are left alone, so Windows paths read as
+ * they are; the price is that a name holding a literal backslash-n looks like
+ * one holding a line break, which forges nothing.
  */
+
+declare const SHOWN: unique symbol;
+declare const SHOWN_JSON: unique symbol;
+
+/** Text safe to show in a result: no control character, no line or paragraph separator. Made only by `escapeControls`. */
+export type Shown = string & { readonly [SHOWN]: true };
+
+/** A JSON string literal safe to show in a result. Made only by `jsonName`. */
+export type ShownJson = string & { readonly [SHOWN_JSON]: true };
 
 // C0 and C1 controls and DEL (\p{Cc}), plus the two Unicode line and paragraph separators.
 const CONTROL = /[\p{Cc}\u2028\u2029]/u;
@@ -17,13 +29,16 @@ function hex(ch: string, width: number): string {
   return ch.charCodeAt(0).toString(16).padStart(width, "0");
 }
 
-/** `text` with each control character shown as `\n`, `\r`, `\t`, `\xHH` or `\uHHHH`; unchanged when it has none. */
-export function escapeControls(text: string): string {
-  if (!CONTROL.test(text)) return text;
-  return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`));
+/**
+ * `text` with each control character shown as `\n`, `\r`, `\t`, `\xHH` or `\uHHHH`; unchanged when it
+ * has none. Idempotent, and applied piecewise it equals applied whole.
+ */
+export function escapeControls(text: string): Shown {
+  if (!CONTROL.test(text)) return text as Shown;
+  return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
 }
 
 /** `JSON.stringify(name)`, with the controls JSON leaves raw (DEL, C1, U+2028/9) also written as `\uHHHH`. */
-export function jsonName(name: string): string {
-  return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`);
+export function jsonName(name: string): ShownJson {
+  return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`) as ShownJson;
 }

@@ -1,29 +1,22 @@
 /**
- * Upstream-compatible module API (SPEC §7, with the §9 fixes). Every file
- * access goes through the default export of "fs/promises" so that
+ * Upstream-compatible module API (SPEC §7, with the §9 fixes): a shim over the
+ * core, whose shared pieces (the edit algorithm, diffs, file info, the size
+ * format, path resolution) it re-exports or calls; nothing in src/ imports it.
+ * Every file access goes through the default export of "fs/promises" so that
  * upstream-style tests can mock it; call patterns and error texts are kept.
  */
 import fs from "fs/promises";
 import { randomBytes } from "node:crypto";
-import type { Stats } from "node:fs";
 import path from "node:path";
 import { minimatch } from "minimatch";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "./editing/index.js";
+import { fileInfo, type FileInfo } from "./reading/index.js";
 import { resolveRequestedPathWith, validatePathWith } from "./sandbox/index.js";
 
 export { createUnifiedDiff, normalizeLineEndings } from "./editing/index.js";
 export type { EditOperation } from "./editing/index.js";
-
-/** What getFileStats reports about a path. */
-export interface FileInfo {
-  size: number;
-  created: Date;
-  modified: Date;
-  accessed: Date;
-  isDirectory: boolean;
-  isFile: boolean;
-  permissions: string;
-}
+export type { FileInfo } from "./reading/index.js";
+export { formatSize } from "./walking/index.js";
 
 /** Options of searchFilesWithValidation. */
 export interface SearchOptions {
@@ -46,17 +39,6 @@ export function setAllowedDirectories(directories: readonly string[]): void {
 /** Returns a copy of the module-wide allowed directories. */
 export function getAllowedDirectories(): string[] {
   return [...allowedDirectories];
-}
-
-/** Formats a byte count as upstream does: `<n> B` below 1024, else two decimals of KB…TB (negative input yields `NaN`). */
-export function formatSize(bytes: number): string {
-  const units = ["B", "KB", "MB", "GB", "TB"];
-  if (bytes === 0) return "0 B";
-  const exponent = Math.floor(Math.log(bytes) / Math.log(1024));
-  if (exponent <= 0) return `${bytes} B`;
-  // Upstream's arithmetic is kept on purpose: for negative sizes both parts become NaN/undefined.
-  const unit = Math.min(exponent, units.length - 1);
-  return `${(bytes / Math.pow(1024, unit)).toFixed(2)} ${units[unit]}`;
 }
 
 function tempPathFor(filePath: string): string {
@@ -88,19 +70,6 @@ export async function validatePath(requestedPath: string): Promise<string> {
 /** Returns size, times, type flags and the last three octal digits of the mode, from fs.stat. */
 export async function getFileStats(filePath: string): Promise<FileInfo> {
   return fileInfo(await fs.stat(filePath));
-}
-
-/** Upstream's get_file_info fields, in its order, from a stat result. */
-export function fileInfo(stats: Stats): FileInfo {
-  return {
-    size: stats.size,
-    created: stats.birthtime,
-    modified: stats.mtime,
-    accessed: stats.atime,
-    isDirectory: stats.isDirectory(),
-    isFile: stats.isFile(),
-    permissions: stats.mode.toString(8).slice(-3),
-  };
 }
 
 /** Reads the whole file as text: `fs.readFile(filePath, encoding)`. */

@@ -7,11 +7,11 @@ import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe } from "vitest";
-import { availableStrategies, Sandbox, strategy, useStrategy, type StrategyName } from "../../src/sandbox/index.js";
+import { __testing, Sandbox, type StrategyName } from "../../src/sandbox/index.js";
 import type { WalkOptions } from "../../src/walking/index.js";
 
 /** The strategies this platform runs: both on Linux, the portable one elsewhere. */
-export const STRATEGIES: readonly StrategyName[] = availableStrategies();
+export const STRATEGIES: readonly StrategyName[] = __testing.strategies();
 
 /** A fresh real (symlink-resolved) temp directory and its remover. */
 export async function tempDir(prefix = "bfs-"): Promise<{ dir: string; remove: () => Promise<void> }> {
@@ -24,10 +24,10 @@ export function describeEachStrategy(title: string, body: (name: StrategyName) =
   describe.each(STRATEGIES)(`${title} (%s)`, (name) => {
     let before: StrategyName;
     beforeEach(() => {
-      before = strategy().name;
-      useStrategy(name);
+      before = __testing.strategyName();
+      __testing.useStrategy(name);
     });
-    afterEach(() => useStrategy(before));
+    afterEach(() => __testing.useStrategy(before));
     body(name);
   });
 }

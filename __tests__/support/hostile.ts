@@ -35,7 +35,13 @@ export async function snapshot(root: string, skip: readonly string[] = []): Prom
     if (st.isSymbolicLink()) {
       states.set(rel, { type: "symlink", ...base, content: (await fs.readlink(abs, { encoding: "buffer" })).toString("hex") });
     } else if (st.isFile()) {
-      states.set(rel, { type: "file", ...base, content: createHash("sha256").update(await fs.readFile(abs)).digest("hex") });
+      states.set(rel, {
+        type: "file",
+        ...base,
+        content: createHash("sha256")
+          .update(await fs.readFile(abs))
+          .digest("hex"),
+      });
     } else if (st.isDirectory()) {
       states.set(rel, { type: "dir", ...base });
       for (const name of await fs.readdir(abs, { encoding: "buffer" })) {
@@ -236,8 +242,7 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
         child.stdin!.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`);
       });
     },
-    exited: (ms) =>
-      Promise.race([exit, new Promise<string>((resolve) => setTimeout(() => resolve("timeout"), ms).unref())]),
+    exited: (ms) => Promise.race([exit, new Promise<string>((resolve) => setTimeout(() => resolve("timeout"), ms).unref())]),
     stderr: () => stderr,
   };
   await raw.request("initialize", {

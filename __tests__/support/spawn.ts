@@ -16,10 +16,12 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-/** Starts dist/index.js with `args` over stdio and connects an SDK client. */
+/** Starts dist/index.js (or `options.serverJs`) with `args` over stdio and connects an SDK client. */
 export async function connect(
   args: string[],
   options: {
+    /** Another build of the server to start. @default SERVER_JS */
+    serverJs?: string;
     env?: Record<string, string>;
     capabilities?: ConstructorParameters<typeof Client>[1];
     /** Runs before connecting, e.g. to answer roots/list from the first request on. */
@@ -28,7 +30,7 @@ export async function connect(
 ): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [SERVER_JS, ...args],
+    args: [options.serverJs ?? SERVER_JS, ...args],
     env: options.env,
     stderr: "pipe",
   });
@@ -54,13 +56,13 @@ export function textOf(result: CallToolResult): string {
   return block.text;
 }
 
-/** Runs the server to completion (for flags, exit codes and startup messages). */
+/** Runs the server (dist/index.js or `options.serverJs`) to completion, for flags, exit codes and startup messages. */
 export function runServer(
   args: string[],
-  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
+  options: { serverJs?: string; env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SERVER_JS, ...args], {
+    const child = spawn(process.execPath, [options.serverJs ?? SERVER_JS, ...args], {
       env: { PATH: process.env.PATH ?? "", HOME: os.homedir(), ...options.env },
       stdio: ["pipe", "pipe", "pipe"],
     });

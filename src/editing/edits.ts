@@ -1,4 +1,5 @@
 import { createTwoFilesPatch, formatPatch, type StructuredPatch } from "diff";
+import { LinePattern, rebase } from "./tolerant.js";
 
 /** One text replacement requested by edit_file / applyFileEdits. */
 export interface EditOperation {
@@ -101,67 +102,14 @@ export function coarseUnifiedDiff(original: string, modified: string, filepath =
   return formatPatch(patch);
 }
 
-function leadingWhitespace(line: string): string {
-  return /^\s*/.exec(line)?.[0] ?? "";
-}
-
-/**
- * Index of the first window of `contentLines` equal to `oldLines` line by line after trim(), or -1.
- * Each distinct trimmed old line gets an integer id and KMP runs over the ids, so the search is
- * linear (the naive window-by-window comparison was O(lines × oldLines)) and exact.
- */
-function findTrimmedLines(contentLines: readonly string[], oldLines: readonly string[]): number {
-  const ids = new Map<string, number>();
-  const pattern = new Int32Array(oldLines.length);
-  oldLines.forEach((line, j) => {
-    const key = line.trim();
-    let id = ids.get(key);
-    if (id === undefined) {
-      id = ids.size;
-      ids.set(key, id);
-    }
-    pattern[j] = id;
-  });
-  // border[q]: length of the longest proper prefix of pattern[0..q] that is also its suffix.
-  const border = new Int32Array(pattern.length);
-  for (let q = 1, k = 0; q < pattern.length; q++) {
-    while (k > 0 && pattern[q] !== pattern[k]) k = border[k - 1] ?? 0;
-    if (pattern[q] === pattern[k]) k++;
-    border[q] = k;
-  }
-  let matched = 0;
-  for (let i = 0; i < contentLines.length; i++) {
-    // -1 is no pattern id: a content line whose trimmed text is not in oldText matches nothing.
-    const id = ids.get((contentLines[i] ?? "").trim()) ?? -1;
-    while (matched > 0 && id !== pattern[matched]) matched = border[matched - 1] ?? 0;
-    if (id === pattern[matched]) matched++;
-    if (matched === pattern.length) return i - matched + 1;
-  }
-  return -1;
-}
-
+/** `content` with the first run of lines equal to `oldText`'s after trim() replaced by `newText` re-based; undefined when none. */
 function replaceWhitespaceTolerant(content: string, oldText: string, newText: string): string | undefined {
-  const oldLines = oldText.split("\n");
+  const pattern = new LinePattern(oldText.split("\n"));
   const contentLines = content.split("\n");
-  const i = findTrimmedLines(contentLines, oldLines);
+  const i = pattern.findIn(contentLines);
   if (i === -1) return undefined;
-  const baseIndent = leadingWhitespace(contentLines[i] ?? "");
-  const replacement = newText.split("\n").map((line, j) => {
-    if (j === 0) return baseIndent + line.trimStart();
-    // Upstream only re-bases a line when both the old and the new line are
-    // indented; otherwise the new line is taken verbatim.
-    const oldIndent = leadingWhitespace(oldLines[j] ?? "");
-    const newIndent = leadingWhitespace(line);
-    if (oldIndent === "" || newIndent === "") return line;
-    const extra = Math.max(0, newIndent.length - oldIndent.length);
-    return baseIndent + " ".repeat(extra) + line.trimStart();
-  });
-  // concat rather than splice(i, n, ...replacement): spreading a huge newText as call
-  // arguments overflows the stack.
-  return contentLines
-    .slice(0, i)
-    .concat(replacement, contentLines.slice(i + oldLines.length))
-    .join("\n");
+  contentLines.splice(i, pattern.oldLines.length, rebase(contentLines[i] ?? "", pattern.oldLines, newText));
+  return contentLines.join("\n");
 }
 
 /**

@@ -4,6 +4,7 @@
  * normalized range, raw offset or line number is found later by re-reading one or two blocks.
  */
 import { isUtf8 } from "node:buffer";
+import { escapeControls, type Shown } from "../escape.js";
 import { completePrefix, countLines, normalizeBytes } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
@@ -33,8 +34,8 @@ export interface IndexOptions {
   /** Bytes of normalized blocks kept for random access. @default 16 MiB */
   cacheBytes?: number;
   signal?: AbortSignal;
-  /** Names the file in errors. */
-  path?: string;
+  /** Names the file in errors, as shown. */
+  path?: Shown;
 }
 
 /** Throws the signal's reason when it has aborted. */
@@ -67,7 +68,7 @@ export class SourceIndex {
     const opts = {
       blockBytes: options.blockBytes ?? 65536,
       cacheBytes: options.cacheBytes ?? 16 * 1024 * 1024,
-      path: options.path ?? "file",
+      path: options.path ?? escapeControls("file"),
       signal: options.signal,
     };
     const index = new SourceIndex(source, opts);

@@ -4,6 +4,7 @@
  * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
  */
 import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
+import type { Shown } from "../escape.js";
 import { coarseHunk, DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 
@@ -14,7 +15,7 @@ const CONTEXT = 4;
 // two edits far enough apart to get separate hunks in the whole-file diff get separate windows.
 const MARGIN = 2 * CONTEXT;
 
-function windowHunks(before: string, after: string, path: string): Hunk[] {
+function windowHunks(before: string, after: string, path: Shown): Hunk[] {
   const exact = structuredPatch(path, path, before, after, "original", "modified", {
     context: CONTEXT,
     maxEditLength: DIFF_MAX_EDIT_LENGTH,
@@ -29,7 +30,7 @@ function windowHunks(before: string, after: string, path: string): Hunk[] {
  * Returns the unified diff (headers `original`/`modified`, LF form) of `doc`'s edits, reading
  * only the lines around them. For small LF files it equals createUnifiedDiff's output.
  */
-export async function streamedDiff(doc: PatchedDoc, path: string, pause: () => Promise<void>): Promise<string> {
+export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Promise<void>): Promise<string> {
   const { index } = doc;
   const lastLine = index.lineCount;
   const windows: [number, number][] = [];

@@ -4,10 +4,11 @@
  * the edited text, writes the result through `write`, and returns the hunks-only diff.
  */
 import { formatCount } from "../bounded.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
-import { EditSearch } from "./search.js";
+import { EditSearch } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
@@ -18,8 +19,8 @@ export type { ByteSource } from "./source-index.js";
 export interface StreamEditOptions {
   source: ByteSource;
   edits: readonly EditOperation[];
-  /** Names the file in the diff headers and in errors. @default "file" */
-  path?: string;
+  /** Names the file in the diff headers and in errors, as shown. @default "file" */
+  path?: Shown;
   signal?: AbortSignal;
   /** Receives the edited file in order; omitted for a dry run. */
   write?: (chunk: Buffer) => Promise<void>;
@@ -150,7 +151,7 @@ async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>
  * the file is not UTF-8 or changes meanwhile; the signal's reason when it aborts
  */
 export async function streamEdit(options: StreamEditOptions): Promise<StreamEditResult> {
-  const { source, signal, write, path = "file" } = options;
+  const { source, signal, write, path = escapeControls("file") } = options;
   const edits = prepare(options.edits);
   const pause = pauser(signal, options.sliceMs ?? 10);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;

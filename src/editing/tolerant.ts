@@ -1,6 +1,8 @@
 /**
- * Whitespace-tolerant matching (lines equal after trim()), the same rule and indentation
- * re-basing as edits.ts, over a window of lines or over the whole file as it streams by.
+ * Whitespace-tolerant matching, written once (lines equal after trim(), newText re-based on the
+ * matched line's indentation): edits.ts applies it to a text in memory, the streaming engine over
+ * a window of lines or over the whole file as it streams by. The KMP automaton over line ids keeps
+ * every search linear (the naive window-by-window comparison was O(lines × oldLines)).
  */
 import type { NormBlock } from "./source-index.js";
 
@@ -53,7 +55,11 @@ export class LinePattern {
   }
 }
 
-/** newText re-indented for a match whose first line is `firstLine`, exactly as edits.ts does. */
+/**
+ * newText re-indented for a match whose first line is `firstLine`: its first line takes that line's
+ * indentation; a later one is re-based only when both it and the old line at its place are indented
+ * (upstream's rule), otherwise taken verbatim.
+ */
 export function rebase(firstLine: string, oldLines: readonly string[], newText: string): string {
   const baseIndent = leadingWhitespace(firstLine);
   return newText

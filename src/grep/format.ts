@@ -4,7 +4,8 @@
  * file that are not adjacent, the file's path once before its groups, a blank
  * line between files, and long lines clipped around their first occurrence.
  */
-import { formatCount } from "../bounded.js";
+import { formatCount, isHigh, isLow } from "../bounded.js";
+import type { Shown } from "../escape.js";
 
 /** Lines longer than this many characters are clipped. */
 export const MAX_LINE_CHARS = 500;
@@ -14,9 +15,6 @@ export const CLIP_MARK = "[…]";
 
 /** Separates groups of one file that are not adjacent. */
 export const GROUP_SEPARATOR = "--";
-
-const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
-const isLow = (c: number): boolean => c >= 0xdc00 && c <= 0xdfff;
 
 /** `text` if short, else about `max` characters around index `at`, each cut side marked; never splits a surrogate pair. */
 export function clipLine(text: string, at: number, max = MAX_LINE_CHARS): string {
@@ -39,7 +37,7 @@ export function contextLine(lineNo: number, text: string): string {
 }
 
 /** A files-mode entry. */
-export function fileEntry(displayPath: string, matchingLines: number): string {
+export function fileEntry(displayPath: Shown, matchingLines: number): string {
   return `${displayPath}: ${formatCount(matchingLines)} matching line${matchingLines === 1 ? "" : "s"}`;
 }
 
@@ -69,7 +67,7 @@ export class LinesOutput {
    * @param forceFirst add the first match even past `room`, so a result is never empty of matches
    */
   constructor(
-    private readonly displayPath: string,
+    private readonly displayPath: Shown,
     private readonly room: number,
     private readonly blankFirst: boolean,
     private forceFirst: boolean,

@@ -7,7 +7,8 @@
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { formatCount } from "../bounded.js";
-import type { FileRequest, FileScan } from "./file-search.js";
+import type { FileScan } from "./file-scan.js";
+import type { FileRequest } from "./region-search.js";
 import type { QuerySpec } from "./query.js";
 import type { WorkerJob, WorkerReply } from "./regex-worker.js";
 

@@ -5,7 +5,8 @@
  */
 import { readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
-import { scanFile, type FileRequest, type ScanOptions } from "./file-search.js";
+import { scanFile, type ScanOptions } from "./file-scan.js";
+import type { FileRequest } from "./region-search.js";
 import { compileQuery, type QuerySpec } from "./query.js";
 
 /** A scan job posted to the worker. */

@@ -4,7 +4,7 @@
  * (files mode) a result shows and the offset that continues it.
  */
 import { formatCount } from "../bounded.js";
-import type { OutputMode } from "./file-search.js";
+import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */
 export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink";

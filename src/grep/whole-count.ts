@@ -1,11 +1,11 @@
 /**
  * The synchronous count of one small file read whole (SPEC §10), for results
  * that show no lines: the same binary check and matching-line count as
- * file-search.ts's scanFile gives a file shorter than its binary probe, without
+ * file-scan.ts's scanFile gives a file shorter than its binary probe, without
  * its per-file promise, buffers and objects (a tree of 100,000 small files spent
  * a third of its search time in them).
  */
-import { BINARY_PROBE_BYTES, looksBinary } from "./file-search.js";
+import { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";
 import type { LineFinder } from "./line-finder.js";
 
 /**

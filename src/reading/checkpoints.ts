@@ -4,6 +4,7 @@
  * before decodes only from the nearest checkpoint, not from the start.
  */
 import type { FileHandle } from "node:fs/promises";
+import { checkInteger } from "../integers.js";
 import { sameVersion, versionOf, type FileVersion } from "../sandbox/index.js";
 import type { RestartPoint } from "./scan.js";
 
@@ -115,13 +116,8 @@ export interface CheckpointCacheOptions {
   checkpointEveryBytes?: number;
 }
 
-function positiveInteger(name: string, value: number | undefined, fallback: number, min: number): number {
-  const v = value ?? fallback;
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw new RangeError(`CheckpointCache option ${name} must be an integer >= ${min}; got ${String(v)}`);
-  }
-  return v;
-}
+const option = (name: string, value: number | undefined, fallback: number, min: number): number =>
+  checkInteger(`CheckpointCache option ${name}`, value ?? fallback, min);
 
 /** A bounded LRU map from a file's real path to its checkpoints, validated by fstat identity. */
 export class CheckpointCache {
@@ -137,10 +133,10 @@ export class CheckpointCache {
   /** @throws when an option is not a positive integer (maxCheckpointsPerFile at least 2) */
   constructor(opts: CheckpointCacheOptions = {}) {
     // Many files: read_multiple_files over a few hundred files should stay warm between calls.
-    this.maxFiles = positiveInteger("maxFiles", opts.maxFiles, 1024, 1);
-    this.maxTotal = positiveInteger("maxTotalCheckpoints", opts.maxTotalCheckpoints, 128 * 1024, 1);
-    this.maxCheckpoints = positiveInteger("maxCheckpointsPerFile", opts.maxCheckpointsPerFile, 4096, 2);
-    this.spacing = positiveInteger("checkpointEveryBytes", opts.checkpointEveryBytes, 256 * 1024, 1);
+    this.maxFiles = option("maxFiles", opts.maxFiles, 1024, 1);
+    this.maxTotal = option("maxTotalCheckpoints", opts.maxTotalCheckpoints, 128 * 1024, 1);
+    this.maxCheckpoints = option("maxCheckpointsPerFile", opts.maxCheckpointsPerFile, 4096, 2);
+    this.spacing = option("checkpointEveryBytes", opts.checkpointEveryBytes, 256 * 1024, 1);
   }
 
   /** Forgets every file. */

@@ -1,88 +1,106 @@
 /**
  * Line windows of read_text_file (SPEC §11): lines are split on "\n" bytes, as
- * a grep-like search numbers them. The window's first and last line are
- * located from the nearest checkpoint by line (counting, not decoding), then
- * read as a character window, so a deep line of a seen file is cheap.
+ * a grep-like search numbers them. One cached scan from the nearest checkpoint
+ * by line counts line feeds (without decoding) up to the first line, then
+ * keeps the text from there, so a deep line of a seen file is cheap and no
+ * byte is read twice.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { ToolOutput } from "../bounded.js";
+import { isHigh, type ToolOutput } from "../bounded.js";
+import { checkInteger } from "../integers.js";
+import { ORIGIN, scanCached } from "./cached-scan.js";
 import type { CheckpointCache } from "./checkpoints.js";
-import { plan, readWindow, scanFor, settle } from "./window.js";
-import type { ReadOptions, TextConsumer } from "./scan.js";
+import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";
 import { utf16Units } from "./utf8-count.js";
 
 const LF = 0x0a;
 
-function checkInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
-  }
-}
-
-/** Character offsets just after the k-th "\n" for each k of `feeds` (ascending; 0 is the start), and the text's length. */
-export interface LineOffsets {
-  /** One per requested k; undefined when the file has fewer than k line feeds. */
-  offsets: (number | undefined)[];
-  total: number;
-}
-
 /**
- * Where the lines after given numbers of line feeds start, in characters;
- * a cold file is scanned to its end so its checkpoints (with lines) are kept.
- * @throws on abort
+ * The text of a line span as one scan passes it: where the line after `startFeeds` line feeds starts,
+ * the characters from there (at most `want`), and where the line after `endFeeds` line feeds starts
+ * when that lies among them.
  */
-export async function lineOffsets(
-  handle: FileHandle,
-  key: string,
-  feeds: readonly number[],
-  cache: CheckpointCache,
-  opts: ReadOptions = {},
-): Promise<LineOffsets> {
-  const offsets: (number | undefined)[] = feeds.map((k) => (k === 0 ? 0 : undefined));
-  let next = offsets.findIndex((o) => o === undefined);
-  if (next === -1) next = feeds.length;
-  const p = await plan(handle, key, cache, opts);
-  const from = p.known?.beforeLine(feeds[next] ?? 0) ?? { byte: 0, char: 0, line: 0 };
-  let seen = from.line;
-  const passFeed = (charAfter: number): void => {
-    seen++;
-    while (next < feeds.length && feeds[next] === seen) offsets[next++] = charAfter;
-  };
-  const consumer: TextConsumer = {
-    wants: () => false,
-    // Only invalid UTF-8 is decoded here; its "\n" characters are exactly its 0x0A bytes.
-    text(piece, at) {
-      for (let i = piece.indexOf("\n"); i !== -1 && next < feeds.length; i = piece.indexOf("\n", i + 1)) passFeed(at + i + 1);
-    },
-    skipped(bytes, at, _chars, lines) {
-      if (next >= feeds.length) return;
-      if (seen + lines < (feeds[next] ?? 0)) {
-        seen += lines;
-        return;
+class LineSpan implements TextConsumer {
+  /** Character offset of the span's first line; undefined until the scan reaches it. */
+  start: number | undefined;
+  /** Character offset just after the span's last line feed, once kept text holds it. */
+  end: number | undefined;
+  private seen = 0;
+  private readonly pieces: string[] = [];
+  private kept = 0;
+
+  constructor(
+    private readonly startFeeds: number,
+    private readonly endFeeds: number | undefined,
+    private readonly want: number,
+  ) {
+    if (startFeeds === 0) this.start = 0;
+  }
+
+  /** Starts counting at `from`, a restart point with fewer than `startFeeds` line feeds before it (or the origin). */
+  begin(from: RestartPoint): void {
+    this.seen = from.line;
+  }
+
+  /** True once nothing more of the file is needed. */
+  get done(): boolean {
+    return this.start !== undefined && (this.kept >= this.want || this.end !== undefined);
+  }
+
+  /** The text kept from `start`. */
+  keptText(): string {
+    return this.pieces.join("");
+  }
+
+  text(piece: string, at: number): void {
+    if (this.done) return;
+    let from = 0;
+    if (this.start === undefined) {
+      // Only invalid UTF-8 is decoded before the span; its "\n" characters are exactly its 0x0A bytes.
+      let i = piece.indexOf("\n");
+      while (i !== -1 && ++this.seen < this.startFeeds) i = piece.indexOf("\n", i + 1);
+      if (i === -1) return;
+      from = i + 1;
+      this.start = at + from;
+    }
+    this.keep(from === 0 ? piece : piece.slice(from), at + from);
+  }
+
+  wants(): boolean {
+    return this.start !== undefined && !this.done;
+  }
+
+  skipped(bytes: Buffer, at: number, _chars: number, lines: number): void {
+    if (this.done) return;
+    if (this.start !== undefined) return this.keep(bytes.toString("utf8"), at);
+    if (this.seen + lines < this.startFeeds) {
+      this.seen += lines;
+      return;
+    }
+    let i = -1;
+    while (this.seen < this.startFeeds) {
+      i = bytes.indexOf(LF, i + 1);
+      this.seen++;
+    }
+    // The run is valid UTF-8 and the byte after a line feed starts a character, so its rest decodes exactly.
+    this.start = at + utf16Units(bytes.subarray(0, i + 1));
+    this.keep(bytes.toString("utf8", i + 1), this.start);
+  }
+
+  // Keeps `piece` (starting at character `at`) up to `want` characters, ending at the span's last line feed.
+  private keep(piece: string, at: number): void {
+    let part = piece.length <= this.want - this.kept ? piece : piece.slice(0, this.want - this.kept);
+    if (this.endFeeds !== undefined) {
+      for (let i = part.indexOf("\n"); i !== -1; i = part.indexOf("\n", i + 1)) {
+        if (++this.seen < this.endFeeds) continue;
+        this.end = at + i + 1;
+        part = part.slice(0, i + 1);
+        break;
       }
-      let counted = 0;
-      let char = at;
-      for (let i = bytes.indexOf(LF); i !== -1 && next < feeds.length; i = bytes.indexOf(LF, i + 1)) {
-        char += utf16Units(bytes.subarray(counted, i + 1));
-        counted = i + 1;
-        passFeed(char);
-      }
-    },
-  };
-  const scan = await scanFor(
-    p,
-    handle,
-    {
-      from,
-      consumer,
-      bytesTotal: Number(p.id.size),
-      stop: p.known === undefined ? undefined : () => next >= feeds.length,
-      onRestart: (point) => p.entry.add(point),
-    },
-    opts,
-  );
-  await settle(handle, key, cache, p, scan);
-  return { offsets, total: p.known?.total ?? scan.char };
+    }
+    this.pieces.push(part);
+    this.kept += part.length;
+  }
 }
 
 /**
@@ -104,14 +122,35 @@ export async function readLineWindow(
   checkInteger("startLine", startLine, 1);
   if (lineCount !== undefined) checkInteger("lineCount", lineCount, 1);
   checkInteger("cap", cap, 1);
-  const feeds = lineCount === undefined ? [startLine - 1] : [startLine - 1, startLine - 1 + lineCount];
-  const { offsets, total } = await lineOffsets(handle, key, feeds, cache, opts);
-  const start = offsets[0];
+  // One character past the cap tells whether the window's last one is the first half of a pair.
+  const span = new LineSpan(startLine - 1, lineCount === undefined ? undefined : startLine - 1 + lineCount, cap + 1);
+  const passed: RestartPoint[] = [];
+  const { total, entry } = await scanCached(handle, key, cache, opts, (known) => {
+    const from = known?.beforeLine(startLine - 1) ?? ORIGIN;
+    span.begin(from);
+    return {
+      from,
+      consumer: span,
+      stop: () => span.done,
+      // The hint is the last of these not past the window's end: the one at or before the span's start, and those after it within the cap.
+      onRestart(point) {
+        if (span.start === undefined) passed.length = 0;
+        if (span.start === undefined || point.char <= span.start + cap) passed.push(point);
+      },
+    };
+  });
+  const { start } = span;
   if (start === undefined || start >= total) return { window: { text: "", start: total, end: total, total } };
-  const end = lineCount === undefined ? total : (offsets[1] ?? total);
-  if (lineCount !== undefined && end - start <= cap) {
-    const whole = await readWindow(handle, key, start, end - start, cache, opts);
-    return { content: [{ type: "text", text: whole.text }] };
-  }
-  return { window: await readWindow(handle, key, start, cap, cache, opts) };
+  const text = span.keptText();
+  const spanEnd = lineCount === undefined ? undefined : (span.end ?? (span.done ? undefined : total));
+  const whole = spanEnd !== undefined && spanEnd - start <= cap;
+  // As readWindow: a window that would end between the halves of a pair ends before it, or after it when it would be empty.
+  let end = whole ? spanEnd : Math.min(start + cap, total);
+  if (!whole && end < total && isHigh(text.charCodeAt(end - 1 - start))) end = end - 1 > start ? end - 1 : start + 2;
+  // As readWindow: the last restart point at most two characters short of the read's limit, so reading on from `end` starts there.
+  const hintLimit = start + (whole ? spanEnd - start : cap) - 2;
+  const hint = passed.filter((point) => point.char <= hintLimit).pop();
+  if (hint !== undefined) entry.hint = hint;
+  const shown = text.slice(0, end - start);
+  return whole ? { content: [{ type: "text", text: shown }] } : { window: { text: shown, start, end, total } };
 }

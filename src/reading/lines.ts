@@ -4,16 +4,11 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
+import { checkInteger } from "../integers.js";
 import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./scan.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
-
-function checkLines(lines: number): void {
-  if (!Number.isSafeInteger(lines) || lines < 0) {
-    throw new RangeError(`lines must be a non-negative integer; got ${String(lines)}`);
-  }
-}
 
 /**
  * Appends the first `lines` lines of the file (split on "\n", "\r" kept,
@@ -21,7 +16,7 @@ function checkLines(lines: number): void {
  * @throws when lines is not a non-negative integer, or on abort
  */
 export async function headInto(handle: FileHandle, lines: number, sink: TextSink, opts: ReadOptions = {}): Promise<void> {
-  checkLines(lines);
+  checkInteger("lines", lines, 0);
   if (lines === 0) return;
   let remaining = lines;
   let done = false;
@@ -100,7 +95,7 @@ async function tailStart(
  * @throws when lines is not a non-negative integer, or on abort
  */
 export async function tailInto(handle: FileHandle, lines: number, sink: TextSink, opts: ReadOptions = {}): Promise<void> {
-  checkLines(lines);
+  checkInteger("lines", lines, 0);
   const size = Number((await handle.stat()).size);
   if (lines === 0 || size === 0) return;
   const report = progressReporter(opts, size);

@@ -8,7 +8,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { formatCount } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { escapeControls, type Shown } from "../escape.js";
 
 const MIME_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",
@@ -32,6 +32,11 @@ export function mimeTypeFor(filePath: string): string {
 
 const CHUNK = 256 * 1024;
 
+/** The refusal of a file over the media limit; `what` says how it is over. */
+function tooLarge(path: Shown, what: string, maxBytes: number): Error {
+  return new Error(`File too large for read_media_file: ${path} ${what}; the limit is ${formatCount(maxBytes)} bytes.`);
+}
+
 /**
  * Reads the opened file `realPath` as one media content block: `image`,
  * `audio`, or an embedded `resource` with a base64 blob. The caller closes `handle`.
@@ -46,10 +51,7 @@ export async function readMedia(
   const chunks: Buffer[] = [];
   const { size } = await handle.stat();
   if (size > maxBytes) {
-    throw new Error(
-      `File too large for read_media_file: ${escapeControls(realPath)} is ${formatCount(size)} bytes; ` +
-        `the limit is ${formatCount(maxBytes)} bytes.`,
-    );
+    throw tooLarge(escapeControls(realPath), `is ${formatCount(size)} bytes`, maxBytes);
   }
   let total = 0;
   for (;;) {
@@ -60,10 +62,7 @@ export async function readMedia(
     if (bytesRead === 0) break;
     total += bytesRead;
     if (total > maxBytes) {
-      throw new Error(
-        `File too large for read_media_file: ${escapeControls(realPath)} grew past ${formatCount(maxBytes)} bytes while being read; ` +
-          `the limit is ${formatCount(maxBytes)} bytes.`,
-      );
+      throw tooLarge(escapeControls(realPath), `grew past ${formatCount(maxBytes)} bytes while being read`, maxBytes);
     }
     chunks.push(buffer.subarray(0, bytesRead));
   }

@@ -6,6 +6,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import { TextDecoder } from "node:util";
+import { checkInteger } from "../integers.js";
 import { acquireCountingBuffer, type CountingBuffer, releaseCountingBuffer, utf16Units } from "./utf8-count.js";
 
 /** Options every streaming reader takes. */
@@ -94,11 +95,7 @@ export function newDecoder(): TextDecoder {
  * @throws when chunkSize is not a positive integer
  */
 export function chunkSizeOf(opts: ReadOptions): number {
-  const size = opts.chunkSize ?? DEFAULT_CHUNK_SIZE;
-  if (!Number.isSafeInteger(size) || size < 1) {
-    throw new RangeError(`chunkSize must be a positive integer; got ${String(size)}`);
-  }
-  return size;
+  return checkInteger("chunkSize", opts.chunkSize ?? DEFAULT_CHUNK_SIZE, 1);
 }
 
 /** Calls `onProgress` each time another few MiB have been read. */

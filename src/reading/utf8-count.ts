@@ -6,6 +6,7 @@
  * reach (the tail of a run, or a run outside its memory) are counted in JS.
  */
 import { isAscii } from "node:buffer";
+import { checkInteger } from "../integers.js";
 import { COUNT_WASM } from "./utf8-count-wasm.js";
 
 /** What one run of bytes counts to. */
@@ -77,7 +78,7 @@ export class CountingBuffer {
 
   /** @throws when size is not a positive integer */
   constructor(size: number) {
-    if (!Number.isSafeInteger(size) || size < 1) throw new RangeError(`CountingBuffer size must be a positive integer; got ${size}`);
+    checkInteger("CountingBuffer size", size, 1);
     const mod = module();
     if (mod === null) {
       this.bytes = Buffer.allocUnsafe(size);

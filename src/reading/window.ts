@@ -6,83 +6,10 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import { isHigh, isLow, type TextSink, type TextWindow } from "../bounded.js";
-import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
-import { type ReadOptions, type RestartPoint, type ScanParams, type ScanResult, type TextConsumer, scanText } from "./scan.js";
-
-
-function checkInteger(name: string, value: number, min: number): void {
-  if (!Number.isSafeInteger(value) || value < min) {
-    throw new RangeError(`${name} must be an integer >= ${min}; got ${String(value)}`);
-  }
-}
-
-/** A cached entry (or a fresh one that a complete scan may store) and where to start decoding. */
-export interface Plan {
-  id: FileIdentity;
-  known: FileCheckpoints | undefined;
-  entry: FileCheckpoints;
-  /** Ends this reader's claim on the cold pass (no-op when warm); `settle` calls it. */
-  release: () => void;
-}
-
-const warm = (): void => {};
-
-/**
- * The cached entry for the file, or a claim on its one cold pass: a reader
- * arriving while another scans the same file cold waits for that pass.
- * @throws the signal's reason when aborted while waiting
- */
-export async function plan(handle: FileHandle, key: string, cache: CheckpointCache, opts: ReadOptions = {}): Promise<Plan> {
-  for (;;) {
-    opts.signal?.throwIfAborted();
-    const id = await identify(handle);
-    const known = cache.get(key, id);
-    if (known !== undefined) return { id, known, entry: known, release: warm };
-    const claim = cache.claimPass(key, id);
-    if ("release" in claim) return { id, known: undefined, entry: cache.create(id), release: claim.release };
-    await untilAborted(claim.running, opts.signal);
-  }
-}
-
-function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
-  if (signal === undefined) return done;
-  return new Promise<void>((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    void done.then(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    });
-  });
-}
-
-/**
- * Stores a fresh entry only if the file did not change while it was scanned;
- * drops a known one that turned stale meanwhile. Releases the plan's claim.
- */
-export async function settle(handle: FileHandle, key: string, cache: CheckpointCache, p: Plan, scan: ScanResult): Promise<void> {
-  try {
-    const unchanged = sameIdentity(await identify(handle), p.id);
-    if (p.known !== undefined) {
-      if (!unchanged) cache.delete(key);
-      return;
-    }
-    if (!scan.complete || !unchanged) return;
-    p.entry.total = scan.char;
-    p.entry.totalLines = scan.line;
-    cache.store(key, p.entry);
-  } finally {
-    p.release();
-  }
-}
-
-/** `scanText` for a plan: a failed scan releases the plan's claim. */
-export function scanFor(p: Plan, handle: FileHandle, params: ScanParams, opts: ReadOptions): Promise<ScanResult> {
-  return scanText(handle, params, opts).catch((error: unknown) => {
-    p.release();
-    throw error;
-  });
-}
+import { checkInteger } from "../integers.js";
+import { ORIGIN, scanCached } from "./cached-scan.js";
+import type { CheckpointCache } from "./checkpoints.js";
+import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";
 
 /**
  * The window `[offset, offset+limit)` of the file's decoded text, never split
@@ -99,42 +26,35 @@ export async function readWindow(
 ): Promise<TextWindow> {
   checkInteger("offset", offset, 0);
   checkInteger("limit", limit, 1);
-  const p = await plan(handle, key, cache, opts);
-  const knownTotal = p.known?.total;
-  if (knownTotal !== undefined && offset >= knownTotal) return { text: "", start: offset, end: offset, total: knownTotal };
-  const from = p.known?.nearest(offset) ?? { byte: 0, char: 0, line: 0 };
   // One character before the window tells whether offset is a low surrogate
   // (a restart point never is); one past limit+1 covers every end adjustment.
-  const first = Math.max(from.char, offset - 1);
   const stopAt = offset + limit + 1;
   const hintLimit = offset + limit - 2;
   const pieces: string[] = [];
+  let first = 0;
   let hint: RestartPoint | undefined;
-  const consumer: TextConsumer = {
-    wants: (a, b) => b > first && a < stopAt,
-    text(piece, at) {
-      const a = Math.max(first, at) - at;
-      const b = Math.min(stopAt, at + piece.length) - at;
-      if (b > a) pieces.push(piece.slice(a, b));
-    },
-  };
-  const scan = await scanFor(
-    p,
-    handle,
-    {
+  const pass = await scanCached(handle, key, cache, opts, (known) => {
+    if (known?.total !== undefined && offset >= known.total) return undefined;
+    const from = known?.nearest(offset) ?? ORIGIN;
+    first = Math.max(from.char, offset - 1);
+    const consumer: TextConsumer = {
+      wants: (a, b) => b > first && a < stopAt,
+      text(piece, at) {
+        const a = Math.max(first, at) - at;
+        const b = Math.min(stopAt, at + piece.length) - at;
+        if (b > a) pieces.push(piece.slice(a, b));
+      },
+    };
+    return {
       from,
       consumer,
-      bytesTotal: Number(p.id.size),
-      stop: p.known === undefined ? undefined : (char) => char >= stopAt,
+      stop: (char) => char >= stopAt,
       onRestart(point) {
-        p.entry.add(point);
         if (point.char <= hintLimit) hint = point;
       },
-    },
-    opts,
-  );
-  await settle(handle, key, cache, p, scan);
-  const total = knownTotal ?? scan.char;
+    };
+  });
+  const { total } = pass;
   if (offset >= total) return { text: "", start: offset, end: offset, total };
   const text = pieces.join("");
   const at = (i: number): number => text.charCodeAt(i - first);
@@ -143,7 +63,7 @@ export async function readWindow(
   let end = Math.min(start + limit, total);
   if (end < total && isHigh(at(end - 1))) end = end - 1 > start ? end - 1 : start + 2;
   // The hint is at most limit-2 characters past offset, so it never passes end.
-  if (hint !== undefined) p.entry.hint = hint;
+  if (hint !== undefined) pass.entry.hint = hint;
   return { text: text.slice(start - first, end - first), start, end, total };
 }
 
@@ -152,16 +72,7 @@ export async function readWindow(
  * @throws on abort
  */
 export async function countChars(handle: FileHandle, key: string, cache: CheckpointCache, opts: ReadOptions = {}): Promise<number> {
-  const p = await plan(handle, key, cache, opts);
-  if (p.known?.total !== undefined) return p.known.total;
-  const scan = await scanFor(
-    p,
-    handle,
-    { from: { byte: 0, char: 0, line: 0 }, bytesTotal: Number(p.id.size), onRestart: (point) => p.entry.add(point) },
-    opts,
-  );
-  await settle(handle, key, cache, p, scan);
-  return scan.char;
+  return (await scanCached(handle, key, cache, opts, () => undefined)).total;
 }
 
 /**
@@ -176,29 +87,14 @@ export async function streamInto(
   sink: TextSink,
   opts: ReadOptions = {},
 ): Promise<void> {
-  const p = await plan(handle, key, cache, opts);
-  const knownTotal = p.known?.total;
-  if (knownTotal !== undefined && sink.full) {
-    sink.appendCount(knownTotal);
-    return;
-  }
   const consumer: TextConsumer = {
     wants: () => !sink.full,
     text: (piece) => sink.append(piece),
     skipped: (_bytes, _at, chars) => sink.appendCount(chars),
   };
-  const scan = await scanFor(
-    p,
-    handle,
-    {
-      from: { byte: 0, char: 0, line: 0 },
-      consumer,
-      bytesTotal: Number(p.id.size),
-      stop: knownTotal === undefined ? undefined : () => sink.full,
-      onRestart: (point) => p.entry.add(point),
-    },
-    opts,
+  const pass = await scanCached(handle, key, cache, opts, (known) =>
+    known !== undefined && sink.full ? undefined : { from: ORIGIN, consumer, stop: () => sink.full },
   );
-  if (knownTotal !== undefined && !scan.complete) sink.appendCount(Math.max(0, knownTotal - scan.char));
-  await settle(handle, key, cache, p, scan);
+  // A warm scan stops once the sink is full: the known total counts the rest.
+  if (pass.known !== undefined && pass.scan?.complete !== true) sink.appendCount(Math.max(0, pass.total - (pass.scan?.char ?? 0)));
 }

@@ -1,49 +1,38 @@
 /**
- * write_file's `append` (SPEC §12): adds text at the end of a file through the
+ * write_file's `append` (SPEC §12): adds text at the end of a file through its
  * verified parent directory, with O_APPEND so nothing already there is ever
  * truncated or overwritten, creating the file when it is missing.
  */
-import { constants } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import { assertHandleInside, openParentOf } from "./dirs.js";
-import { notRegular, SafeFsError, wrapError, errnoCode } from "./errors.js";
-import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
-import { withFileLocks } from "./locks.js";
-import { assertWritable } from "./ownership.js";
+import type { Confinement } from "./confinement.js";
+import { errnoCode, isSymlinkRefusal, notRegular, SafeFsError, wrapError } from "./errors.js";
+import { APPEND_OR_CREATE_FLAGS } from "./flags.js";
+import { assertWritable } from "./replace.js";
 
-// O_NONBLOCK: a FIFO swapped in fails (ENXIO) or is refused after fstat instead of blocking.
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | O_NOFOLLOW | O_NONBLOCK;
-
-/** Appends `content` to `path` (created if missing), never truncating; serialised with other changes to `path`. */
-export async function appendFileSafely(path: string, content: string, allowedDirs: readonly string[]): Promise<void> {
-  await withFileLocks([path], async () => {
-    const { dir, name } = await openParentOf(path, allowedDirs, path, "append to");
+/** Appends `content` to `real` (a validated path; created if missing), never truncating. */
+export function appendText(c: Confinement, real: string, content: string): Promise<void> {
+  return c.inParent(real, "append to", async (t) => {
+    let handle: FileHandle;
     try {
-      let handle: FileHandle;
-      try {
-        // 0o666: a new file's mode is left to the umask, as for write_file.
-        handle = await fs.open(dir.child(name), APPEND_FLAGS, 0o666);
-      } catch (err) {
-        const code = errnoCode(err);
-        if (code === "ELOOP" || code === "EMLINK") {
-          throw new SafeFsError(`Cannot append to ${path}: it is a symbolic link; refusing to follow it`, { cause: err });
-        }
-        if (code === "EISDIR") throw new SafeFsError(`Cannot append to ${path}: it is a directory`, { cause: err });
-        throw wrapError(err, `Cannot append to ${path}`);
+      // 0o666: a new file's mode is left to the umask, as for write_file.
+      handle = await fs.open(t.at, APPEND_OR_CREATE_FLAGS, 0o666);
+    } catch (err) {
+      if (isSymlinkRefusal(err)) {
+        throw new SafeFsError(`Cannot append to ${t.shown}: it is a symbolic link; refusing to follow it`, { cause: err });
       }
-      try {
-        const st = await handle.stat({ bigint: true });
-        if (!st.isFile()) throw notRegular(path, st);
-        await assertHandleInside(handle, dir.child(name), path, allowedDirs);
-        assertWritable(st, path, "append to");
-        await handle.writeFile(content, "utf8");
-      } catch (err) {
-        throw wrapError(err, `Cannot append to ${path}`);
-      } finally {
-        await handle.close();
-      }
+      if (errnoCode(err) === "EISDIR") throw new SafeFsError(`Cannot append to ${t.shown}: it is a directory`, { cause: err });
+      throw wrapError(err, `Cannot append to ${t.shown}`);
+    }
+    try {
+      const st = await handle.stat({ bigint: true });
+      if (!st.isFile()) throw notRegular(t.shown, st);
+      await c.assertHandleInside(handle, t.at, t.shown);
+      assertWritable(st, t.shown, "append to");
+      await handle.writeFile(content, "utf8");
+    } catch (err) {
+      throw wrapError(err, `Cannot append to ${t.shown}`);
     } finally {
-      await dir.close();
+      await handle.close();
     }
   });
 }

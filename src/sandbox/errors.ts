@@ -43,10 +43,22 @@ export function wrapError(err: unknown, context: string): SafeFsError {
   return new SafeFsError(`${context}: ${reason(err)}`, { cause: err });
 }
 
+/** True when an open with O_NOFOLLOW was refused because the final component is a symlink. */
+export function isSymlinkRefusal(err: unknown): boolean {
+  // Linux and macOS report it as ELOOP, FreeBSD as EMLINK.
+  const code = errnoCode(err);
+  return code === "ELOOP" || code === "EMLINK";
+}
+
+/** `Not a directory: <path as given>`, as the shell says it. */
+export function notADirectory(given: string, cause?: unknown): SafeFsError {
+  return new SafeFsError(`Not a directory: ${given}`, { cause, code: "ENOTDIR" });
+}
+
 /** Rewords a failure to open `shown` as a directory when it is missing or not one; other errors pass through. */
 export function directoryError(err: unknown, shown: string): unknown {
   const code = errnoCode(err);
-  if (code === "ENOTDIR") return new SafeFsError(`Not a directory: ${shown}`, { cause: err });
+  if (code === "ENOTDIR") return notADirectory(shown, err);
   if (code === "ENOENT") return new SafeFsError(`No such directory: ${shown}`, { cause: err });
   return err;
 }
@@ -59,6 +71,11 @@ export function accessDenied(shown: string, allowedDirs: readonly string[]): Saf
   return new SafeFsError(`Access denied - path outside allowed directories: ${shown} not in ${allowedDirs.join(", ")}`, {
     code: "EACCES",
   });
+}
+
+/** `File changed during edit: <path>; no changes were written.`, for an edit whose file another writer changed. */
+export function changedDuringEdit(shown: string): SafeFsError {
+  return new SafeFsError(`File changed during edit: ${shown}; no changes were written. Read it again and retry.`);
 }
 
 /** Human name of what a stat describes ("directory", "FIFO", …). */

@@ -1,81 +1,161 @@
 /**
- * The sandbox's public face: requested path → verified, opened object
- * (SPEC §2, §5). A `Sandbox` holds the allowed directories of one call; every
- * operation is checked against them and acts through directories opened and
- * verified once, with the platform strategy chosen once (strategy.ts).
+ * The sandbox's public face: requested path → verified, opened object (SPEC §2,
+ * §5). A `Sandbox` holds the allowed directories of one call (a Confinement).
+ * Each method resolves its path from inside (requested.ts), takes the per-file
+ * lock of every file a change names, and runs its operation's module: open.ts,
+ * replace.ts (write_file), append.ts, rewrite.ts (the seam edit_file plugs its
+ * engine into), mkdir.ts, move.ts, directories.ts (walks and listings).
  */
-import type { BigIntStats, Stats } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
-import type { EditOperation } from "../editing/index.js";
-import { appendFileSafely } from "./append.js";
-import { openDir, openWalkRoot } from "./dirs.js";
-import { editFileSafely } from "./edit.js";
+import type { Dirent, Stats } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import path from "node:path";
+import { appendText } from "./append.js";
+import { Confinement } from "./confinement.js";
+import { entrySize, openWalkRoot, readEntries } from "./directories.js";
 import { directoryError } from "./errors.js";
-import { openRegularFile, openWalkedFile, statInside, writeFileSafely } from "./files.js";
-import { creatableInside, followLinkInside, validateInside, type LinkVerdict } from "./inside.js";
-import { makeDirectorySafely, moveEntry } from "./move.js";
-import { strategy } from "./platform.js";
-import type { Listing, OpenedDir, Read } from "./strategy.js";
-import { readWalkedSmallFile, type WalkedRead } from "./walked-read.js";
+import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
+import { makeDirectory } from "./mkdir.js";
+import { moveEntry } from "./move.js";
+import { openRegularFile, openWalkedFile, readWalkedSmallFile, statInside, type Opened, type WalkedRead } from "./open.js";
+import { availableStrategies, strategy, useStrategy } from "./platform.js";
+import { swapLockName, writeWhole } from "./replace.js";
+import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
+import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
+import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
 
-export { __testHooks, release } from "./dirs.js";
+export { __testHooks } from "./confinement.js";
+export { release } from "./directories.js";
 export { errnoCode, reason, SafeFsError } from "./errors.js";
-export type { LinkVerdict } from "./inside.js";
-export { rewriteFile, type RewriteEngine, type RewriteSink, type RewriteSource, type Rewritten } from "./rewrite.js";
-export { sameFile, sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
-export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./resolve.js";
-export { availableStrategies, strategy, useStrategy } from "./platform.js";
-export type { StrategyName } from "./strategy.js";
-export type { LinkTarget, Listing, OpenedDir, Read } from "./strategy.js";
-export type { WalkedRead } from "./walked-read.js";
+export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
+export type { LinkVerdict } from "./lookup.js";
+export type { WalkedRead } from "./open.js";
+export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./requested.js";
+export type { RewriteEngine, RewriteSink, RewriteSource, Rewritten } from "./rewrite.js";
+export type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+
+// Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,
+// so two calls on one file in this server never interleave their read, check and replace. Keys are real
+// paths (validation resolves symlinks), so two spellings of one file share a lock. Each key maps to the
+// promise its next taker waits for, and is absent when nobody holds or waits for it.
+const tails = new Map<string, Promise<void>>();
+
+/** Waits until `key` is free, takes it, and returns the function that frees it. */
+async function acquire(key: string): Promise<() => void> {
+  const previous = tails.get(key) ?? Promise.resolve();
+  let free!: () => void;
+  const mine = new Promise<void>((resolve) => (free = resolve));
+  const tail = previous.then(() => mine);
+  tails.set(key, tail);
+  await previous;
+  return () => {
+    free();
+    if (tails.get(key) === tail) tails.delete(key);
+  };
+}
+
+/**
+ * Runs `task` holding the locks of every path in `keys`, taken in sorted order so that two calls naming
+ * the same files (a move and its reverse) cannot deadlock; releases them however `task` ends.
+ */
+async function serialised<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
+  const releases: Array<() => void> = [];
+  try {
+    for (const key of [...new Set(keys)].sort()) releases.push(await acquire(key));
+    return await task();
+  } finally {
+    for (const release of releases.reverse()) release();
+  }
+}
+
+/** The lock key of a path that need not exist (a move's destination): its parent's real path and its name. */
+async function lockKeyOf(target: string): Promise<string> {
+  const abs = path.resolve(target);
+  try {
+    return path.join(await fs.realpath(path.dirname(abs)), path.basename(abs));
+  } catch {
+    return abs;
+  }
+}
 
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
-  constructor(readonly allowedDirs: readonly string[]) {}
+  protected readonly confinement: Confinement;
+
+  constructor(readonly allowedDirs: readonly string[]) {
+    this.confinement = new Confinement(allowedDirs);
+  }
 
   /** The real path of `requested` (or the path of a new file in a real parent inside), resolved from inside. */
   validate(requested: string): Promise<string> {
-    return validateInside(requested, this.allowedDirs);
+    return validateInside(requested, this.confinement);
+  }
+
+  /** The absolute path of a directory to create, refused when it leads outside. */
+  protected creatable(requested: string): Promise<string> {
+    return creatableInside(requested, this.confinement);
+  }
+
+  /** The entry `requested` names, its parent resolved from inside and its final component not followed. */
+  protected entry(requested: string): Promise<Entry> {
+    return entryInside(requested, this.confinement);
   }
 
   /** Opens `requested` as a regular file for reading (no final symlink, no FIFO); the caller closes the handle. */
   async openFile(requested: string): Promise<{ handle: FileHandle; path: string }> {
     const real = await this.validate(requested);
-    return { handle: await openRegularFile(real, this.allowedDirs), path: real };
+    return { handle: await openRegularFile(this.confinement, real), path: real };
   }
 
   /** Opens `requested` as a directory, verified inside; the caller closes it. */
   async openDirectory(requested: string): Promise<OpenedDir> {
     const real = await this.validate(requested);
-    return openDir(real, this.allowedDirs, requested).catch((error: unknown) => {
+    return this.confinement.openDir(real, requested).catch((error: unknown) => {
       throw directoryError(error, requested);
     });
   }
 
   /** Metadata of `requested` without following anything at its end. */
   async stat(requested: string): Promise<Stats> {
-    return statInside(await this.validate(requested), this.allowedDirs);
+    return statInside(this.confinement, await this.validate(requested));
+  }
+
+  /** The entries of a directory opened by `openDirectory` (`dir` = its `child("")`), in readdir order. */
+  readEntries(dir: string): Promise<Dirent[]> {
+    return readEntries(dir);
+  }
+
+  /** The size upstream's stat gives entry `name` of `dir`, but 0 for a link leading outside or dangling, or an entry that cannot be stat'ed; never rejects. */
+  entrySize(dir: string, name: string, isLink: boolean): Promise<number> {
+    return entrySize(this.confinement, dir, name, isLink);
   }
 
   /** Creates or atomically replaces the file `requested` with `content`; with `append`, adds it at the end instead. */
   async writeFile(requested: string, content: string, append = false): Promise<void> {
     const real = await this.validate(requested);
-    await (append ? appendFileSafely : writeFileSafely)(real, content, this.allowedDirs);
+    await serialised([real], () => (append ? appendText : writeWhole)(this.confinement, real, content));
   }
 
-  /** Applies `edits` to the file `requested` and returns the fenced diff; writes nothing when `dryRun`; stops when `signal` aborts. */
-  async editFile(requested: string, edits: EditOperation[], dryRun: boolean, signal?: AbortSignal): Promise<string> {
-    return editFileSafely(await this.validate(requested), edits, dryRun, this.allowedDirs, signal);
+  /**
+   * Runs `engine` over the regular file `requested` and, unless a dry run, puts what it wrote in the file's
+   * place (rewrite.ts); returns the engine's report and the bytes another process appended meanwhile that were kept.
+   */
+  async rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
+    const real = await this.validate(requested);
+    return serialised([real], () => rewriteIn(this.confinement, real, options, engine));
   }
 
-  /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is walked through. */
+  /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is passed through. */
   async createDirectory(requested: string): Promise<void> {
-    await makeDirectorySafely(await creatableInside(requested, this.allowedDirs), this.allowedDirs);
+    await makeDirectory(this.confinement, await this.creatable(requested));
   }
 
   /** Moves the entry `source` (a symlink itself, like `mv`) to `destination`, never replacing anything there. */
-  move(source: string, destination: string): Promise<void> {
-    return moveEntry(source, destination, this.allowedDirs);
+  async move(source: string, destination: string): Promise<void> {
+    const from = await this.entry(source);
+    const to = await this.entry(destination);
+    const given = { source, destination, sourceIsDir: from.wantsDir, destinationIsDir: to.wantsDir };
+    // Both ends locked, so no write, edit or move of either name in this server interleaves.
+    await serialised([from.path, await lockKeyOf(to.path)], () => moveEntry(this.confinement, from.path, to.path, given));
   }
 
   /**
@@ -83,17 +163,17 @@ export class Sandbox {
    * @throws when `root` cannot be opened or read, or is outside the allowed directories
    */
   openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
-    return openWalkRoot(root, this.allowedDirs);
+    return openWalkRoot(this.confinement, root);
   }
 
   /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
-  openWalkedFile(reach: string, name: string, shown: string): Promise<{ handle: FileHandle; stat: BigIntStats }> {
-    return openWalkedFile(reach, name, shown, this.allowedDirs);
+  openWalkedFile(reach: string, name: string, shown: string): Promise<Opened> {
+    return openWalkedFile(this.confinement, reach, name, shown);
   }
 
   /** Reads entry `name` of a walked directory (reached through `reach`) into `into` if it is a regular file shorter than `into`; synchronous. */
   readWalkedSmallFile(reach: string, name: string, shown: string, into: Buffer): WalkedRead {
-    return readWalkedSmallFile(reach, name, shown, this.allowedDirs, into);
+    return readWalkedSmallFile(this.confinement, reach, name, shown, into);
   }
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. */
@@ -103,6 +183,39 @@ export class Sandbox {
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
   followLink(link: string, withSize: boolean): Promise<LinkVerdict> {
-    return followLinkInside(link, withSize, this.allowedDirs);
+    return followLink(link, withSize, this.confinement);
   }
 }
+
+/** A Sandbox that takes every path as already validated, so tests reach the checks behind validation. */
+class Unvalidated extends Sandbox {
+  override validate(requested: string): Promise<string> {
+    return Promise.resolve(requested);
+  }
+
+  protected override creatable(requested: string): Promise<string> {
+    return Promise.resolve(requested);
+  }
+
+  protected override entry(requested: string): Promise<Entry> {
+    return Promise.resolve({ path: requested, wantsDir: false });
+  }
+}
+
+/** Test-only: what tests legitimately reach behind the public face; not part of the tool API. */
+export const __testing = {
+  /** A Sandbox over `dirs` whose operations take their paths as already validated. */
+  unvalidated: (dirs: readonly string[]): Sandbox => new Unvalidated(dirs),
+  /** How many per-file locks of this server are held or awaited (0 once every call has ended). */
+  heldLockCount: (): number => tails.size,
+  /** The name of the cross-process swap lock file beside entry `name`. */
+  swapLockName: (name: string): string => swapLockName(name),
+  /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
+  resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> => resolveFromInside(absolute, new Confinement(dirs)),
+  /** The strategies this platform can run (both on Linux, portable elsewhere). */
+  strategies: (): StrategyName[] => availableStrategies(),
+  /** The name of the strategy in use. */
+  strategyName: (): StrategyName => strategy().name,
+  /** Switches the strategy (suites run under each); throws when `name` cannot run here. */
+  useStrategy: (name: StrategyName): void => useStrategy(name),
+};

@@ -1,23 +1,21 @@
 /**
- * After an edit's swap (rewrite.ts): a writer that wrote to the old file
- * between the last check and the swap would otherwise be lost with it. A pure
- * append is carried over to the new file; any other change is put back in
- * place of the edit, which is then refused. What the edit read is remembered
- * as a digest, so this works at any file size in flat memory.
+ * What a rewrite read, and what it must not lose (rewrite.ts, SPEC §12): the
+ * engine's byte source remembers what it read as a digest, so that after the
+ * swap, at any file size in flat memory, a writer that wrote to the old file
+ * between the last check and the swap is noticed. A pure append is carried
+ * over to the new file; any other change is put back in place of the edit,
+ * which is then refused.
  */
 import { createHash } from "node:crypto";
-import { constants, type BigIntStats } from "node:fs";
+import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import { SafeFsError, wrapError } from "./errors.js";
-import { O_NOFOLLOW, O_NONBLOCK } from "./flags.js";
-import { lstatIfExists, TEMP_FLAGS, tempNameFor } from "./files.js";
+import type { Target } from "./confinement.js";
+import { changedDuringEdit, SafeFsError, wrapError } from "./errors.js";
+import { APPEND_EXISTING_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
-import { keepOwnerAndMode } from "./ownership.js";
-import type { OpenedDir } from "./strategy.js";
-import { changedDuringEdit, swapIn } from "./swap.js";
+import { replaceWith } from "./replace.js";
 
 const CHUNK = 1024 * 1024;
-const APPEND_FLAGS = constants.O_WRONLY | constants.O_APPEND | O_NOFOLLOW | O_NONBLOCK;
 
 // When to look at the replaced file again after the swap: at once, and once more a
 // little later for a writer that opened it before the swap but wrote only afterwards.
@@ -49,6 +47,8 @@ async function digestOf(handle: FileHandle, end: number): Promise<string> {
 
 /** The file being rewritten, as the engine sees it: readable any number of times, at any position. */
 export interface RewriteSource {
+  /** The file's real path inside the allowed directories (an engine's report may name it). */
+  readonly path: string;
   /** Size in bytes when it was opened. */
   readonly size: number;
   /** Up to `length` bytes from `position` (fewer only at the end of the file). */
@@ -64,7 +64,7 @@ export class DigestingSource implements RewriteSource {
     private readonly handle: FileHandle,
     readonly size: number,
     private readonly track: boolean,
-    private readonly shown: string,
+    readonly path: string,
   ) {}
 
   async read(position: number, length: number): Promise<Buffer> {
@@ -72,7 +72,7 @@ export class DigestingSource implements RewriteSource {
     try {
       bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
     } catch (err) {
-      throw wrapError(err, `Cannot read ${this.shown}`);
+      throw wrapError(err, `Cannot read ${this.path}`);
     }
     if (this.track && position === this.next) {
       this.hash.update(bytes);
@@ -87,26 +87,18 @@ export class DigestingSource implements RewriteSource {
   }
 }
 
-/** Appends bytes [from, to) of `old` to entry `name` of `dir`, but only while it is still the file the edit wrote. */
-async function carryOver(
-  dir: OpenedDir,
-  name: string,
-  written: BigIntStats,
-  old: FileHandle,
-  from: number,
-  to: number,
-  shown: string,
-): Promise<void> {
-  const handle = await fs.open(dir.child(name), APPEND_FLAGS);
+/** Appends bytes [from, to) of the old file to the target's entry, but only while it is still the file the edit wrote. */
+async function carryOver(s: SwapDone, from: number, to: number): Promise<void> {
+  const handle = await fs.open(s.t.at, APPEND_EXISTING_FLAGS);
   try {
-    if (!sameFile(await handle.stat({ bigint: true }), written)) {
+    if (!sameFile(await handle.stat({ bigint: true }), s.written)) {
       throw new SafeFsError(
-        `File changed during edit: ${shown} was replaced right after the edit; ${to - from} bytes appended by ` +
+        `File changed during edit: ${s.t.shown} was replaced right after the edit; ${to - from} bytes appended by ` +
           "another process to the previous version could not be added to it.",
       );
     }
     for (let at = from; at < to; ) {
-      const chunk = await readAt(old, at, Math.min(CHUNK, to - at));
+      const chunk = await readAt(s.old, at, Math.min(CHUNK, to - at));
       if (chunk.length === 0) break;
       await handle.write(chunk);
       at += chunk.length;
@@ -118,47 +110,41 @@ async function carryOver(
 
 /** Puts the old file's current content back in place of the edit's, keeping its owner and mode. */
 async function putBack(s: SwapDone): Promise<void> {
-  const tempName = tempNameFor(s.name);
-  let created = false;
   try {
-    const temp = await fs.open(s.dir.child(tempName), TEMP_FLAGS, 0o600);
-    created = true;
-    try {
-      await keepOwnerAndMode(temp, s.before, s.shown);
-      for (let at = 0; ; ) {
-        const chunk = await readAt(s.old, at, CHUNK);
-        if (chunk.length === 0) break;
-        await temp.write(chunk, 0, chunk.length, at);
-        at += chunk.length;
-      }
-    } finally {
-      await temp.close();
-    }
-    await swapIn(s.dir, tempName, s.name, s.shown, async () => {
-      if (!sameFile(await lstatIfExists(s.dir.child(s.name)), s.written)) throw changedDuringEdit(s.shown);
-    });
-    created = false;
+    await replaceWith(
+      s.t,
+      s.before,
+      async (temp) => {
+        for (let at = 0; ; ) {
+          const chunk = await readAt(s.old, at, CHUNK);
+          if (chunk.length === 0) break;
+          await temp.write(chunk, 0, chunk.length, at);
+          at += chunk.length;
+        }
+      },
+      async () => {
+        if (!sameFile(await s.t.lstat(), s.written)) throw changedDuringEdit(s.t.shown);
+      },
+    );
   } catch (err) {
     throw new SafeFsError(
-      `File changed during edit: ${s.shown}; the edit was written, but another process changed the file meanwhile and ` +
+      `File changed during edit: ${s.t.shown}; the edit was written, but another process changed the file meanwhile and ` +
         "its change could not be put back because the file changed again. Read it and check.",
       { cause: err },
     );
-  } finally {
-    if (created) await fs.unlink(s.dir.child(tempName)).catch(() => undefined);
   }
 }
 
 /** What keepLateWrites needs to know about one swap. */
 export interface SwapDone {
-  dir: OpenedDir;
-  name: string;
+  /** The edited file's entry in its opened parent. */
+  t: Target;
+  /** The old file, still open. */
   old: FileHandle;
   before: BigIntStats;
   written: BigIntStats;
   /** Digest of the `before.size` bytes the edit read. */
   digest: string;
-  shown: string;
 }
 
 /**
@@ -176,12 +162,12 @@ export async function keepLateWrites(s: SwapDone): Promise<number> {
     seen = { size: now.size, mtimeNs: now.mtimeNs };
     const size = Number(now.size);
     if (size >= Number(s.before.size) && (await digestOf(s.old, Number(s.before.size))) === s.digest) {
-      if (size > known) await carryOver(s.dir, s.name, s.written, s.old, known, size, s.shown);
+      if (size > known) await carryOver(s, known, size);
       known = Math.max(known, size);
       continue;
     }
     await putBack(s);
-    throw changedDuringEdit(s.shown);
+    throw changedDuringEdit(s.t.shown);
   }
   return known - Number(s.before.size);
 }

@@ -1,12 +1,132 @@
 /**
- * The platform strategy in use, chosen once at startup: `procfd` where
- * /proc/self/fd exists, `portable` elsewhere. Callers ask `strategy()` and
- * never branch on the platform.
+ * The two implementations of strategy.ts's interface, and the choice between
+ * them, made once: `procfd` where /proc/self/fd exists, `portable` elsewhere.
+ * Callers ask `strategy()` and never branch on the platform.
  */
-import { existsSync } from "node:fs";
-import { portable } from "./portable.js";
-import { procfd } from "./procfd.js";
-import type { Strategy, StrategyName } from "./strategy.js";
+import { closeSync, existsSync, openSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import { errnoError, SafeFsError } from "./errors.js";
+import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
+import { sameFile } from "./identity.js";
+import type { Read, Strategy, StrategyName } from "./strategy.js";
+
+/*
+ * procfd (Linux): a directory is opened once and every child is reached
+ * through `/proc/self/fd/<fd>/<name>`, which the kernel resolves to the very
+ * directory that was opened and verified, whatever happens to its path
+ * afterwards. Walks open each directory O_DIRECTORY|O_NOFOLLOW through its
+ * opened parent, so a directory swapped for a symlink is refused (ENOTDIR),
+ * never followed out of the allowed directories.
+ */
+
+const FD_DIR = "/proc/self/fd/";
+
+/** The /proc path that reaches the object behind `fd` whatever happens to its name. */
+function fdLink(fd: number): string {
+  return `${FD_DIR}${fd}`;
+}
+
+async function readChildThroughFd(parent: { reach: string }, name: string): Promise<Read> {
+  let fd: number;
+  try {
+    // Opened synchronously: one lookup in a directory already open, where a thread-pool round
+    // trip per directory doubled the walk time over 10,000 small directories (SPEC §6).
+    fd = openSync(parent.reach + name, DIR_NOFOLLOW_FLAGS);
+  } catch (error) {
+    return { error };
+  }
+  let entries: Dirent[];
+  try {
+    entries = await fs.readdir(fdLink(fd), { withFileTypes: true });
+  } catch (error) {
+    closeSync(fd);
+    return { error };
+  }
+  // Kept open until the walk leaves the directory, also for leaves: a content search opens each
+  // file through it, which the kernel resolves in this very directory, so no readlink per file
+  // is needed (that check and the path checks after it were a sixth of a 100,000-file search).
+  return { entries, reach: `${fdLink(fd)}/`, fd };
+}
+
+const procfd: Strategy = {
+  name: "procfd",
+  linksSymlinks: true,
+  async openDir(target, noFollow) {
+    const handle = await fs.open(target, noFollow ? DIR_NOFOLLOW_FLAGS : DIR_FLAGS);
+    try {
+      const real = await fs.readlink(fdLink(handle.fd));
+      const reach = `${fdLink(handle.fd)}/`;
+      return { real, reach, child: (name) => reach + name, close: () => handle.close() };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  },
+  realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
+  realPathOfFdSync(fd, reach, name) {
+    // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
+    // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
+    // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
+    const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
+    return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
+  },
+  readChild: readChildThroughFd,
+};
+
+/*
+ * portable (macOS, BSD, Windows — where most desktop users run this server):
+ * Node exposes no openat/linkat/renameat, so a directory is checked by its real
+ * path and then used by path.
+ *
+ * The remaining race windows, all of this one kind — a path component swapped
+ * for a symlink between the check and the use:
+ * - a directory verified by `openDir` and then written, listed or created in;
+ * - a directory met in a walk between its parent's readdir and its own read;
+ * - a file opened O_NOFOLLOW: its parent directories are resolved again by the
+ *   open (the handle is then checked by real path and inode, see `realPathOf`);
+ * - move_file's check-then-rename for symlinks (link(2) may follow them here)
+ *   and for directories on Windows, whose rename never replaces a directory.
+ * Each is the best these platforms allow from Node; docs/SECURITY.md lists them.
+ */
+
+// open(2) refuses a path this long with ENAMETOOLONG at once; realpath(3) may walk it first, and
+// mkdir -p walks up one component per call, so without this bound a 66 KB path costs minutes.
+const PATH_MAX = process.platform === "linux" ? 4096 : process.platform === "win32" ? 32_767 : 1024;
+
+function changedWhileOpening(shown: string): SafeFsError {
+  return new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
+}
+
+const portable: Strategy = {
+  name: "portable",
+  linksSymlinks: false,
+  async openDir(target, noFollow) {
+    if (Buffer.byteLength(target) >= PATH_MAX) throw errnoError("ENAMETOOLONG", target);
+    if (noFollow && (await fs.lstat(target)).isSymbolicLink()) throw errnoError("ELOOP", target);
+    const real = await fs.realpath(target);
+    if (!(await fs.stat(real)).isDirectory()) throw errnoError("ENOTDIR", target);
+    const reach = real.endsWith(path.sep) ? real : real + path.sep;
+    return { real, reach, child: (name) => reach + name, close: async () => {} };
+  },
+  async realPathOf(handle, childPath, shown) {
+    const [real, byHandle] = await Promise.all([fs.realpath(childPath), handle.stat({ bigint: true })]);
+    if (!sameFile(await fs.stat(real, { bigint: true }), byHandle)) throw changedWhileOpening(shown);
+    return real;
+  },
+  realPathOfFdSync(_fd, reach, name, shown, byHandle) {
+    const real = realpathSync.native(reach + name);
+    const opened = { dev: BigInt(byHandle.dev), ino: BigInt(byHandle.ino) };
+    if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
+    return real;
+  },
+  readChild(_parent, _name, shown) {
+    return fs.readdir(shown, { withFileTypes: true }).then(
+      (entries) => ({ entries, reach: shown + path.sep, fd: -1 }),
+      (error: unknown) => ({ error }),
+    );
+  },
+};
 
 // Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act
 // relative to an opened directory. BOUNDED_FS_STRATEGY=portable runs the portable path on Linux

@@ -1,8 +1,8 @@
 /**
  * What differs between the platforms: how a verified directory is held and its
- * entries reached. `procfd.ts` (Linux) acts through `/proc/self/fd/<fd>/<name>`;
- * `portable.ts` (macOS, BSD, Windows) uses checked paths. `platform.ts` picks
- * one, once; callers never branch on the platform.
+ * entries reached. platform.ts implements it twice — `procfd` (Linux) acts
+ * through `/proc/self/fd/<fd>/<name>`, `portable` (macOS, BSD, Windows) uses
+ * checked paths — and picks one, once; callers never branch on the platform.
  */
 import type { Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
@@ -29,12 +29,6 @@ export interface Listing {
 
 /** A directory read, or why it could not be read. */
 export type Read = Listing | { error: unknown };
-
-/** Where a symlink met in a walk leads: its real path and size. */
-export interface LinkTarget {
-  real: string;
-  size: number;
-}
 
 /** What differs between the platforms; every method's containment check is done by the caller. */
 export interface Strategy {

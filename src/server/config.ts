@@ -3,6 +3,7 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
+import { readFileSync } from "node:fs";
 import { formatCount, MIN_RESULT_CHARS, type Limits } from "../bounded.js";
 import { HTTP_OPTIONS, HTTP_USAGE, httpSettings, type HttpSettings } from "./http-settings.js";
 import { PACKAGE_NAME, parseWhole, readOptions, UsageError, type OptionSpec } from "./options.js";
@@ -10,8 +11,11 @@ import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
 export { PACKAGE_NAME, UsageError } from "./options.js";
 
-/** The package version reported by --version and serverInfo (a test keeps it equal to package.json). */
-export const VERSION = "0.1.0";
+// The one read this module makes, once at load: package.json is two levels up from both
+// src/server/ and dist/server/, and npm, npx and bunx install it beside dist/.
+const MANIFEST = new URL("../../package.json", import.meta.url);
+/** The package version reported by --version and serverInfo: package.json's, so it is written once. */
+export const VERSION: string = (JSON.parse(readFileSync(MANIFEST, "utf8")) as { version: string }).version;
 
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({

@@ -1,6 +1,7 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
-import { fileInfo } from "../lib.js";
+import { escapeControls, type Shown } from "../escape.js";
+import { fileInfo } from "../reading/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
@@ -146,6 +147,9 @@ export const getFileInfo = defineTool({
   },
 });
 
+/** list_allowed_directories' text: the heading, then one directory per line. */
+const allowedList = (dirs: readonly Shown[]): string => `Allowed directories:\n${dirs.join("\n")}`;
+
 /** list_allowed_directories: where the server may go. */
 export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
@@ -157,6 +161,6 @@ export const listAllowedDirectories = defineTool({
   annotations: READ_ONLY,
   advice: "use the directories shown",
   async handler(_args, ctx) {
-    return { content: [{ type: "text", text: `Allowed directories:\n${ctx.sandbox.allowedDirs.join("\n")}` }] };
+    return { content: [{ type: "text", text: allowedList(ctx.sandbox.allowedDirs.map(escapeControls)) }] };
   },
 });

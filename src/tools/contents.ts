@@ -1,6 +1,7 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
-import { compileQuery, ContentSearch, type OutputMode } from "../grep/index.js";
+import { escapeControls, type Shown } from "../escape.js";
+import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
@@ -40,7 +41,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     if (file !== undefined) {
       try {
         const size = Number((await file.handle.stat()).size);
-        await search.searchFile(file.handle, file.path, { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
+        await search.searchFile(file.handle, escapeControls(file.path), { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
       } finally {
         await file.handle.close();
       }
@@ -49,7 +50,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
       // Small files come read whole when the query is searched in this thread (no regex worker).
       const searchBytes = search.scansInThread
-        ? (bytes: Buffer, shown: string) => search.searchSmall(bytes, shown, { signal: ctx.signal })
+        ? (bytes: Buffer, shown: Shown) => search.searchSmall(bytes, shown, { signal: ctx.signal })
         : undefined;
       await walkFiles(
         target,
@@ -91,7 +92,7 @@ export const searchFileContents = defineTool({
     pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to skip (not entered)."),
     respectGitignore: z.boolean().default(true).describe("Leave out .git and what the tree's .gitignore files ignore."),
-    contextLines: z.number().int().min(0).max(10).default(0).describe("Lines shown before and after each match."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after each match."),
     outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' or 'count'."),
     offset: z.number().int().min(0).default(0).describe("Matches (files in files mode) to skip: a cut result's offset."),
   },

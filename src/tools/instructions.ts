@@ -3,7 +3,12 @@
  * said once where a model reads them, so each tool description keeps only what
  * is its own.
  */
-import { formatCount, type Limits } from "../bounded.js";
+import { cutFrame, formatCount, pageFrame, type Limits } from "../bounded.js";
+
+// The two notice forms with letters for their figures, built by the frames that build the real
+// notices, so what a model is told to expect can never drift from what it gets.
+const PAGED = pageFrame("A", "B", "T", "B");
+const CUT = cutFrame("B", "T", "", "<advice>");
 
 /** The instructions text under `limits`. */
 export function instructions({ maxResultChars }: Limits): string {
@@ -13,10 +18,8 @@ export function instructions({ maxResultChars }: Limits): string {
     "Paths: absolute, or relative to an allowed directory (several: the first where the path, else its parent, " +
       "exists); ~ is home. Symlinks are followed only inside; anything leading outside gets 'Access denied - path " +
       "outside allowed directories'. Walks never enter linked directories.",
-    `Cap: a text result over ${cap} characters (UTF-16 units) is cut and ends with a notice line. '[Result ` +
-      "truncated: showing characters A-B of T. Call again with offset=B to continue.]' pages; '[Result truncated: " +
-      "showing characters 1-B of T. To see the rest, <advice>.]' does not: the result is incomplete, narrow the request. " +
-      "Never write a cut text back.",
+    `Cap: a text result over ${cap} characters (UTF-16 units) is cut and ends with a notice line. '${PAGED}' pages; ` +
+      `'${CUT}' does not: the result is incomplete, narrow the request. Never write a cut text back.`,
     "Globs match the path relative to the given directory, case-sensitive, dotfiles included: '*.md' the top level " +
       "only, '**/*.md' any depth, '**/node_modules' that name anywhere.",
     "Errors: isError results naming the path or parameter and the limit.",

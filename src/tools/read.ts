@@ -1,7 +1,7 @@
 /** The reading tools: read_text_file, read_file, read_multiple_files, read_media_file. */
 import { z } from "zod";
 import { formatCount, type TextSink, type ToolOutput } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
@@ -117,6 +117,10 @@ export const readMultipleFiles = defineTool({
   handler: ({ paths }, ctx) => streamed(ctx, (sink) => readAllInto(paths, sink, ctx)),
 });
 
+// The two lines of read_multiple_files that name a file: its header, and its error line.
+const partHeader = (requested: Shown): string => `${requested}:\n`;
+const partError = (requested: Shown, message: Shown): string => `${requested}: Error - ${message}`;
+
 /** read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. */
 async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext): Promise<void> {
   const opts = readOptions(ctx);
@@ -126,7 +130,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
     try {
       const { handle, path: realPath } = await ctx.sandbox.openFile(requested);
       try {
-        sink.append(`${escapeControls(requested)}:\n`);
+        sink.append(partHeader(escapeControls(requested)));
         started = true;
         await streamInto(handle, realPath, ctx.cache, sink, opts);
         sink.append("\n");
@@ -137,7 +141,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       ctx.signal.throwIfAborted();
       // A failure after some content was written starts its error line on a line of its own.
       const message = error instanceof Error ? error.message : String(error);
-      sink.append(`${started ? "\n" : ""}${escapeControls(`${requested}: Error - ${message}`)}`);
+      sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}`);
     }
     sink.endPart();
   }

@@ -1,20 +1,50 @@
 /** The changing tools: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { streamEdit, type EditOperation } from "../editing/index.js";
+import { escapeControls, type Shown } from "../escape.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
+// The results that name a path: each takes it as shown (escaped), so none can be built from a raw one.
+const wrote = (path: Shown, append: boolean) => text(`Successfully ${append ? "appended" : "wrote"} to ${path}`);
+const createdDirectory = (path: Shown) => text(`Successfully created directory ${path}`);
+const moved = (source: Shown, destination: Shown) => text(`Successfully moved ${source} to ${destination}`);
+
 /** The refusal of content that ends like a capped result of this server (SPEC §12). */
-function writingBackCappedRead(path: string): Error {
+function writingBackCappedRead(path: Shown): Error {
   return new Error(
-    `Refusing to write ${escapeControls(path)}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
+    `Refusing to write ${path}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
       "looks like a capped read being written back, which would cut the file short and write the notice into it. " +
       "To change part of the file use edit_file; to get the rest of the text, call read_text_file again with the " +
       "offset the notice gives.",
   );
+}
+
+const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
+
+/**
+ * edit_file's work: the streaming edit engine plugged into the sandbox's rewrite seam. Returns the fenced diff,
+ * and a note when bytes another process appended to the file during the edit were kept at its end.
+ */
+export async function editFileThrough(
+  sandbox: Pick<Sandbox, "rewrite">,
+  path: string,
+  edits: EditOperation[],
+  dryRun: boolean,
+  signal?: AbortSignal,
+): Promise<string> {
+  const { value, appendedBytes } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
+    const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
+    // The path appears in the diff's header lines, so a name with a line break is shown escaped.
+    const shown = escapeControls(source.path);
+    return { diff: (await streamEdit({ source, edits, path: shown, signal: sig, write })).diff, shown };
+  });
+  if (appendedBytes === 0) return value.diff;
+  return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }
 
 /** write_file: create or atomically replace a file, or append to one. */
@@ -34,9 +64,9 @@ export const writeFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
   async handler({ path, content, append }, ctx) {
-    if (endsWithNotice(content)) throw writingBackCappedRead(path);
+    if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
     await ctx.sandbox.writeFile(path, content, append);
-    return text(`Successfully ${append ? "appended" : "wrote"} to ${escapeControls(path)}`);
+    return wrote(escapeControls(path), append);
   },
 });
 
@@ -66,7 +96,7 @@ export const editFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
   async handler({ path, edits, dryRun }, ctx) {
-    return text(await ctx.sandbox.editFile(path, edits, dryRun, ctx.signal));
+    return text(await editFileThrough(ctx.sandbox, path, edits, dryRun, ctx.signal));
   },
 });
 
@@ -82,7 +112,7 @@ export const createDirectory = defineTool({
   advice: "shorten the path",
   async handler({ path }, ctx) {
     await ctx.sandbox.createDirectory(path);
-    return text(`Successfully created directory ${escapeControls(path)}`);
+    return createdDirectory(escapeControls(path));
   },
 });
 
@@ -103,6 +133,6 @@ export const moveFile = defineTool({
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
     await ctx.sandbox.move(source, destination);
-    return text(escapeControls(`Successfully moved ${source} to ${destination}`));
+    return moved(escapeControls(source), escapeControls(destination));
   },
 });

@@ -10,6 +10,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { formatCount, type TextSink } from "../bounded.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { reason, type Sandbox } from "../sandbox/index.js";
 import type { WalkVisitor } from "./walker.js";
 
@@ -132,13 +133,13 @@ export class GitignoreFilter {
     this.frames = this.frames.filter((f) => prefix.startsWith(f.prefix));
     const entry = entries.find((e) => e.name === GITIGNORE);
     if (entry === undefined || entry.isDirectory()) return;
-    const shown = path.join(this.root, rel, GITIGNORE);
-    if (entry.isSymbolicLink()) return this.noteUnread(shown, "a symbolic link, not followed (as git does)");
+    const shown = escapeControls(path.join(this.root, rel, GITIGNORE));
+    if (entry.isSymbolicLink()) return this.noteUnread(shown, escapeControls("a symbolic link, not followed (as git does)"));
     try {
       const text = await readGitignore(reach, shown, this.sandbox);
       this.frames.push({ prefix, test: compileGitignore(text) });
     } catch (error) {
-      this.noteUnread(shown, reason(error));
+      this.noteUnread(shown, escapeControls(reason(error)));
     }
   }
 
@@ -179,7 +180,7 @@ export class GitignoreFilter {
     }
   }
 
-  private noteUnread(shown: string, why: string): void {
+  private noteUnread(shown: Shown, why: Shown): void {
     this.unread++;
     if (this.unreadShown.length < NOTE_PATHS) this.unreadShown.push(`${shown} (${why})`);
   }

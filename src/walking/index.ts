@@ -6,7 +6,8 @@
  */
 export { listInto, listWithSizesInto } from "./listing.js";
 export { checkPatterns } from "./patterns.js";
-export { searchInto } from "./search.js";
+export { searchInto } from "./glob-search.js";
+export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
 export type { WalkOptions } from "./walker.js";
-export { walkFiles, type FileSelection, type FileSkip, type FileVisitor, type SmallFileVisitor } from "./files.js";
+export { walkFiles, type FileSelection, type FileSkip, type FileVisitor, type SmallFileVisitor } from "./file-walk.js";

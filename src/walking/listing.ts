@@ -2,17 +2,25 @@
  * list_directory and list_directory_with_sizes: upstream's text, written line
  * by line into a TextSink.
  */
-import { lstat, readdir } from "node:fs/promises";
-import path from "node:path";
 import type { TextSink } from "../bounded.js";
-import { escapeControls } from "../escape.js";
-import { formatSize } from "../lib.js";
+import { escapeControls, type Shown } from "../escape.js";
+import { formatSize } from "./sizes.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
 // without 50,000 simultaneous requests.
 const STAT_CONCURRENCY = 32;
+
+/** One list_directory line: `[DIR] name` or `[FILE] name`. */
+function entryLine(isDir: boolean, name: Shown): string {
+  return `${isDir ? "[DIR]" : "[FILE]"} ${name}`;
+}
+
+/** One list_directory_with_sizes line: the kind, the name padded to 30, a file's size padded left to 10. */
+function sizedLine(e: SizedEntry, name: Shown): string {
+  return `${e.isDir ? "[DIR]" : "[FILE]"} ${name.padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}`;
+}
 
 /**
  * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`.
@@ -21,12 +29,12 @@ const STAT_CONCURRENCY = 32;
 export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = await opts.sandbox.readEntries(dir);
   for (let i = 0; i < entries.length; i++) {
     const pause = ticker.tick();
     if (pause) await pause;
     const entry = entries[i]!;
-    sink.append(`${i === 0 ? "" : "\n"}${entry.isDirectory() ? "[DIR]" : "[FILE]"} ${escapeControls(entry.name)}`);
+    sink.append(`${i === 0 ? "" : "\n"}${entryLine(entry.isDirectory(), escapeControls(entry.name))}`);
   }
 }
 
@@ -37,23 +45,8 @@ interface SizedEntry {
   size: number;
 }
 
-/**
- * Upstream's stat size of `entry`, which follows symlinks, but only to a target inside `allowedDirs`:
- * a link out of them (or a dangling one) counts as 0, like an entry that cannot be stat'ed.
- */
-async function sizeOf(entryPath: string, isLink: boolean, sandbox: Sandbox): Promise<number> {
-  if (!isLink) {
-    // lstat costs what stat does and equals it for anything but a symlink, which is
-    // what the entry may have become since the readdir.
-    const st = await lstat(entryPath);
-    if (!st.isSymbolicLink()) return st.size;
-  }
-  const verdict = await sandbox.followLink(entryPath, true);
-  return verdict.kind === "inside" ? verdict.target.size : 0;
-}
-
 async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
+  const entries = await sandbox.readEntries(dir);
   const sized: SizedEntry[] = entries.map((e) => ({
     name: e.name,
     isDir: e.isDirectory(),
@@ -66,11 +59,8 @@ async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promi
       const item = sized[next++]!;
       const pause = ticker.tick();
       if (pause) await pause;
-      try {
-        item.size = await sizeOf(path.join(dir, item.name), item.isLink, sandbox);
-      } catch {
-        // Upstream shows an entry it cannot stat with size 0.
-      }
+      // A link leading outside or dangling, and an entry that cannot be stat'ed, count 0 (upstream's 0 for the latter).
+      item.size = await sandbox.entrySize(dir, item.name, item.isLink);
     }
   };
   await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, sized.length) }, worker));
@@ -104,7 +94,7 @@ export async function listWithSizesInto(
   }
   entries.sort(sortBy === "size" ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name));
   for (const e of entries) {
-    sink.append(`${e.isDir ? "[DIR]" : "[FILE]"} ${escapeControls(e.name).padEnd(30)} ${e.isDir ? "" : formatSize(e.size).padStart(10)}\n`);
+    sink.append(`${sizedLine(e, escapeControls(e.name))}\n`);
   }
   sink.append(`\nTotal: ${files} files, ${dirs} directories\nCombined size: ${formatSize(bytes)}`);
 }

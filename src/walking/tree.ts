@@ -4,7 +4,7 @@
  */
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
-import { jsonName } from "../escape.js";
+import { jsonName, type ShownJson } from "../escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -26,6 +26,11 @@ export interface TreeOptions {
 
 /** The field that replaces `children` on a directory whose contents maxDepth left out. */
 export const DEPTH_LIMITED = "depthLimited";
+
+/** The opening of one entry's object, up to the value of its `type`. */
+function entryHead(first: boolean, ind: string, name: ShownJson): string {
+  return `${first ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${name},\n${ind}  "type": `;
+}
 
 /**
  * Writes the directory_tree JSON of `root` into `sink`, byte-identical to
@@ -55,7 +60,7 @@ export async function treeInto(
         const written = childCounts[depth] ?? 0;
         childCounts[depth] = written + 1;
         const ind = indent(depth);
-        const head = `${written === 0 ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${jsonName(entry.name)},\n${ind}  "type": `;
+        const head = entryHead(written === 0, ind, jsonName(entry.name));
         if (entry.isDirectory() && depth + 1 >= maxDepth) {
           // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
           sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);

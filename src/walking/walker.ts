@@ -9,7 +9,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { formatCount } from "../bounded.js";
 import type { TextSink } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { release, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
 
 /** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
@@ -85,12 +85,12 @@ export class SkipLog {
   private readonly shown: string[] = [];
   count = 0;
 
-  /** Records an unreadable path with the error's code. */
-  add(p: string, error: unknown): void {
+  /** Records an unreadable path (as shown) with the error's code. */
+  add(p: Shown, error: unknown): void {
     this.count++;
     if (this.shown.length < NOTE_PATHS) {
       const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (error as Error | undefined)?.name ?? "error";
-      this.shown.push(`${escapeControls(p)} (${code})`);
+      this.shown.push(`${p} (${escapeControls(code)})`);
     }
   }
 
@@ -201,7 +201,7 @@ class Walk {
         prefetch(i + 1);
         const read = await (early ?? this.opts.sandbox.readChild(listing, entry.name, childDir));
         if ("error" in read) {
-          this.skipped.add(childDir, read.error);
+          this.skipped.add(escapeControls(childDir), read.error);
         } else {
           if (early) this.prefetchedEntries -= read.entries.length;
           await this.dir(childDir, childRel, depth + 1, read);

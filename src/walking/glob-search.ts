@@ -7,9 +7,14 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../bounded.js";
-import { escapeControls } from "../escape.js";
+import { escapeControls, type Shown } from "../escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
+
+/** One matching path of the result: on a line of its own after the first. */
+function matchLine(full: Shown, first: boolean): string {
+  return first ? full : `\n${full}`;
+}
 
 /**
  * Writes the search_files result for `pattern` under `root` into `sink`
@@ -30,8 +35,7 @@ export async function searchInto(
   const matcher = new Minimatch(pattern, { dot: true });
   let found = 0;
   const record = (dir: string, entry: Dirent): void => {
-    const full = escapeControls(path.join(dir, entry.name));
-    sink.append(found++ === 0 ? full : `\n${full}`);
+    sink.append(matchLine(escapeControls(path.join(dir, entry.name)), found++ === 0));
   };
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(

@@ -6,13 +6,19 @@
  */
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
+import type { Shown } from "../escape.js";
+import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
-import { BINARY_PROBE_BYTES, scanFile, type FileRequest, type FileScan, type OutputMode, type ReadAt } from "./file-search.js";
+import { BINARY_PROBE_BYTES, scanFile, type FileScan, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import { RegexIsolate } from "./isolate.js";
 import type { Query } from "./query.js";
+import type { FileRequest, OutputMode } from "./region-search.js";
 import { countWholeLines } from "./whole-count.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
+
+/** Most context lines a search shows around a match (SPEC §10). */
+export const MAX_CONTEXT_LINES = 10;
 
 /** Settings of one search call. */
 export interface ContentSearchOptions {
@@ -62,11 +68,9 @@ export class ContentSearch {
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.mode = opts.mode ?? "lines";
-    this.ctx = opts.contextLines ?? 0;
-    this.offset = opts.offset ?? 0;
+    this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
+    this.offset = checkInteger("offset", opts.offset ?? 0, 0);
     this.skipLeft = this.offset;
-    if (!Number.isInteger(this.ctx) || this.ctx < 0 || this.ctx > 10) throw new Error(`contextLines must be an integer from 0 to 10; got ${this.ctx}`);
-    if (!Number.isInteger(this.offset) || this.offset < 0) throw new Error(`offset must be an integer ≥ 0; got ${this.offset}`);
     this.isolate = opts.query.mayBacktrack ? new RegexIsolate(opts.deadlineMs) : undefined;
   }
 
@@ -79,7 +83,7 @@ export class ContentSearch {
    * Searches one opened, already verified file and records it.
    * @throws RegexTooCostlyError, the signal's reason, or a read error (the caller may count it unreadable)
    */
-  async searchFile(fh: FileHandle, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+  async searchFile(fh: FileHandle, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
     return this.search(fh, (buf, offset, length, position) => fh.read(buf, offset, length, position).then((r) => r.bytesRead), displayPath, ctl);
   }
 
@@ -92,7 +96,7 @@ export class ContentSearch {
    * Searches a whole file already read into `bytes` (needed only until the promise settles) and records it.
    * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
    */
-  searchBytes(bytes: Buffer, displayPath: string, ctl: FileControl = {}): Promise<FileCounts> {
+  searchBytes(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
     if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
     const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
     return this.search(undefined, read, displayPath, ctl, bytes);
@@ -103,7 +107,7 @@ export class ContentSearch {
    * no lines are to be shown: count and files modes, and lines mode once the result is cut.
    * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
    */
-  searchSmall(bytes: Buffer, displayPath: string, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
+  searchSmall(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
     if (this.isolate !== undefined || bytes.length >= BINARY_PROBE_BYTES || (!this.cut && this.mode === "lines")) {
       return this.searchBytes(bytes, displayPath, ctl);
     }
@@ -119,7 +123,7 @@ export class ContentSearch {
     return { binary: false, matchingLines, bytes: bytes.length };
   }
 
-  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: string, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
+  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: Shown, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
     const showing = !this.cut && this.mode === "lines";
     const req: FileRequest = {
       mode: showing ? "lines" : "count",
@@ -152,7 +156,7 @@ export class ContentSearch {
     if (scan.exhausted) this.cut = true;
   }
 
-  private recordFile(displayPath: string, matchingLines: number): void {
+  private recordFile(displayPath: Shown, matchingLines: number): void {
     if (this.skipLeft > 0) {
       this.skipLeft--;
       return;

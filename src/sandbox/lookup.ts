@@ -1,22 +1,22 @@
 /**
- * Path resolution from inside (SPEC §13): a path is followed one component at
- * a time, the way the kernel would, but only what lies inside the allowed
+ * Resolution from inside (SPEC §13): a path is looked up one component at a
+ * time, the way the kernel would, but only what lies inside the allowed
  * directories is ever looked at (lstat, readlink). A component outside them is
  * taken lexically and never probed, and a symlink whose target lies outside
  * (lexically) is refused without touching the target, so no outcome depends on
- * what exists outside.
+ * what exists outside. Also where a symlink met in a walk leads, the same way.
  */
 import type { Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { isInside } from "./containment.js";
+import type { Confinement } from "./confinement.js";
 import { errnoCode } from "./errors.js";
 
 // Linux's MAXSYMLINKS: symlinks followed in one resolution before it is called a loop.
 const MAX_LINKS = 40;
 
-/** How a walk from inside ended. */
-export type Walked =
+/** How a resolution from inside ended. */
+export type Resolved =
   /** Everything exists; `real` is the real path inside and `stat` its lstat (never a symlink). */
   | { kind: "found"; real: string; stat: Stats }
   /** Only the last component is missing; `path` is its would-be path in a real directory inside. */
@@ -30,29 +30,33 @@ export type Walked =
   /** More than MAX_LINKS symlinks were followed. */
   | { kind: "loop" };
 
+/** Where a symlink met in a walk leads: inside (its target's real path and size), nowhere, or outside. */
+export type LinkVerdict = { kind: "inside"; target: { real: string; size: number } } | { kind: "dangling" } | { kind: "outside" };
+
 /** The root of absolute path `p` and its components (empty ones dropped). */
-export function splitPath(p: string): { root: string; parts: string[] } {
+function splitPath(p: string): { root: string; parts: string[] } {
   const { root } = path.parse(p);
   const separators = process.platform === "win32" ? /[\\/]+/ : /\/+/;
   return { root, parts: p.slice(root.length).split(separators).filter((part) => part !== "") };
 }
 
-/** A running resolution: where it stands, what it stands on, and what is left to walk. */
+/** A running resolution: inside what, where it stands, what it stands on, and what is left to look up. */
 interface Position {
+  readonly c: Confinement;
   current: string;
   /** lstat of `current`; undefined where it was reached lexically or by `..` (a directory either way). */
   stat: Stats | undefined;
-  /** The components still to walk, the next one last. */
+  /** The components still to look up, the next one last. */
   pending: string[];
   links: number;
 }
 
 /**
  * Continues with symlink target `target`, as read from a link in directory `dir` (a real path inside).
- * @returns false when the target lies outside `allowedDirs`, lexically; nothing outside is touched
+ * @returns false when the target lies outside, lexically; nothing outside is touched
  */
-function enterLink(at: Position, target: string, dir: string, allowedDirs: readonly string[]): boolean {
-  if (!isInside(path.resolve(dir, target), allowedDirs)) return false;
+function enterLink(at: Position, target: string, dir: string): boolean {
+  if (!at.c.inside(path.resolve(dir, target))) return false;
   const { root, parts } = path.isAbsolute(target) ? splitPath(target) : { root: dir, parts: splitPath(`/${target}`).parts };
   at.current = root;
   at.stat = undefined;
@@ -60,12 +64,12 @@ function enterLink(at: Position, target: string, dir: string, allowedDirs: reado
   return true;
 }
 
-/** Walks `at.pending` from `at.current`; the heart of walkPath and walkLink. */
-async function walk(at: Position, allowedDirs: readonly string[]): Promise<Walked> {
+/** Looks up `at.pending` from `at.current`; the heart of resolveFromInside and resolveLinkTarget. */
+async function lookUp(at: Position): Promise<Resolved> {
   for (;;) {
     const part = at.pending.pop();
     if (part === undefined) break;
-    // Anything but a directory (or a place reached lexically) cannot be walked through: ENOTDIR.
+    // Anything but a directory (or a place reached lexically) cannot be passed through: ENOTDIR.
     if (at.stat !== undefined && !at.stat.isDirectory()) return { kind: "notDir" };
     if (part === ".") continue;
     if (part === "..") {
@@ -74,7 +78,7 @@ async function walk(at: Position, allowedDirs: readonly string[]): Promise<Walke
       continue;
     }
     const next = path.join(at.current, part);
-    if (!isInside(next, allowedDirs)) {
+    if (!at.c.inside(next)) {
       // Outside: taken as written, never probed. Only a later component can come back inside.
       at.current = next;
       at.stat = undefined;
@@ -99,13 +103,13 @@ async function walk(at: Position, allowedDirs: readonly string[]): Promise<Walke
         throw error;
       });
       if (target === undefined) at.pending.push(part);
-      else if (!enterLink(at, target, at.current, allowedDirs)) return { kind: "outside" };
+      else if (!enterLink(at, target, at.current)) return { kind: "outside" };
       continue;
     }
     at.current = next;
     at.stat = st;
   }
-  if (!isInside(at.current, allowedDirs)) return { kind: "outside" };
+  if (!at.c.inside(at.current)) return { kind: "outside" };
   // Reached by `..` (a real directory's parent) or as an allowed directory taken lexically.
   at.stat ??= await fs.lstat(at.current);
   if (at.stat.isSymbolicLink()) return { kind: "outside" };
@@ -116,17 +120,40 @@ async function walk(at: Position, allowedDirs: readonly string[]): Promise<Walke
  * Resolves absolute path `absolute` component by component, following symlinks from inside only.
  * @throws the low-level error (EACCES, ENAMETOOLONG…) of a look at a path inside, for the caller to word
  */
-export function walkPath(absolute: string, allowedDirs: readonly string[]): Promise<Walked> {
+export function resolveFromInside(absolute: string, c: Confinement): Promise<Resolved> {
   const { root, parts } = splitPath(absolute);
-  return walk({ current: root, stat: undefined, pending: parts.reverse(), links: 0 }, allowedDirs);
+  return lookUp({ c, current: root, stat: undefined, pending: parts.reverse(), links: 0 });
 }
 
 /**
  * Resolves symlink target `target` as a link in the directory whose real path is `dir` (inside) would.
  * @throws the low-level error of a look at a path inside, for the caller to word
  */
-export async function walkTarget(target: string, dir: string, allowedDirs: readonly string[]): Promise<Walked> {
-  const at: Position = { current: dir, stat: undefined, pending: [], links: 1 };
-  if (!enterLink(at, target, dir, allowedDirs)) return { kind: "outside" };
-  return walk(at, allowedDirs);
+async function resolveLinkTarget(target: string, dir: string, c: Confinement): Promise<Resolved> {
+  const at: Position = { c, current: dir, stat: undefined, pending: [], links: 1 };
+  if (!enterLink(at, target, dir)) return { kind: "outside" };
+  return lookUp(at);
+}
+
+/** Whether a symlink with target `target` placed in directory `dir` (a real path inside) would lead outside. */
+export async function leadsOutside(target: string, dir: string, c: Confinement): Promise<boolean> {
+  return (await resolveLinkTarget(target, dir, c)).kind === "outside";
+}
+
+/**
+ * Where the symlink at `link` (an entry of a walked or listed directory) leads, resolved from inside: a
+ * link leading outside is "outside" whether or not its target exists. Never rejects.
+ */
+export async function followLink(link: string, withSize: boolean, c: Confinement): Promise<LinkVerdict> {
+  try {
+    // On Linux `link` is reached through /proc/self/fd/<fd>/, whose real path is the directory read.
+    const dir = await fs.realpath(path.dirname(link));
+    if (!c.inside(dir)) return { kind: "outside" };
+    const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
+    if (result.kind === "found") return { kind: "inside", target: { real: result.real, size: withSize ? result.stat.size : 0 } };
+    if (result.kind === "missing" || result.kind === "noParent") return { kind: "dangling" };
+    return { kind: "outside" };
+  } catch {
+    return { kind: "outside" };
+  }
 }

@@ -1,0 +1,207 @@
+/**
+ * The matching half of one file's scan (SPEC §10): regions of whole lines (or
+ * pieces of an over-long line) come in file order; each matching line is
+ * counted, and in lines mode shown with its numbered context until the file's
+ * room is used up, after which matching lines are only counted. What carries
+ * from one region to the next lives here: the line number, the matches still
+ * to skip, the trailing context owed, and the last lines for leading context.
+ */
+import type { Shown } from "../escape.js";
+import { clipLine, LinesOutput, MAX_LINE_CHARS, type ContextEntry } from "./format.js";
+import { LineFinder } from "./line-finder.js";
+import type { Query } from "./query.js";
+
+/** What the tool shows: matching lines, matching files with counts, or totals only. */
+export type OutputMode = "lines" | "files" | "count";
+
+/** How one file is to be searched and shown. */
+export interface FileRequest {
+  mode: OutputMode;
+  /** Lines shown before and after each match (lines mode). */
+  contextLines: number;
+  /** Matching lines to count but not show, because an earlier page showed them. */
+  skip: number;
+  /** Characters this file may add (lines mode). */
+  room: number;
+  /** The path printed above the file's matches, and in errors. */
+  displayPath: Shown;
+  /** Whether text precedes this file's (a blank line then separates them). */
+  blankFirst: boolean;
+  /** Show the first match even past `room` (nothing was shown before it). */
+  forceFirst: boolean;
+}
+
+/** The matches one file's scan found, and what of them it shows. */
+export interface FileMatches {
+  matchingLines: number;
+  /** Matching lines consumed by `skip`. */
+  skipped: number;
+  /** Match lines shown. */
+  shown: number;
+  /** True when a match or context line did not fit in `room`. */
+  exhausted: boolean;
+  text: string;
+}
+
+const LF = 10;
+
+function countLF(buf: Buffer, from: number, to: number): number {
+  let n = 0;
+  for (let i = buf.indexOf(LF, from); i >= 0 && i < to; i = buf.indexOf(LF, i + 1)) n++;
+  return n;
+}
+
+function contextText(r: Buffer, ls: number, le: number, finder: LineFinder): string {
+  const te = finder.textEnd(ls, le);
+  // Enough bytes for more than MAX_LINE_CHARS characters, so clipping still marks the cut.
+  return clipLine(r.toString("utf8", ls, Math.min(te, ls + 4 * MAX_LINE_CHARS + 8)), 0);
+}
+
+// Up to the lines `firstWanted`..`lineNo - 1` ending just before byte `ls`,
+// taken from the region and, for lines before it, from the previous region's tail.
+function beforeContext(r: Buffer, ls: number, lineNo: number, firstWanted: number, tail: readonly ContextEntry[], finder: LineFinder): ContextEntry[] {
+  const lines: ContextEntry[] = [];
+  let p = ls;
+  let n = lineNo;
+  while (n > firstWanted && p > 0) {
+    const nl = p - 1;
+    const start = nl === 0 ? 0 : r.lastIndexOf(LF, nl - 1) + 1;
+    n--;
+    lines.push({ lineNo: n, text: contextText(r, start, nl, finder) });
+    p = start;
+  }
+  lines.reverse();
+  if (n > firstWanted) return [...tail.filter((c) => c.lineNo >= firstWanted && c.lineNo < n), ...lines];
+  return lines;
+}
+
+/** Where a region's search stopped: the line start reached, and the end of the last matching line found. */
+interface Stop {
+  pos: number;
+  lastEnd: number;
+}
+
+/** The matches of one file, region after region; `result` once the last region was searched. */
+export class RegionSearch {
+  private readonly finder: LineFinder;
+  private readonly out: LinesOutput | undefined;
+  private readonly ctx: number;
+  private matchingLines = 0;
+  private skipped = 0;
+  private skip: number;
+  private lineNo = 1;
+  // The previous region ended inside an over-long line (`midLine`), which matched at its end (`prevMatched`).
+  private midLine = false;
+  private prevMatched = false;
+  private afterLeft = 0;
+  private lastSkipped = 0;
+  private tail: ContextEntry[] = [];
+
+  constructor(query: Query, req: FileRequest) {
+    this.finder = new LineFinder(query);
+    this.ctx = req.mode === "lines" ? req.contextLines : 0;
+    this.out = req.mode === "lines" ? new LinesOutput(req.displayPath, req.room, req.blankFirst, req.forceFirst) : undefined;
+    this.skip = req.skip;
+  }
+
+  /** Searches region `r`; `forced` when it ends inside an over-long line, not at a line break. */
+  search(r: Buffer, forced: boolean): void {
+    const end = r.length;
+    this.finder.reset(r);
+    let { pos, lastEnd } = this.showing() ? this.show(r) : { pos: 0, lastEnd: -1 };
+    if (this.showing()) {
+      this.lineNo += countLF(r, pos, end);
+      if (this.ctx > 0) this.tail = forced ? [] : beforeContext(r, end, this.lineNo, this.lineNo - this.ctx, this.tail, this.finder);
+    } else {
+      lastEnd = this.countFrom(pos, end, lastEnd);
+    }
+    this.prevMatched = forced && lastEnd === end;
+    this.midLine = forced;
+  }
+
+  /** What the regions searched so far hold. */
+  result(): FileMatches {
+    const out = this.out;
+    return {
+      matchingLines: this.matchingLines,
+      skipped: this.skipped,
+      shown: out?.shown ?? 0,
+      exhausted: out?.exhausted ?? false,
+      text: out?.text() ?? "",
+    };
+  }
+
+  private showing(): boolean {
+    return this.out !== undefined && !this.out.exhausted;
+  }
+
+  // The start of an over-long line's next piece that the previous piece already counted as matching.
+  private isRepeat(ls: number): boolean {
+    return ls === 0 && this.midLine && this.prevMatched;
+  }
+
+  // Shows the region's matches with their context until the room is used up.
+  private show(r: Buffer): Stop {
+    const { finder } = this;
+    const out = this.out as LinesOutput;
+    const end = r.length;
+    let pos = 0;
+    let lastEnd = -1;
+    while (!out.exhausted) {
+      const ls = finder.next(pos);
+      pos = this.trailingContext(r, pos, ls < 0 ? end : ls);
+      if (ls < 0 || out.exhausted) break;
+      this.lineNo += countLF(r, pos, ls);
+      pos = ls;
+      if (!this.isRepeat(ls) && !this.showMatch(r, ls)) return { pos: finder.end + 1, lastEnd: finder.end };
+      lastEnd = finder.end;
+      if (finder.end >= end) return { pos: end, lastEnd };
+      pos = finder.end + 1;
+      this.lineNo++;
+    }
+    return { pos, lastEnd };
+  }
+
+  // Shows the context lines owed after the last match, from line start `pos` up to `limit`; returns where they end.
+  private trailingContext(r: Buffer, pos: number, limit: number): number {
+    const out = this.out as LinesOutput;
+    while (this.afterLeft > 0 && pos < limit) {
+      const le = r.indexOf(LF, pos);
+      if (!out.context(this.lineNo, contextText(r, pos, le < 0 ? r.length : le, this.finder))) break;
+      this.afterLeft--;
+      if (le < 0) return r.length;
+      pos = le + 1;
+      this.lineNo++;
+    }
+    return pos;
+  }
+
+  // Counts the matching line at `ls` and shows it (or skips it for an earlier page); false when it did not fit.
+  private showMatch(r: Buffer, ls: number): boolean {
+    const { finder } = this;
+    const out = this.out as LinesOutput;
+    this.matchingLines++;
+    if (this.skip > 0) {
+      this.skip--;
+      this.skipped++;
+      this.lastSkipped = this.lineNo;
+      return true;
+    }
+    const firstWanted = Math.max(this.lineNo - this.ctx, out.lastLine + 1, this.lastSkipped + 1, 1);
+    const before = beforeContext(r, ls, this.lineNo, firstWanted, this.tail, finder);
+    if (!out.match(this.lineNo, clipLine(finder.lineText(), finder.occurrence()), before)) return false;
+    this.afterLeft = this.ctx;
+    return true;
+  }
+
+  // Counts the matching lines from line start `pos` to the region's end; returns the end of the last one.
+  private countFrom(pos: number, end: number, lastEnd: number): number {
+    const { finder } = this;
+    for (let ls = finder.next(pos); ls >= 0; ls = finder.next(finder.end + 1)) {
+      if (!this.isRepeat(ls)) this.matchingLines++;
+      lastEnd = finder.end;
+      if (finder.end >= end) break;
+    }
+    return lastEnd;
+  }
+}

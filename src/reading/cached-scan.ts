@@ -1,0 +1,118 @@
+/**
+ * The cached-scan protocol, written once (SPEC §6, §11, §13): how a reader
+ * asks the checkpoint cache about a file, claims the one cold pass over it or
+ * waits for the pass another reader is making, records the checkpoints its
+ * scan passes, and stores what a complete cold pass learnt. Every reader of
+ * a file's text (windows, line windows, counts, whole-file streaming) scans
+ * through here and only says what it wants decoded.
+ */
+import type { FileHandle } from "node:fs/promises";
+import { type CheckpointCache, type FileCheckpoints, type FileIdentity, identify, sameIdentity } from "./checkpoints.js";
+import { type ReadOptions, type RestartPoint, type ScanResult, type TextConsumer, scanText } from "./scan.js";
+
+/** The start of a file: no byte, no character, no line feed before it. */
+export const ORIGIN: RestartPoint = Object.freeze({ byte: 0, char: 0, line: 0 });
+
+/** What one reader scans, once it knows whether the file is warm. */
+export interface ScanPlan {
+  /** Where decoding starts: the origin, or a checkpoint of the known entry. */
+  from: RestartPoint;
+  consumer?: TextConsumer;
+  /** Ends a warm scan early, checked after each chunk; a cold pass always runs to the end, so what it stores is complete. */
+  stop?: (char: number) => boolean;
+  /** Told each restart point the scan passes, after the cache's entry recorded it. */
+  onRestart?: (point: RestartPoint) => void;
+}
+
+/** What a reader learns from one cached scan. */
+export interface CachedScan {
+  /** The cache's complete entry for this version of the file, or undefined when the pass was cold. */
+  known: FileCheckpoints | undefined;
+  /** The entry the scan's checkpoints went into: `known`, or the fresh one a complete cold pass stored. */
+  entry: FileCheckpoints;
+  /** Where the scan stopped; undefined when a warm reader needed no scan. */
+  scan: ScanResult | undefined;
+  /** The length of the file's decoded text: the known total, or where the cold pass ended. */
+  total: number;
+}
+
+/** A reader's hold on the file's entry: a warm one, or the claim on the cold pass (released once). */
+interface Hold {
+  id: FileIdentity;
+  known: FileCheckpoints | undefined;
+  entry: FileCheckpoints;
+  release: () => void;
+}
+
+const warm = (): void => {};
+
+/**
+ * Scans the text of the file behind `handle` (cached under `key`) as `planFor` asks, given the known entry.
+ * `planFor` returns undefined when the known entry already answers the reader; a cold pass then still
+ * counts the file to its end, so the cache learns it. A warm scan costs one fstat, a cold pass two (the
+ * second tells a file that changed during the pass, whose entry is then not stored). A stale entry is
+ * found and dropped by the next reader's fstat.
+ * @throws the signal's reason when aborted (also while waiting for another reader's pass), or a read error
+ */
+export async function scanCached(
+  handle: FileHandle,
+  key: string,
+  cache: CheckpointCache,
+  opts: ReadOptions,
+  planFor: (known: FileCheckpoints | undefined) => ScanPlan | undefined,
+): Promise<CachedScan> {
+  const hold = await holdEntry(handle, key, cache, opts.signal);
+  try {
+    const { known, entry } = hold;
+    const plan = planFor(known) ?? (known === undefined ? { from: ORIGIN } : undefined);
+    if (plan === undefined) return { known, entry, scan: undefined, total: known?.total ?? 0 };
+    const scan = await scanText(
+      handle,
+      {
+        from: plan.from,
+        consumer: plan.consumer,
+        bytesTotal: Number(hold.id.size),
+        stop: known === undefined ? undefined : plan.stop,
+        onRestart(point) {
+          entry.add(point);
+          plan.onRestart?.(point);
+        },
+      },
+      opts,
+    );
+    if (known !== undefined) return { known, entry, scan, total: known.total ?? scan.char };
+    if (scan.complete && sameIdentity(await identify(handle), hold.id)) {
+      entry.total = scan.char;
+      entry.totalLines = scan.line;
+      cache.store(key, entry);
+    }
+    return { known, entry, scan, total: scan.char };
+  } finally {
+    hold.release();
+  }
+}
+
+/** The cached entry for the file, or a claim on its one cold pass: a reader arriving while another scans it cold waits for that pass. */
+async function holdEntry(handle: FileHandle, key: string, cache: CheckpointCache, signal: AbortSignal | undefined): Promise<Hold> {
+  for (;;) {
+    signal?.throwIfAborted();
+    const id = await identify(handle);
+    const known = cache.get(key, id);
+    if (known !== undefined) return { id, known, entry: known, release: warm };
+    const claim = cache.claimPass(key, id);
+    if ("release" in claim) return { id, known: undefined, entry: cache.create(id), release: claim.release };
+    await untilAborted(claim.running, signal);
+  }
+}
+
+function untilAborted(done: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (signal === undefined) return done;
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    void done.then(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,66 @@
+/**
+ * Directories read for walks and listings (SPEC §3.3, §4): a walk's root,
+ * opened and verified once; the fd a walk's read holds, released once; a
+ * listing's entries, and their sizes as upstream's stat gives them, a symlink
+ * followed only to a target inside.
+ */
+import { closeSync, type Dirent } from "node:fs";
+import fs from "node:fs/promises";
+import path from "node:path";
+import type { Confinement } from "./confinement.js";
+import { directoryError, wrapError } from "./errors.js";
+import { followLink } from "./lookup.js";
+import type { Listing, Read } from "./strategy.js";
+
+/**
+ * Opens and reads a walk's root (an already validated path), verified inside; `close` releases it.
+ * @throws when `root` cannot be opened or read (naming it), or is outside the allowed directories
+ */
+export async function openWalkRoot(c: Confinement, root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
+  const opened = await c.openDir(root, root).catch((error: unknown) => {
+    throw directoryError(error, root);
+  });
+  try {
+    const entries = await fs.readdir(opened.child(""), { withFileTypes: true }).catch((error: unknown) => {
+      throw wrapError(error, `Cannot read directory ${root}`);
+    });
+    return { listing: { entries, reach: opened.reach, fd: -1 }, close: () => opened.close() };
+  } catch (error) {
+    await opened.close();
+    throw error;
+  }
+}
+
+/** Closes the fd a walk's read holds, once; nothing to do for a failed read or a listing without one. */
+export function release(read: Read): void {
+  if (!("fd" in read) || read.fd < 0) return;
+  const fd = read.fd;
+  read.fd = -1;
+  closeSync(fd);
+}
+
+/** The entries of directory `dir` (an opened directory's `child("")`), in readdir order. */
+export function readEntries(dir: string): Promise<Dirent[]> {
+  return fs.readdir(dir, { withFileTypes: true });
+}
+
+/**
+ * Upstream's stat size of entry `name` of `dir`, which follows symlinks, but only to a target inside: a
+ * link leading outside or dangling counts 0, like an entry that cannot be stat'ed. Never rejects.
+ */
+export async function entrySize(c: Confinement, dir: string, name: string, isLink: boolean): Promise<number> {
+  const entryPath = path.join(dir, name);
+  try {
+    if (!isLink) {
+      // lstat costs what stat does and equals it for anything but a symlink, which is
+      // what the entry may have become since the readdir.
+      const st = await fs.lstat(entryPath);
+      if (!st.isSymbolicLink()) return st.size;
+    }
+    const verdict = await followLink(entryPath, true, c);
+    return verdict.kind === "inside" ? verdict.target.size : 0;
+  } catch {
+    // Upstream shows an entry it cannot stat with size 0.
+    return 0;
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * A file replaced by a new version (SPEC §4, §12), and write_file's whole
+ * write through it. The one temp-file replacement: a fresh, unguessable temp
+ * file beside the file, given the replaced file's owner, group and mode, filled
+ * by the caller, then renamed over the file after the caller's check.
+ *
+ * rename(2) cannot tell what it replaced, so "the name still holds what was
+ * read" is checked just before it, and the check and the rename are made one
+ * step for every process of this server by a lock file beside the file
+ * (O_EXCL), so another server process's replace can never land between them.
+ * A writer that does not take the lock (an editor saving by rename) can still
+ * land in that window of a few system calls: the residual window.
+ *
+ * A replace never hands a file to the server's user, and a file whose mode
+ * does not let the server's user write it is refused rather than replaced
+ * through its (writable) directory.
+ */
+import { createHash, randomBytes } from "node:crypto";
+import type { BigIntStats } from "node:fs";
+import fs, { type FileHandle } from "node:fs/promises";
+import { __testHooks, type Confinement, type Target } from "./confinement.js";
+import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
+import { LOCK_FLAGS, TEMP_FLAGS } from "./flags.js";
+
+// A lock is held for a few system calls; one this old was left by a process that died holding it.
+const STALE_LOCK_MS = 5_000;
+const MAX_WAIT_STEP_MS = 8;
+
+const octal = (mode: bigint): string => (Number(mode) & 0o7777).toString(8).padStart(4, "0");
+
+/**
+ * The write bit that applies to this process for a file with `st`'s owner, group and
+ * mode, as access(2) would pick it; root, which access(2) lets write anything, still
+ * needs some write bit, so a file made read-only (0444) is left alone.
+ */
+function mayWrite(st: BigIntStats): boolean {
+  const mode = Number(st.mode);
+  const uid = process.geteuid?.();
+  if (uid === undefined) return (mode & 0o222) !== 0;
+  if (uid === 0) return (mode & 0o222) !== 0;
+  if (BigInt(uid) === st.uid) return (mode & 0o200) !== 0;
+  const groups = new Set([process.getegid?.(), ...(process.getgroups?.() ?? [])]);
+  if (groups.has(Number(st.gid))) return (mode & 0o020) !== 0;
+  return (mode & 0o002) !== 0;
+}
+
+/** Refuses to change `shown` (described by `st`) when its mode gives the server's user no write permission. */
+export function assertWritable(st: BigIntStats, shown: string, action: string): void {
+  if (mayWrite(st)) return;
+  throw new SafeFsError(
+    `Cannot ${action} ${shown}: it is read-only for this server's user (mode ${octal(st.mode)}, owner uid ${st.uid}, ` +
+      `group gid ${st.gid}); refusing to replace it. Change its permissions first if it should be written.`,
+    { code: "EACCES" },
+  );
+}
+
+/**
+ * Gives the temp file that will replace `previous` the same owner, group and permission bits.
+ * @throws when the owner or group cannot be kept (the server's user may not chown to them)
+ */
+async function keepOwnerAndMode(temp: FileHandle, previous: BigIntStats, shown: string): Promise<void> {
+  const now = await temp.stat({ bigint: true });
+  if (now.uid !== previous.uid || now.gid !== previous.gid) {
+    try {
+      await temp.chown(Number(previous.uid), Number(previous.gid));
+    } catch (err) {
+      throw new SafeFsError(
+        `Cannot replace ${shown}: it is owned by uid ${previous.uid} gid ${previous.gid}, and this server (uid ` +
+          `${process.geteuid?.() ?? "?"}) cannot give the new version that owner and group; refusing rather than ` +
+          "changing them.",
+        { cause: err, code: "EPERM" },
+      );
+    }
+  }
+  // After chown, which clears set-user/group-ID bits.
+  await temp.chmod(Number(previous.mode) & 0o7777);
+}
+
+/** The swap lock's file name for entry `name`: fixed length, so a long name cannot make it too long. */
+export function swapLockName(name: string): string {
+  return `.${createHash("sha256").update(name).digest("hex").slice(0, 20)}.swap-lock.tmp`;
+}
+
+/** Creates the lock file `lock`, waiting while another process holds it and breaking one left stale. */
+async function takeSwapLock(lock: string): Promise<void> {
+  for (let step = 1; ; step = Math.min(step * 2, MAX_WAIT_STEP_MS)) {
+    try {
+      await (await fs.open(lock, LOCK_FLAGS, 0o600)).close();
+      return;
+    } catch (err) {
+      if (errnoCode(err) !== "EEXIST") throw err;
+    }
+    const held = await fs.lstat(lock).catch(() => undefined);
+    if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+      await fs.unlink(lock).catch(() => undefined);
+      continue;
+    }
+    await new Promise((resolve) => setTimeout(resolve, step));
+  }
+}
+
+/** What a replacement did: the filler's report, and the stat of the new file as it was renamed in. */
+export interface Replaced<T> {
+  value: T;
+  written: BigIntStats;
+}
+
+/**
+ * Replaces the target's entry with a new file: creates a temp file beside it under a fresh, unguessable
+ * name (never an existing file, never through a symlink), gives it the owner and mode of `previous` (the
+ * file it replaces; a new file's mode is left to the umask), lets `fill` write it, then, holding the swap
+ * lock every process of this server takes for the entry, runs `check` (which throws when the entry no
+ * longer holds what the caller read) and renames the temp file over the entry. On any failure the temp
+ * file is removed and the entry left as it was; errors pass through for the caller to word.
+ */
+export async function replaceWith<T>(
+  t: Target,
+  previous: BigIntStats | undefined,
+  fill: (temp: FileHandle) => Promise<T>,
+  check?: () => Promise<void>,
+): Promise<Replaced<T>> {
+  const temp = t.dir.child(`${t.name}.${randomBytes(16).toString("hex")}.tmp`);
+  let created = false;
+  try {
+    // 0o666 lets the umask decide a new file's mode, as writeFile would; a replacement stays private
+    // until it has its predecessor's mode.
+    const handle = await fs.open(temp, TEMP_FLAGS, previous ? 0o600 : 0o666);
+    created = true;
+    let value: T;
+    let written: BigIntStats;
+    try {
+      // Owner first: a replace that cannot keep it is refused before anything is written.
+      if (previous) await keepOwnerAndMode(handle, previous, t.shown);
+      value = await fill(handle);
+      written = await handle.stat({ bigint: true });
+    } finally {
+      await handle.close();
+    }
+    await __testHooks.beforeReplace?.(t.shown);
+    const lock = t.dir.child(swapLockName(t.name));
+    await takeSwapLock(lock);
+    try {
+      await check?.();
+      await __testHooks.afterCheck?.(t.shown);
+      await fs.rename(temp, t.at);
+      created = false;
+    } finally {
+      await fs.unlink(lock).catch(() => undefined);
+    }
+    return { value, written };
+  } finally {
+    if (created) await fs.unlink(temp).catch(() => undefined);
+  }
+}
+
+/** Refuses to replace anything but a regular file (or nothing). */
+function assertReplaceable(existing: BigIntStats | undefined, shown: string): void {
+  if (!existing || existing.isFile()) return;
+  if (existing.isDirectory()) throw new SafeFsError(`Cannot write ${shown}: it is a directory`, { code: "EISDIR" });
+  if (existing.isSymbolicLink()) {
+    throw new SafeFsError(`Cannot write ${shown}: it is a symbolic link; refusing to replace it`, { code: "ELOOP" });
+  }
+  throw notRegular(shown, existing);
+}
+
+/**
+ * write_file: atomically replaces (or creates) `real` (a validated path) with `content`, through its opened,
+ * verified parent, keeping an existing file's owner, group and permission bits; refuses a file the server's
+ * user may not write.
+ */
+export function writeWhole(c: Confinement, real: string, content: string): Promise<void> {
+  return c.inParent(real, "write", async (t) => {
+    let existing: BigIntStats | undefined;
+    try {
+      existing = await t.lstat();
+    } catch (err) {
+      throw wrapError(err, `Cannot write ${t.shown}`);
+    }
+    assertReplaceable(existing, t.shown);
+    if (existing) assertWritable(existing, t.shown, "write");
+    try {
+      await replaceWith(t, existing, (temp) => temp.writeFile(content, "utf8"));
+    } catch (err) {
+      throw wrapError(err, `Cannot write ${t.shown}`);
+    }
+  });
+}

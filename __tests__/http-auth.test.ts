@@ -64,7 +64,16 @@ const now = () => Math.floor(Date.now() / 1000);
 
 /** A token signed by the issuer's key unless `key` says otherwise, with sane claims that `claims` may change. */
 async function jwt(claims: JWTPayload = {}, key: CryptoKey = signing, header: { kid?: string } = {}): Promise<string> {
-  const payload: JWTPayload = { iss: issuer, aud: running.url, sub: "user-1", client_id: "client-1", scope: "fs:read fs:write", iat: now(), exp: now() + 600, ...claims };
+  const payload: JWTPayload = {
+    iss: issuer,
+    aud: running.url,
+    sub: "user-1",
+    client_id: "client-1",
+    scope: "fs:read fs:write",
+    iat: now(),
+    exp: now() + 600,
+    ...claims,
+  };
   const token = await new SignJWT(payload).setProtectedHeader({ alg: "ES256", kid: header.kid ?? "k1" }).sign(key);
   seenTokens.push(token);
   return token;
@@ -72,7 +81,11 @@ async function jwt(claims: JWTPayload = {}, key: CryptoKey = signing, header: { 
 
 /** POSTs an initialize with `authorization`; returns status, the challenge and the body. */
 async function initialize(authorization?: string) {
-  const res = await fetch(running.url, { method: "POST", headers: mcpHeaders(authorization ? { Authorization: authorization } : {}), body: INITIALIZE });
+  const res = await fetch(running.url, {
+    method: "POST",
+    headers: mcpHeaders(authorization ? { Authorization: authorization } : {}),
+    body: INITIALIZE,
+  });
   const body = await res.text();
   return { status: res.status, challenge: res.headers.get("www-authenticate"), body };
 }
@@ -105,7 +118,10 @@ describe("static tokens", () => {
     try {
       const names = (await session.client.listTools()).tools.map((t) => t.name);
       expect(names).toContain("write_file");
-      const wrote = (await session.client.callTool({ name: "write_file", arguments: { path: path.join(root, "w.txt"), content: "w" } })) as CallToolResult;
+      const wrote = (await session.client.callTool({
+        name: "write_file",
+        arguments: { path: path.join(root, "w.txt"), content: "w" },
+      })) as CallToolResult;
       expect(text(wrote)).toBe(`Successfully wrote to ${path.join(root, "w.txt")}`);
     } finally {
       await session.close();
@@ -123,7 +139,9 @@ describe("static tokens", () => {
       expect(refused.isError).toBe(true);
       expect(text(refused)).toMatch(/^write_file changes files, which needs write access \(OAuth scope fs:write, or a token not marked read-only\)/);
       await expect(import("node:fs/promises").then((fs) => fs.stat(target))).rejects.toThrow(/ENOENT/);
-      expect(text((await session.client.callTool({ name: "read_text_file", arguments: { path: path.join(root, "a.txt") } })) as CallToolResult)).toBe("alpha\n");
+      expect(text((await session.client.callTool({ name: "read_text_file", arguments: { path: path.join(root, "a.txt") } })) as CallToolResult)).toBe(
+        "alpha\n",
+      );
     } finally {
       await session.close();
     }
@@ -174,10 +192,17 @@ describe("OAuth access tokens (JWT)", () => {
     ["signed by another key", () => jwt({}, stranger), /signature does not verify/],
     ["signed by an unknown key id", () => jwt({}, stranger, { kid: "k2" }), /key the issuer does not publish/],
     ["without exp", () => jwt({ exp: undefined }), /exp claim is missing/],
-    ["unsigned (alg none)", async () => new UnsecuredJWT({ iss: issuer, aud: running.url, sub: "x", scope: "fs:write", exp: now() + 600 }).encode(), /algorithm is not accepted|not a well-formed JWT/],
+    [
+      "unsigned (alg none)",
+      async () => new UnsecuredJWT({ iss: issuer, aud: running.url, sub: "x", scope: "fs:write", exp: now() + 600 }).encode(),
+      /algorithm is not accepted|not a well-formed JWT/,
+    ],
     [
       "HS256 with a shared secret",
-      async () => new SignJWT({ iss: issuer, aud: running.url, scope: "fs:write", exp: now() + 600 }).setProtectedHeader({ alg: "HS256", kid: "k1" }).sign(new TextEncoder().encode("s".repeat(32))),
+      async () =>
+        new SignJWT({ iss: issuer, aud: running.url, scope: "fs:write", exp: now() + 600 })
+          .setProtectedHeader({ alg: "HS256", kid: "k1" })
+          .sign(new TextEncoder().encode("s".repeat(32))),
       /algorithm is not accepted/,
     ],
   ];

@@ -36,7 +36,10 @@ afterAll(() => remove());
 
 describe("startup refusals exit 2 with one line naming the flags", () => {
   it.each([
-    [["--http", "0.0.0.0:0", "DIR"], /listens on 0\.0\.0\.0, which other machines can reach, so clients must authenticate: pass --auth-token-file FILE or --oauth-issuer URL/],
+    [
+      ["--http", "0.0.0.0:0", "DIR"],
+      /listens on 0\.0\.0\.0, which other machines can reach, so clients must authenticate: pass --auth-token-file FILE or --oauth-issuer URL/,
+    ],
     [["--http", "0.0.0.0:0", "--oauth-issuer", "https://issuer.example", "DIR"], /--oauth-issuer needs --public-url/],
     [["--stateless", "DIR"], /--stateless needs --http \[HOST:\]PORT/],
     [["--http", "99999", "DIR"], /invalid value for --http: "99999" \(expected \[HOST:\]PORT/],
@@ -71,18 +74,25 @@ describe.each(STRATEGIES)("SIGTERM (%s)", (strategy) => {
     const session = await connectHttp(url);
     let signalled = false;
     const seen: Progress[] = [];
-    const call = session.client.callTool({ name: "read_text_file", arguments: { path: sparse, offset: 350_000_000, limit: 10 } }, CallToolResultSchema, {
-      onprogress: (progress) => {
-        seen.push(progress);
-        if (signalled) return;
-        signalled = true;
-        server.child.kill("SIGTERM");
+    const call = session.client.callTool(
+      { name: "read_text_file", arguments: { path: sparse, offset: 350_000_000, limit: 10 } },
+      CallToolResultSchema,
+      {
+        onprogress: (progress) => {
+          seen.push(progress);
+          if (signalled) return;
+          signalled = true;
+          server.child.kill("SIGTERM");
+        },
       },
-    });
+    );
     const result = (await call) as CallToolResult;
     expect(signalled).toBe(true);
     expect(result.isError ?? false).toBe(false);
-    expect(result.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/^\0{10}\n\[Result truncated: showing characters 350,000,001-350,000,010 of 402,653,184\./) });
+    expect(result.content[0]).toMatchObject({
+      type: "text",
+      text: expect.stringMatching(/^\0{10}\n\[Result truncated: showing characters 350,000,001-350,000,010 of 402,653,184\./),
+    });
     expect(await server.exited).toBe(0);
     const log = server.stderr();
     expect(log.indexOf("SIGTERM: shutting down")).toBeGreaterThan(-1);
@@ -117,7 +127,14 @@ describe("the MCP Inspector CLI over HTTP", () => {
         });
       const listed = (await run(["--method", "tools/list"])) as { tools: { name: string }[] };
       expect(listed.tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
-      const read = (await run(["--method", "tools/call", "--tool-name", "read_text_file", "--tool-arg", `path=${path.join(dir, "a.txt")}`])) as CallToolResult;
+      const read = (await run([
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "read_text_file",
+        "--tool-arg",
+        `path=${path.join(dir, "a.txt")}`,
+      ])) as CallToolResult;
       expect(read.content[0]).toEqual({ type: "text", text: "alpha\n" });
       expect(server.stderr()).not.toContain(token);
     } finally {
@@ -131,7 +148,29 @@ describe("HTTPS", () => {
   it.skipIf(process.platform === "win32")("serves /healthz and MCP over TLS with --tls-cert and --tls-key", async () => {
     const cert = path.join(dir, "cert.pem");
     const key = path.join(dir, "key.pem");
-    execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"], { stdio: "ignore" });
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
     const running = await startHttp([dir], ["--tls-cert", cert, "--tls-key", key]);
     try {
       expect(running.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/mcp$/);

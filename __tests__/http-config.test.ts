@@ -89,17 +89,21 @@ describe("authentication is required off loopback", () => {
 
   it("needs --public-url for OAuth on a wildcard bind, whose address names no audience", () => {
     expect(refusal(["--http", "0.0.0.0:8080", "--oauth-issuer", "https://auth.example.com"])).toMatch(/--oauth-issuer needs --public-url/);
-    expect(http(["--http", "0.0.0.0:8080", "--oauth-issuer", "https://auth.example.com", "--public-url", "https://fs.example.com/mcp"]).publicUrl).toBe(
-      "https://fs.example.com/mcp",
-    );
+    expect(
+      http(["--http", "0.0.0.0:8080", "--oauth-issuer", "https://auth.example.com", "--public-url", "https://fs.example.com/mcp"]).publicUrl,
+    ).toBe("https://fs.example.com/mcp");
   });
 
   it("refuses plain http URLs except towards this machine, and URLs with a query or fragment", () => {
-    expect(refusal(["--http", "1", "--oauth-issuer", "http://auth.example.com"])).toMatch(/with https \(plain http is accepted only for this machine\)/);
+    expect(refusal(["--http", "1", "--oauth-issuer", "http://auth.example.com"])).toMatch(
+      /with https \(plain http is accepted only for this machine\)/,
+    );
     expect(http(["--http", "1", "--oauth-issuer", "http://127.0.0.1:9/"]).oauthIssuer).toBe("http://127.0.0.1:9/");
     expect(refusal(["--http", "1", "--public-url", "https://fs.example.com/mcp?x=1"])).toMatch(/without a query or fragment/);
     expect(refusal(["--http", "1", "--public-url", "fs.example.com"])).toMatch(/an absolute http\(s\) URL/);
-    expect(refusal(["--http", "1", "--oauth-jwks-url", "ftp://x/jwks", "--oauth-issuer", "https://a.example"])).toMatch(/invalid value for --oauth-jwks-url/);
+    expect(refusal(["--http", "1", "--oauth-jwks-url", "ftp://x/jwks", "--oauth-issuer", "https://a.example"])).toMatch(
+      /invalid value for --oauth-jwks-url/,
+    );
   });
 
   it("refuses a JWKS URL without an issuer and an empty token file name", () => {
@@ -137,7 +141,9 @@ describe("the other HTTP flags", () => {
   });
 
   it("refuses an HTTP flag given without --http, but ignores HTTP variables then", () => {
-    expect(refusal(["--max-sessions", "3"])).toBe("bounded-filesystem-mcp: --max-sessions needs --http [HOST:]PORT (it only applies to the HTTP mode)");
+    expect(refusal(["--max-sessions", "3"])).toBe(
+      "bounded-filesystem-mcp: --max-sessions needs --http [HOST:]PORT (it only applies to the HTTP mode)",
+    );
     expect(parseCommand(["/srv"], { BOUNDED_FS_MAX_SESSIONS: "3" })).not.toHaveProperty("http");
   });
 });

@@ -56,7 +56,12 @@ async function rawSession(): Promise<string> {
   const init = await fetch(running.url, {
     method: "POST",
     headers: mcpHeaders(),
-    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
   });
   await init.text();
   const id = init.headers.get("mcp-session-id") as string;
@@ -68,10 +73,14 @@ async function rawSession(): Promise<string> {
 /** POSTs `body` in session `id` and hands back the response as soon as its headers arrive, unread. */
 function post(id: string, body: unknown): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(running.url, { method: "POST", headers: mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }) }, (res) => {
-      res.pause();
-      resolve({ req, res });
-    });
+    const req = http.request(
+      running.url,
+      { method: "POST", headers: mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }) },
+      (res) => {
+        res.pause();
+        resolve({ req, res });
+      },
+    );
     req.on("error", reject);
     req.end(JSON.stringify(body));
   });
@@ -99,10 +108,13 @@ describe("a client that stops reading", () => {
     const { res } = await post(id, batch);
     // Stalled: nothing runs, something waits, because the output the client has not taken is over the mark.
     await expect
-      .poll(() => {
-        const s = statsOf(id);
-        return s !== undefined && s.inFlight === 0 && s.queued > 0;
-      }, { timeout: 20_000, interval: 50 })
+      .poll(
+        () => {
+          const s = statsOf(id);
+          return s !== undefined && s.inFlight === 0 && s.queued > 0;
+        },
+        { timeout: 20_000, interval: 50 },
+      )
       .toBe(true);
     const stalled = statsOf(id)!;
     const message = WINDOW + 200;
@@ -133,9 +145,17 @@ describe("a client that goes away", () => {
     const other = await connectHttp(running.url);
     try {
       const before = walks.aborted.length;
-      const { req } = await post(id, { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "search_files", arguments: { path: path.join(root, "hang-a"), pattern: "**" } } });
+      const { req } = await post(id, {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "search_files", arguments: { path: path.join(root, "hang-a"), pattern: "**" } },
+      });
       await expect.poll(() => walks.started.filter((r) => r.endsWith("hang-a")).length).toBeGreaterThan(0);
-      const calm = (await other.client.callTool({ name: "search_files", arguments: { path: path.join(root, "calm"), pattern: "*.txt" } })) as CallToolResult;
+      const calm = (await other.client.callTool({
+        name: "search_files",
+        arguments: { path: path.join(root, "calm"), pattern: "*.txt" },
+      })) as CallToolResult;
       expect((calm.content[0] as { text: string }).text.split("\n")).toHaveLength(20);
       expect(walks.aborted.length).toBe(before);
 
@@ -160,7 +180,9 @@ describe("a client that goes away", () => {
       const sid = session.transport.sessionId as string;
       const open = statsOf(sid)!.responses;
       const controller = new AbortController();
-      const call = session.client.callTool({ name: "search_files", arguments: { path: path.join(root, "hang-b"), pattern: "**" } }, undefined, { signal: controller.signal });
+      const call = session.client.callTool({ name: "search_files", arguments: { path: path.join(root, "hang-b"), pattern: "**" } }, undefined, {
+        signal: controller.signal,
+      });
       await expect.poll(() => walks.started.filter((r) => r.endsWith("hang-b")).length).toBe(1);
       controller.abort(new Error("enough"));
       await expect(call).rejects.toThrow(/enough/);

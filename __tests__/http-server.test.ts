@@ -36,8 +36,10 @@ const text = (result: CallToolResult): string => {
 };
 
 type Caller = (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>;
-const caller = (client: { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }): Caller =>
-  async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult;
+const caller =
+  (client: { callTool(p: { name: string; arguments: Record<string, unknown> }): Promise<unknown> }): Caller =>
+  async (name, args = {}) =>
+    (await client.callTool({ name, arguments: args })) as CallToolResult;
 
 /** A raw HTTP request with any headers (fetch refuses to set Host). */
 function raw(url: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}) {
@@ -66,7 +68,7 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(TOOLS.map((t) => t.name));
-      const work = p("work-" + Math.random().toString(36).slice(2));
+      const work = p(`work-${Math.random().toString(36).slice(2)}`);
       const done: string[] = [];
       const ok = async (name: string, args: Record<string, unknown>): Promise<string> => {
         const result = await call(name, args);
@@ -75,7 +77,9 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
         return text(result);
       };
       expect(await ok("create_directory", { path: work })).toBe(`Successfully created directory ${work}`);
-      expect(await ok("write_file", { path: path.join(work, "w.txt"), content: "one\ntwo\n" })).toBe(`Successfully wrote to ${path.join(work, "w.txt")}`);
+      expect(await ok("write_file", { path: path.join(work, "w.txt"), content: "one\ntwo\n" })).toBe(
+        `Successfully wrote to ${path.join(work, "w.txt")}`,
+      );
       expect(await ok("read_text_file", { path: path.join(work, "w.txt") })).toBe("one\ntwo\n");
       expect(await ok("read_file", { path: path.join(work, "w.txt"), head: 1 })).toBe("one");
       expect(await ok("edit_file", { path: path.join(work, "w.txt"), edits: [{ oldText: "two", newText: "deux" }] })).toMatch(/-two\n\+deux/);
@@ -93,7 +97,9 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
       expect(media.content[0]).toMatchObject({ type: "image", mimeType: "image/png", data: PNG.toString("base64") });
       done.push("read_media_file");
       expect([...done].sort()).toEqual([...names].sort());
-      expect(await ok("read_text_file", { path: p("big.txt") })).toMatch(/\n\[Result truncated: showing characters 1-1,000 of 5,000\. Call again with offset=1000 to continue\.\]$/);
+      expect(await ok("read_text_file", { path: p("big.txt") })).toMatch(
+        /\n\[Result truncated: showing characters 1-1,000 of 5,000\. Call again with offset=1000 to continue\.\]$/,
+      );
       const refused = await call("read_text_file", { path: "/etc/hostname" });
       expect(refused.isError).toBe(true);
     } finally {

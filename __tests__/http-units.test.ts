@@ -75,8 +75,16 @@ describe("the Authenticator", () => {
 
   it("maps OAuth outcomes to 401, 403 and 503 with the metadata URL", async () => {
     const cases: [Parameters<typeof verifier>[0], number, string | undefined][] = [
-      ["expired", 401, `Bearer error="invalid_token", error_description="The access token has expired", scope="fs:read fs:write", resource_metadata="${META}"`],
-      ["no-scope", 403, `Bearer error="insufficient_scope", error_description="The access token grants neither fs:read nor fs:write", scope="fs:read", resource_metadata="${META}"`],
+      [
+        "expired",
+        401,
+        `Bearer error="invalid_token", error_description="The access token has expired", scope="fs:read fs:write", resource_metadata="${META}"`,
+      ],
+      [
+        "no-scope",
+        403,
+        `Bearer error="insufficient_scope", error_description="The access token grants neither fs:read nor fs:write", scope="fs:read", resource_metadata="${META}"`,
+      ],
       ["down", 503, undefined],
     ];
     for (const [outcome, status, challenge] of cases) {
@@ -95,8 +103,10 @@ describe("the Authenticator", () => {
 describe("Host and Origin", () => {
   it("allows the bind, the loopback names and the public host, by hostname only", () => {
     const loop = allowedHostnames("127.0.0.1", "https://fs.example.com/mcp", []);
-    for (const host of ["127.0.0.1:1", "localhost", "LOCALHOST:9", "[::1]:80", "fs.example.com", "fs.example.com:443"]) expect(hostAllowed(host, loop), host).toBe(true);
-    for (const host of [undefined, "", "evil.example", "fs.example.com.evil.example", "127.0.0.1.nip.io", "a b"]) expect(hostAllowed(host, loop), String(host)).toBe(false);
+    for (const host of ["127.0.0.1:1", "localhost", "LOCALHOST:9", "[::1]:80", "fs.example.com", "fs.example.com:443"])
+      expect(hostAllowed(host, loop), host).toBe(true);
+    for (const host of [undefined, "", "evil.example", "fs.example.com.evil.example", "127.0.0.1.nip.io", "a b"])
+      expect(hostAllowed(host, loop), String(host)).toBe(false);
     const wild = allowedHostnames("0.0.0.0", "http://localhost:1/mcp", ["10.0.0.7", "fe80::1", "box"]);
     for (const host of ["10.0.0.7:8080", "[fe80::1]:8080", "box:1", "localhost"]) expect(hostAllowed(host, wild), host).toBe(true);
     expect(hostAllowed("10.0.0.8", wild)).toBe(false);
@@ -132,7 +142,9 @@ describe("metadata", () => {
     expect(metadataUrl("https://fs.example.com/mcp")).toBe("https://fs.example.com/.well-known/oauth-protected-resource/mcp");
     expect(metadataUrl("https://fs.example.com/team/fs/mcp/")).toBe("https://fs.example.com/.well-known/oauth-protected-resource/team/fs/mcp");
     expect(metadataUrl("https://fs.example.com/")).toBe("https://fs.example.com/.well-known/oauth-protected-resource");
-    expect(protectedResourceMetadata("https://fs.example.com/mcp", "https://auth.example.com").authorization_servers).toEqual(["https://auth.example.com"]);
+    expect(protectedResourceMetadata("https://fs.example.com/mcp", "https://auth.example.com").authorization_servers).toEqual([
+      "https://auth.example.com",
+    ]);
   });
 });
 
@@ -141,7 +153,12 @@ describe("RequestFlow", () => {
     const started: number[] = [];
     let unsent = 0;
     const fulls: boolean[] = [];
-    const flow = new RequestFlow<number>((n) => started.push(n), () => unsent, { maxInFlight: 2, outputHighWater: 100, queuedRequestBytes: 15 }, (f) => fulls.push(f));
+    const flow = new RequestFlow<number>(
+      (n) => started.push(n),
+      () => unsent,
+      { maxInFlight: 2, outputHighWater: 100, queuedRequestBytes: 15 },
+      (f) => fulls.push(f),
+    );
     for (const id of [1, 2, 3, 4]) flow.admit(id, id, 5);
     expect(started).toEqual([1, 2]);
     expect([flow.inFlight, flow.queued, flow.full]).toEqual([2, 2, false]);

@@ -5,8 +5,8 @@
  * 0 help/version (and after the SIGTERM drain), 1 no usable directory or an
  * issuer that cannot be read, 2 bad command line, environment or token file.
  */
-import { parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
-import { DRAIN_MS, startHttpServer, type HttpServerOptions } from "./server/http/index.js";
+import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
+import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./server/http/index.js";
 import { buildServer } from "./server/index.js";
 import { resolveStartupDirectories } from "./server/startup.js";
 import { BoundedStdioTransport } from "./server/stdio-transport.js";
@@ -16,7 +16,7 @@ No directories were given: the server will use the MCP roots the client provides
 At least one directory must come from the arguments or from the client's roots.`;
 
 async function main(): Promise<number | undefined> {
-  let command;
+  let command: Command;
   try {
     command = parseCommand(process.argv.slice(2), process.env);
   } catch (error) {
@@ -56,7 +56,7 @@ async function main(): Promise<number | undefined> {
 /** Serves over HTTP until SIGTERM or SIGINT, which drain the calls in flight and exit 0. */
 async function serveHttp(options: HttpServerOptions): Promise<number | undefined> {
   const { log } = options;
-  let server;
+  let server: HttpServer;
   try {
     server = await startHttpServer(options);
   } catch (error) {

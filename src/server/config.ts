@@ -9,7 +9,7 @@ import { HTTP_OPTIONS, HTTP_USAGE, httpSettings, type HttpSettings } from "./htt
 import { PACKAGE_NAME, parseWhole, readOptions, UsageError, type OptionSpec } from "./options.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
-export { PACKAGE_NAME, UsageError } from "./options.js";
+export { UsageError } from "./options.js";
 
 // The one read this module makes, once at load: package.json is two levels up from both
 // src/server/ and dist/server/, and npm, npx and bunx install it beside dist/.
@@ -26,9 +26,7 @@ export const DEFAULTS: Limits = Object.freeze({
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
   // readOnly (SPEC §14) is absent when off; http (SPEC §17) is absent for stdio.
-  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true; http?: HttpSettings }
-  | { kind: "help" }
-  | { kind: "version" };
+  { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true; http?: HttpSettings } | { kind: "help" } | { kind: "version" };
 
 /** The --help text (stdout), also printed to stderr when no directory is given. */
 export const USAGE = `Usage: ${PACKAGE_NAME} [options] [--] DIR...
@@ -62,7 +60,7 @@ const LIMIT_OPTIONS: readonly (OptionSpec & { key: keyof Limits })[] = [
 const READ_ONLY: OptionSpec = { flag: "--read-only", env: "BOUNDED_FS_READ_ONLY", kind: "switch" };
 
 /** Every option the command line knows, in --help order. */
-export const OPTIONS: readonly OptionSpec[] = [...LIMIT_OPTIONS, READ_ONLY, ...HTTP_OPTIONS];
+const OPTIONS: readonly OptionSpec[] = [...LIMIT_OPTIONS, READ_ONLY, ...HTTP_OPTIONS];
 
 /**
  * Turns argv (without node and script) and the environment into a Command.

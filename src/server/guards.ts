@@ -6,13 +6,7 @@
  * method's schema with -32603 and a dump of the validation issues; here both
  * get -32602 (or -32700/-32600) naming what was wrong.
  */
-import {
-  ClientRequestSchema,
-  ErrorCode,
-  JSONRPCMessageSchema,
-  RequestSchema,
-  type JSONRPCMessage,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ClientRequestSchema, ErrorCode, JSONRPCMessageSchema, RequestSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { ZodError } from "zod";
 import type { ScannedHead } from "./line-scan.js";
 

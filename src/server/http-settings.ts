@@ -49,7 +49,17 @@ const TLS_KEY = spec("--tls-key", "BOUNDED_FS_TLS_KEY", "a file");
 
 /** The HTTP options, in --help order. */
 export const HTTP_OPTIONS: readonly OptionSpec[] = [
-  HTTP, PUBLIC_URL, STATELESS, SESSION_IDLE, MAX_SESSIONS, TOKEN_FILE, OAUTH_ISSUER, OAUTH_JWKS, ORIGINS, TLS_CERT, TLS_KEY,
+  HTTP,
+  PUBLIC_URL,
+  STATELESS,
+  SESSION_IDLE,
+  MAX_SESSIONS,
+  TOKEN_FILE,
+  OAUTH_ISSUER,
+  OAUTH_JWKS,
+  ORIGINS,
+  TLS_CERT,
+  TLS_KEY,
 ];
 
 /** The HTTP part of --help. */
@@ -112,7 +122,10 @@ function parseUrl(given: Given, what: string): URL {
 }
 
 function parseOrigins(given: Given): string[] {
-  const origins = given.value.split(",").map((o) => o.trim()).filter((o) => o !== "");
+  const origins = given.value
+    .split(",")
+    .map((o) => o.trim())
+    .filter((o) => o !== "");
   for (const origin of origins) {
     let parsed: string | undefined;
     try {

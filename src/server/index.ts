@@ -14,7 +14,6 @@ import { instructions, listedTool, toolsFor } from "../tools/index.js";
 import { VERSION } from "./config.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
-
 /** serverInfo.name reported at initialize (SPEC §2). */
 export const SERVER_NAME = "bounded-filesystem";
 

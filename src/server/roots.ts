@@ -17,7 +17,7 @@ import { getValidRootDirectories } from "../roots-utils.js";
 export type RootsMode = "replace" | "narrow" | "fixed";
 
 /** What a request handler can use to ask the client something on its own stream. */
-export interface AskClient {
+interface AskClient {
   sendRequest(request: ListRootsRequest, schema: typeof ListRootsResultSchema, options?: { timeout?: number }): Promise<{ roots: { uri: string }[] }>;
 }
 

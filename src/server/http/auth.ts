@@ -60,17 +60,25 @@ export class Authenticator {
       const scopes = grant.readOnly ? [SCOPE_READ] : [SCOPE_READ, SCOPE_WRITE];
       return { auth: { token: "", clientId: `token-file line ${grant.line}`, scopes }, principal: `token:${grant.line}` };
     }
-    if (!this.jwt || token.split(".").length !== 3) return { status: 401, error: "invalid_token", description: "The token is not valid for this server" };
+    if (!this.jwt || token.split(".").length !== 3)
+      return { status: 401, error: "invalid_token", description: "The token is not valid for this server" };
     try {
       const jwt = await this.jwt.verify(token);
       if (!jwt.scopes.includes(SCOPE_READ) && !jwt.scopes.includes(SCOPE_WRITE)) {
-        return { status: 403, error: "insufficient_scope", scope: SCOPE_READ, description: `The access token grants neither ${SCOPE_READ} nor ${SCOPE_WRITE}` };
+        return {
+          status: 403,
+          error: "insufficient_scope",
+          scope: SCOPE_READ,
+          description: `The access token grants neither ${SCOPE_READ} nor ${SCOPE_WRITE}`,
+        };
       }
       const auth: AuthInfo = { token: "", clientId: jwt.clientId, scopes: [...jwt.scopes], expiresAt: jwt.expiresAt };
       return { auth, principal: `jwt:${jwt.subject}:${jwt.clientId}` };
     } catch (error) {
       if (!(error instanceof TokenRejected)) throw error;
-      return error.unavailable ? { status: 503, description: error.description } : { status: 401, error: "invalid_token", description: error.description };
+      return error.unavailable
+        ? { status: 503, description: error.description }
+        : { status: 401, error: "invalid_token", description: error.description };
     }
   }
 

@@ -14,7 +14,7 @@ import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.
 export const currentExchange = new AsyncLocalStorage<Exchange>();
 
 /** The bytes the SDK's transport enqueues for one message: its SSE frame (webStandardStreamableHttp.js writeSSEEvent). */
-export function sseBytes(message: JSONRPCMessage): number {
+function sseBytes(message: JSONRPCMessage): number {
   return Buffer.byteLength(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
 }
 

@@ -7,7 +7,7 @@
 import { isLoopback, isWildcard } from "../http-settings.js";
 
 /** How Host names are compared: the hostname only (a proxy may change the port), lower case, IPv6 in brackets. */
-export function hostnameOf(hostHeader: string): string | undefined {
+function hostnameOf(hostHeader: string): string | undefined {
   try {
     return new URL(`http://${hostHeader}`).hostname.toLowerCase();
   } catch {

@@ -20,9 +20,6 @@ import { discoverJwksUrl, jwtVerifier, metadataUrl, protectedResourceMetadata } 
 import { Sessions, type SessionStats } from "./sessions.js";
 import { parseTokenFile, TokenFileError, type StaticTokens } from "./tokens.js";
 
-export type { SessionStats } from "./sessions.js";
-export { PROGRESS_HOLD_BYTES } from "./session-transport.js";
-
 /** What the HTTP server serves: the settings, and what buildServer needs. */
 export interface HttpServerOptions {
   readonly settings: HttpSettings;
@@ -122,12 +119,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     hosts: allowedHostnames(settings.host, publicUrl, localAddresses()),
     allowedOrigins: settings.allowedOrigins,
     ownOrigins: [...new Set([new URL(url).origin, new URL(publicUrl).origin, `${scheme}://localhost:${port}`, `${scheme}://127.0.0.1:${port}`])],
-    ...(metadata !== undefined && issuer !== undefined && {
-      metadata: {
-        paths: new Set([new URL(metadata).pathname, "/.well-known/oauth-protected-resource", `/.well-known/oauth-protected-resource${MCP_PATH}`]),
-        document: protectedResourceMetadata(publicUrl, issuer),
-      },
-    }),
+    ...(metadata !== undefined &&
+      issuer !== undefined && {
+        metadata: {
+          paths: new Set([new URL(metadata).pathname, "/.well-known/oauth-protected-resource", `/.well-known/oauth-protected-resource${MCP_PATH}`]),
+          document: protectedResourceMetadata(publicUrl, issuer),
+        },
+      }),
     log,
   });
   server.on("request", listen);

@@ -18,15 +18,15 @@ export const SCOPE_WRITE = "fs:write";
  * Asymmetric algorithms only: a symmetric one (HS*) would let anyone holding the public JWKS
  * forge tokens, and `none` is no signature at all.
  */
-export const ALLOWED_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
+const ALLOWED_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
 
 /** Seconds of clock difference tolerated between the issuer and this machine for `exp` and `nbf`. */
-export const CLOCK_TOLERANCE_S = 30;
+const CLOCK_TOLERANCE_S = 30;
 
 const DISCOVERY_TIMEOUT_MS = 10_000;
 
 /** What a valid access token says: who, through which client, with which scopes, until when. */
-export interface JwtGrant {
+interface JwtGrant {
   readonly subject: string;
   readonly clientId: string;
   readonly scopes: readonly string[];

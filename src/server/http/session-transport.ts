@@ -22,7 +22,7 @@ import { currentExchange, Exchange } from "./exchange.js";
 import type { Lane } from "./lane.js";
 
 /** A response holding more than this (bytes not taken by the client) gets no further progress notifications. */
-export const PROGRESS_HOLD_BYTES = 256 * 1024;
+const PROGRESS_HOLD_BYTES = 256 * 1024;
 
 interface Received {
   readonly message: JSONRPCMessage;
@@ -62,8 +62,14 @@ export class SessionTransport implements Transport {
     options: { sessionIdGenerator?: () => string; onsessioninitialized?: (id: string) => void; onsessionclosed?: (id: string) => void },
   ) {
     this.inner = new StreamableHTTPServerTransport({ ...options, maxRequestBodySize: MAX_REQUEST_LINE_BYTES });
-    this.flow = new RequestFlow<Received>(({ message, extra }) => this.onmessage?.(message, extra), () => lane.unsent());
-    this.detach.push(lane.onDrain(this.flow.pump), lane.closeWhile(() => this.flow.full));
+    this.flow = new RequestFlow<Received>(
+      ({ message, extra }) => this.onmessage?.(message, extra),
+      () => lane.unsent(),
+    );
+    this.detach.push(
+      lane.onDrain(this.flow.pump),
+      lane.closeWhile(() => this.flow.full),
+    );
   }
 
   /** The session id, once initialize was answered (stateful mode). */
@@ -74,7 +80,14 @@ export class SessionTransport implements Transport {
   /** Requests and output of this transport now. */
   stats(): TrafficStats {
     const { lane, flow } = this;
-    return { inFlight: flow.inFlight, queued: flow.queued, unsent: lane.unsent(), largestHeld: lane.largestHeld(), responses: lane.exchanges.size, droppedProgress: this.droppedProgress };
+    return {
+      inFlight: flow.inFlight,
+      queued: flow.queued,
+      unsent: lane.unsent(),
+      largestHeld: lane.largestHeld(),
+      responses: lane.exchanges.size,
+      droppedProgress: this.droppedProgress,
+    };
   }
 
   /** Starts the SDK transport with this one between it and the protocol. */
@@ -91,7 +104,11 @@ export class SessionTransport implements Transport {
 
   /** Serves one HTTP request of this session, `auth` passed on to the handlers (without the token). */
   async handle(req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
-    const exchange = new Exchange(res, () => this.lane.drained(), (early) => this.ended(exchange, early));
+    const exchange = new Exchange(
+      res,
+      () => this.lane.drained(),
+      (early) => this.ended(exchange, early),
+    );
     this.lane.exchanges.add(exchange);
     if (req.method === "GET") this.standalone = exchange;
     if (req.method === "POST") await this.lane.room();
@@ -124,7 +141,9 @@ export class SessionTransport implements Transport {
   /** Answers every call still running with an error saying `why`, so no client waits for an answer that cannot come. */
   async abandon(why: string): Promise<void> {
     const ids = this.flow.runningIds();
-    await Promise.all(ids.map((id) => this.send({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: why } }).catch(() => undefined)));
+    await Promise.all(
+      ids.map((id) => this.send({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: why } }).catch(() => undefined)),
+    );
   }
 
   private receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
@@ -166,7 +185,11 @@ export class SessionTransport implements Transport {
       this.flow.forget(id);
       // The client went away before the answer: stop the work, as its cancel would have.
       if (early && wasRunning) {
-        this.onmessage?.({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason: "The client closed the connection" } });
+        this.onmessage?.({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: id, reason: "The client closed the connection" },
+        });
       }
     }
     this.lane.drained();

@@ -122,7 +122,8 @@ export class Sessions {
   }
 
   private async serveStateless(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
-    if (req.method !== "POST") return refuse(res, 405, "Method Not Allowed: this server is stateless; send each request as a POST", { Allow: "POST" });
+    if (req.method !== "POST")
+      return refuse(res, 405, "Method Not Allowed: this server is stateless; send each request as a POST", { Allow: "POST" });
     if (this.stateless.size >= this.options.maxSessions) {
       return refuse(res, 503, `Too many requests at once: ${this.options.maxSessions} are being served (--max-sessions)`, { "Retry-After": "1" });
     }

@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 
 /** Shortest token accepted, in characters. */
-export const MIN_TOKEN_LENGTH = 32;
+const MIN_TOKEN_LENGTH = 32;
 
 /** What a matching token grants: who it is (its line in the file) and whether it is read-only. */
 export interface StaticGrant {

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench`: SPEC §6, §11 and §12 figures for this build. Generates (or reuses)
+ * `npm run bench`: SPEC §6, §11, §12 and §17 figures for this build. Generates (or reuses)
  * deterministic fixtures, drives dist/index.js over stdio with the SDK client,
  * one fresh server per scenario, and prints one table. Exits 0 even when a
  * target is missed; such rows say FAIL.
@@ -14,6 +14,7 @@ import path from "node:path";
 import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
+import { httpLoadScenario } from "./http-load.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
@@ -94,6 +95,7 @@ async function main() {
       runs,
     )),
   ]);
+  await step("50 HTTP sessions at once", () => httpLoadScenario({ sessions: 50, seconds: quick ? 10 : 20, log }));
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const fixtures =

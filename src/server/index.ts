@@ -5,12 +5,12 @@
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { Sandbox } from "../sandbox/index.js";
-import { instructions, listedTool, toolsFor } from "../tools/index.js";
+import { instructions, listedTool, type ToolDefinition, toolsFor } from "../tools/index.js";
 import { VERSION } from "./config.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
@@ -49,6 +49,32 @@ function describeIssues(tool: string, error: z.ZodError, args: unknown): string 
   return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
 }
 
+interface Catalog {
+  readonly tools: ReadonlyMap<string, { tool: ToolDefinition; schema: z.ZodObject }>;
+  readonly listed: readonly Tool[];
+  readonly listedReading: readonly Tool[];
+  readonly instructions: string;
+}
+
+// Every HTTP session builds a server with the same limits: its schemas and listings are made once.
+const catalogs = new WeakMap<Limits, Map<boolean, Catalog>>();
+
+function catalogFor(limits: Limits, readOnly: boolean): Catalog {
+  const byMode = catalogs.get(limits) ?? catalogs.set(limits, new Map()).get(limits)!;
+  const known = byMode.get(readOnly);
+  if (known) return known;
+  const active = toolsFor(readOnly);
+  const listed = active.map((tool) => listedTool(tool, limits));
+  const catalog: Catalog = {
+    tools: new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }])),
+    listed,
+    listedReading: listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true),
+    instructions: instructions(limits),
+  };
+  byMode.set(readOnly, catalog);
+  return catalog;
+}
+
 /** Creates the server; connect it to a transport to serve. */
 export function buildServer(options: ServerOptions): Server {
   const { limits } = options;
@@ -56,16 +82,13 @@ export function buildServer(options: ServerOptions): Server {
   const max = limits.maxResultChars;
   const cache = options.cache ?? new CheckpointCache();
   const mayWrite = options.mayWrite ?? (() => true);
-  const active = toolsFor(options.readOnly ?? false);
-  const tools = new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }]));
-  const listed = active.map((tool) => listedTool(tool, limits));
-  const listedReading = listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true);
+  const { tools, listed, listedReading, instructions: shared } = catalogFor(limits, options.readOnly ?? false);
 
-  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: instructions(limits) });
+  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: shared });
   const roots = followRoots(server, options.roots ?? "replace", options.directories, log);
 
   server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
-    tools: mayWrite(extra.authInfo) ? listed : listedReading,
+    tools: [...(mayWrite(extra.authInfo) ? listed : listedReading)],
   }));
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

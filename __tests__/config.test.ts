@@ -54,15 +54,12 @@ describe("parseCommand", () => {
     expect(VERSION).toBe(pkg.version);
   });
 
-  it.each(["0", "-1", "1.5", "abc", "", "1e3", " 5", "99999999999999999999"])(
-    "rejects %j for a flag, naming flag and value",
-    (value) => {
-      const message = usageError([`--max-result-chars=${value}`, "/a"]);
-      expect(message).toContain("--max-result-chars");
-      expect(message).toContain(JSON.stringify(value));
-      expect(message).not.toContain("\n");
-    },
-  );
+  it.each(["0", "-1", "1.5", "abc", "", "1e3", " 5", "99999999999999999999"])("rejects %j for a flag, naming flag and value", (value) => {
+    const message = usageError([`--max-result-chars=${value}`, "/a"]);
+    expect(message).toContain("--max-result-chars");
+    expect(message).toContain(JSON.stringify(value));
+    expect(message).not.toContain("\n");
+  });
 
   it.each(["0", "-1", "1.5", "abc", ""])("rejects %j in the environment, naming the variable", (value) => {
     const message = usageError(["/a"], { BOUNDED_FS_MAX_MEDIA_BYTES: value });

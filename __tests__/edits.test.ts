@@ -98,15 +98,11 @@ describe("applyEdits whitespace-tolerant match", () => {
 
   it("equals the naive scan for sequences of edits", () => {
     fc.assert(
-      fc.property(
-        lines(30),
-        fc.array(fc.tuple(lines(3), lines(3)), { minLength: 1, maxLength: 4 }),
-        (fileLines, pairs) => {
-          const content = fileLines.join("\n");
-          const edits = pairs.map(([o, n]) => ({ oldText: o.map((l) => l.trim()).join("\n"), newText: n.join("\n") }));
-          expect(outcome(() => applyEdits(content, edits))).toEqual(outcome(() => referenceApplyEdits(content, edits)));
-        },
-      ),
+      fc.property(lines(30), fc.array(fc.tuple(lines(3), lines(3)), { minLength: 1, maxLength: 4 }), (fileLines, pairs) => {
+        const content = fileLines.join("\n");
+        const edits = pairs.map(([o, n]) => ({ oldText: o.map((l) => l.trim()).join("\n"), newText: n.join("\n") }));
+        expect(outcome(() => applyEdits(content, edits))).toEqual(outcome(() => referenceApplyEdits(content, edits)));
+      }),
       { numRuns: 500 },
     );
   });
@@ -145,9 +141,7 @@ describe("applyEdits whitespace-tolerant match", () => {
       ["a\n a\n a", "a\nb"],
       ["", "x\r\ny"],
     ] as const) {
-      expect(() => applyEdits(content, [{ oldText, newText: "" }])).toThrowError(
-        new Error(`Could not find exact match for edit:\n${oldText}`),
-      );
+      expect(() => applyEdits(content, [{ oldText, newText: "" }])).toThrowError(new Error(`Could not find exact match for edit:\n${oldText}`));
     }
   });
 
@@ -249,7 +243,9 @@ describe("createUnifiedDiff", () => {
     const a = randomLines(5_000, "a", 4).join("\n") + "\n";
     const b = randomLines(5_000, "b", 5).join("\n");
     const patch = createUnifiedDiff(a, b, "big.txt");
-    expect(patch.startsWith("Index: big.txt\n" + "=".repeat(67) + "\n--- big.txt\toriginal\n+++ big.txt\tmodified\n@@ -1,5000 +1,5000 @@\n")).toBe(true);
+    expect(patch.startsWith("Index: big.txt\n" + "=".repeat(67) + "\n--- big.txt\toriginal\n+++ big.txt\tmodified\n@@ -1,5000 +1,5000 @@\n")).toBe(
+      true,
+    );
     expect(patch.endsWith("\n\\ No newline at end of file\n")).toBe(true);
     expect(applyPatch(a, patch)).toBe(b);
   });

@@ -59,7 +59,10 @@ describe("resolveFromInside", () => {
 
   it("follows links inside with real-path semantics for ..", async () => {
     expect(await resolveFromInside(path.join(root, "chain"), [root])).toMatchObject({ kind: "found", real: path.join(root, "sub", "f.txt") });
-    expect(await resolveFromInside(path.join(root, "to-sub", "new.txt"), [root])).toEqual({ kind: "missing", path: path.join(root, "sub", "new.txt") });
+    expect(await resolveFromInside(path.join(root, "to-sub", "new.txt"), [root])).toEqual({
+      kind: "missing",
+      path: path.join(root, "sub", "new.txt"),
+    });
     expect(await resolveFromInside(path.join(root, "sub", "no", "new.txt"), [root])).toEqual({ kind: "noParent" });
     expect(await resolveFromInside(path.join(root, "sub", "f.txt", "x"), [root])).toEqual({ kind: "notDir" });
     expect(await resolveFromInside(path.join(root, "loop"), [root])).toEqual({ kind: "loop" });

@@ -75,7 +75,14 @@ async function openRaw(args: readonly string[]): Promise<Raw> {
       if (child.exitCode === null) await new Promise((resolve) => child.on("exit", resolve));
     },
   };
-  raw.send(JSON.stringify({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }));
+  raw.send(
+    JSON.stringify({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  );
   await raw.next((r) => r.id === "init");
   raw.send(JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }));
   return raw;
@@ -84,7 +91,7 @@ async function openRaw(args: readonly string[]): Promise<Raw> {
 const byId = (id: string | number) => (reply: Reply) => reply.id === id;
 const toolCall = (id: number, name: string, args: Record<string, unknown>) =>
   JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
-const toolText = (reply: Reply): string => ((reply.result?.content as { text: string }[] | undefined)?.[0]?.text ?? "");
+const toolText = (reply: Reply): string => (reply.result?.content as { text: string }[] | undefined)?.[0]?.text ?? "";
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -197,7 +204,9 @@ describe("every request is answered (SPEC §13)", () => {
     raw.send(`{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"write_file","arguments":{"path":"a","content":${deep}}}}`);
     const reply = await raw.next(byId(41));
     expect(reply.result?.isError).toBe(true);
-    expect(toolText(reply)).toMatch(new RegExp(`nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep \\(the limit is ${MAX_MESSAGE_DEPTH}\\)`));
+    expect(toolText(reply)).toMatch(
+      new RegExp(`nests arrays and objects more than ${MAX_MESSAGE_DEPTH} levels deep \\(the limit is ${MAX_MESSAGE_DEPTH}\\)`),
+    );
     // A deep notification has no id to answer; it must not disturb the session either.
     raw.send(`{"jsonrpc":"2.0","method":"notifications/x","params":{"a":${deep}}}`);
     const tooDeep = MAX_MESSAGE_DEPTH + 1;

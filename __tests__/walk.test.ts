@@ -169,9 +169,7 @@ describeEachStrategy("searchInto", () => {
     });
     {
       const lines = (await search("**/*.txt")).split("\n").sort();
-      expect(lines).toEqual(
-        ["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort(),
-      );
+      expect(lines).toEqual(["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort());
       setAllowedDirectories([root]);
       const fromLib = await searchFilesWithValidation(root, "**/*.txt", [root], {});
       expect(fromLib.sort()).toEqual(lines);

@@ -56,13 +56,7 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
 }
 
 /** Byte position just after the `lines`-th newline from the end, or 0; reads backwards one chunk at a time. */
-async function tailStart(
-  handle: FileHandle,
-  size: number,
-  lines: number,
-  opts: ReadOptions,
-  report: (bytesDone: number) => void,
-): Promise<number> {
+async function tailStart(handle: FileHandle, size: number, lines: number, opts: ReadOptions, report: (bytesDone: number) => void): Promise<number> {
   const chunkSize = chunkSizeOf(opts);
   const buffer = Buffer.allocUnsafe(chunkSize);
   let found = 0;

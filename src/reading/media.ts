@@ -29,7 +29,6 @@ export function mimeTypeFor(filePath: string): string {
   return MIME_TYPES[path.extname(filePath).toLowerCase()] ?? "application/octet-stream";
 }
 
-
 const CHUNK = 256 * 1024;
 
 /** The refusal of a file over the media limit; `what` says how it is over. */

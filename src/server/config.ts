@@ -15,7 +15,6 @@ const MANIFEST = new URL("../../package.json", import.meta.url);
 /** The package version reported by --version and serverInfo: package.json's, so it is written once. */
 export const VERSION: string = (JSON.parse(readFileSync(MANIFEST, "utf8")) as { version: string }).version;
 
-
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({
   maxResultChars: 50_000,
@@ -25,9 +24,7 @@ export const DEFAULTS: Limits = Object.freeze({
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
   // readOnly (SPEC §14) is absent when off.
-  | { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true }
-  | { kind: "help" }
-  | { kind: "version" };
+  { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true } | { kind: "help" } | { kind: "version" };
 
 /** A bad command line or environment; the process exits with status 2. */
 export class UsageError extends Error {

@@ -6,13 +6,7 @@
  * method's schema with -32603 and a dump of the validation issues; here both
  * get -32602 (or -32700/-32600) naming what was wrong.
  */
-import {
-  ClientRequestSchema,
-  ErrorCode,
-  JSONRPCMessageSchema,
-  RequestSchema,
-  type JSONRPCMessage,
-} from "@modelcontextprotocol/sdk/types.js";
+import { ClientRequestSchema, ErrorCode, JSONRPCMessageSchema, RequestSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { ZodError } from "zod";
 import type { ScannedHead } from "./line-scan.js";
 
@@ -81,7 +75,10 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
 }
 
 function invalidRequest(reason: string): Verdict {
-  return { kind: "reply", reply: { jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${reason}` } } as JSONRPCMessage };
+  return {
+    kind: "reply",
+    reply: { jsonrpc: "2.0", error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: ${reason}` } } as JSONRPCMessage,
+  };
 }
 
 function validId(id: unknown): boolean {

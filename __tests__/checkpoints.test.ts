@@ -318,7 +318,7 @@ describe("cache identity and shared cold passes (SPEC §13)", () => {
       Promise.all(Array.from({ length: 50 }, (_, i) => readWindow(h, p, i * 1000, 20, cache, { chunkSize: 16 * 1024 }))),
     );
     expect(cache.coldPasses).toBe(1);
-    windows.forEach((w, i) => expect(w).toEqual(refWindow(body, i * 1000, 20)));
+    for (const [i, w] of windows.entries()) expect(w).toEqual(refWindow(body, i * 1000, 20));
     await withHandle(p, (h) => countChars(h, p, cache));
     expect(cache.coldPasses).toBe(1);
   });

@@ -231,7 +231,7 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     const file = path.join(root, "engine-cancel.txt");
     await writeFile(file, "same\n");
     const controller = new AbortController();
-    const cancelled = rewriteFile(file, [root], { dryRun: false, signal: controller.signal }, async (source, sink) => {
+    const cancelled = rewriteFile(file, [root], { dryRun: false, signal: controller.signal }, async (_source, sink) => {
       await sink!.write("changed\n");
       controller.abort();
     });

@@ -269,7 +269,7 @@ describe("streamEdit: endings, encoding, limits", () => {
   });
 
   it("a later edit may match text an earlier edit inserted, across block boundaries", async () => {
-    const raw = Buffer.from("x".repeat(5000) + "\nneedle\n" + "y".repeat(5000));
+    const raw = Buffer.from(`${"x".repeat(5000)}\nneedle\n${"y".repeat(5000)}`);
     const edits = [
       { oldText: "needle", newText: "hay😀stack" },
       { oldText: "x\nhay😀", newText: "[joined]" },
@@ -318,7 +318,7 @@ describe("streamEdit: endings, encoding, limits", () => {
 
   it("a change too large for the exact diff gets the same coarse hunk as the reference", async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `old ${i}`);
-    const raw = Buffer.from(lines.join("\n") + "\n");
+    const raw = Buffer.from(`${lines.join("\n")}\n`);
     const oldText = lines.slice(200, 1500).join("\n");
     const newText = Array.from({ length: 1300 }, (_, i) => `new ${i}`).join("\n");
     const got = await run(raw, [{ oldText, newText }]);
@@ -346,7 +346,7 @@ describe("streamEdit: endings, encoding, limits", () => {
 
   it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
     const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
-    const raw = Buffer.from(lines.join("\n") + "\n");
+    const raw = Buffer.from(`${lines.join("\n")}\n`);
     const edits = Array.from({ length: 200 }, (_, k) => ({
       oldText: `line ${k * 20} with some text\n  line ${k * 20 + 1} with some text`,
       newText: `changed ${k}`,

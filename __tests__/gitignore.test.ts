@@ -364,7 +364,7 @@ function specArb(levels: number): fc.Arbitrary<Spec> {
     )
     .map(([names, isDir, rules, subs]) => {
       const spec: Spec = {};
-      names.forEach((name, i) => (spec[name] = isDir[i] ? subs[i]! : ""));
+      for (const [i, name] of names.entries()) spec[name] = isDir[i] ? subs[i]! : "";
       if (rules) spec[".gitignore"] = `${rules.join("\n")}\n`;
       return spec;
     });

@@ -13,7 +13,7 @@ const memoryReader =
   (buf, offset, length, position) =>
     bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
 
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 interface RefLine {
   lineNo: number;
@@ -24,7 +24,7 @@ interface RefLine {
 
 function referenceLines(bytes: Buffer, spec: QuerySpec): RefLine[] {
   const parts = bytes.toString("utf8").split("\n");
-  const re = new RegExp(spec.regex ? spec.query : escape(spec.query), spec.caseSensitive ? "" : "i");
+  const re = new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "" : "i");
   return parts.flatMap((raw, i) => {
     const last = i === parts.length - 1;
     if (last && raw === "") return [];

@@ -19,10 +19,10 @@ afterAll(async () => {
   await fs.rm(root, { recursive: true, force: true });
 });
 
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 function referenceMatches(file: string, text: string, spec: QuerySpec): string[] {
-  const re = new RegExp(spec.regex ? spec.query : escape(spec.query), spec.caseSensitive ? "" : "i");
+  const re = new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "" : "i");
   const parts = text.split("\n");
   return parts.flatMap((raw, i) => {
     const last = i === parts.length - 1;

@@ -151,7 +151,7 @@ describe("npm pack", () => {
     expect(tarball.size).toBeLessThan(MAX_TARBALL_BYTES);
     // A dist file without a source is stale output of a deleted module (or a test), not part of the product.
     for (const name of names.filter((n) => n.endsWith(".js"))) {
-      await expect(access(path.join(ROOT, "src", name.slice("dist/".length, -".js".length) + ".ts"))).resolves.toBeUndefined();
+      await expect(access(path.join(ROOT, "src", `${name.slice("dist/".length, -".js".length)}.ts`))).resolves.toBeUndefined();
     }
     for (const map of names.filter((n) => n.endsWith(".map"))) expect(names).toContain(map.slice(0, -".map".length));
   });

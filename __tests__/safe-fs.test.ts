@@ -295,13 +295,25 @@ describeEachStrategy("race-safe file operations", () => {
     const destinations: [string, (p: string) => Promise<unknown>][] = [
       ["file", (p) => fs.writeFile(p, "precious")],
       ["empty directory", (p) => fs.mkdir(p)],
-      ["directory", async (p) => (await fs.mkdir(p), fs.writeFile(path.join(p, "x"), "precious"))],
+      [
+        "directory",
+        async (p) => {
+          await fs.mkdir(p);
+          await fs.writeFile(path.join(p, "x"), "precious");
+        },
+      ],
       ["dangling symlink", (p) => fs.symlink("nowhere", p)],
     ];
     describe.each(destinations)("refuses an existing %s destination", (_kind, makeDestination) => {
       it.each([
         ["file", (p: string) => fs.writeFile(p, "source")],
-        ["directory", async (p: string) => (await fs.mkdir(p), fs.writeFile(path.join(p, "s"), "source"))],
+        [
+          "directory",
+          async (p: string) => {
+            await fs.mkdir(p);
+            await fs.writeFile(path.join(p, "s"), "source");
+          },
+        ],
       ])("when moving a %s", async (_s, makeSource) => {
         await makeSource(inAllowed("src"));
         await makeDestination(inAllowed("dst"));

@@ -61,9 +61,7 @@ export async function searchReference(root: string, pattern: string, excludePatt
         if (excludePatterns.some((p) => minimatch(rel, p, { dot: true }))) continue;
         if (minimatch(rel, pattern, { dot: true })) results.push(full);
         if (entry.isDirectory()) await search(full);
-      } catch {
-        continue;
-      }
+      } catch {}
     }
   }
   await search(root);

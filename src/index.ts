@@ -4,7 +4,7 @@
  * server → serve on stdio. Exit codes: 0 help/version, 1 no usable
  * directory, 2 bad command line or environment.
  */
-import { parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
+import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
 import { buildServer } from "./server/index.js";
 import { resolveStartupDirectories } from "./server/startup.js";
 import { BoundedStdioTransport } from "./server/stdio-transport.js";
@@ -14,7 +14,7 @@ No directories were given: the server will use the MCP roots the client provides
 At least one directory must come from the arguments or from the client's roots.`;
 
 async function main(): Promise<number | undefined> {
-  let command;
+  let command: Command;
   try {
     command = parseCommand(process.argv.slice(2), process.env);
   } catch (error) {

@@ -27,8 +27,8 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
     const held = heldNewline ? 1 : 0;
     heldNewline = false;
     done = true;
-    if (typeof before === "number") return sink.appendCount(held + before);
-    sink.append(held === 1 ? `\n${before}` : before);
+    if (typeof before === "number") sink.appendCount(held + before);
+    else sink.append(held === 1 ? `\n${before}` : before);
   };
   const consumer: TextConsumer = {
     wants: () => !done && !sink.full,

@@ -8,7 +8,7 @@ import type { Limits } from "../bounded.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
 /** The npm package and bin name, used in messages. */
-export const PACKAGE_NAME = "bounded-filesystem-mcp";
+const PACKAGE_NAME = "bounded-filesystem-mcp";
 // The one read this module makes, once at load: package.json is two levels up from both
 // src/server/ and dist/server/, and npm, npx and bunx install it beside dist/.
 const MANIFEST = new URL("../../package.json", import.meta.url);

@@ -19,7 +19,7 @@ import { instructions, listedTool, toolsFor } from "../tools/index.js";
 import { VERSION } from "./config.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
-export const SERVER_NAME = "bounded-filesystem";
+const SERVER_NAME = "bounded-filesystem";
 
 /** What buildServer needs: the limits, the startup directories and where diagnostics go. */
 export interface ServerOptions {

@@ -9,7 +9,7 @@ import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
-export function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {
+function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {
   const matchers = excludePatterns.flatMap((p) =>
     (p.includes("*") ? [p] : [p, `**/${p}`, `**/${p}/**`]).map((glob) => new Minimatch(glob, { dot: true })),
   );

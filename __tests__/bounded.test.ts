@@ -102,17 +102,13 @@ describe("cutIndex and capText", () => {
 describe("TextSink", () => {
   it("renders like capText of the joined text, however it was chunked (property)", () => {
     fc.assert(
-      fc.property(
-        fc.array(fc.string({ unit: "grapheme", maxLength: 12 }), { maxLength: 12 }),
-        fc.integer({ min: 1, max: 40 }),
-        (pieces, max) => {
-          const sink = new TextSink(max);
-          for (const piece of pieces) sink.append(piece);
-          const joined = pieces.join("");
-          expect(sink.total).toBe(joined.length);
-          expect(sink.render("x")).toBe(capText(joined, max, "x"));
-        },
-      ),
+      fc.property(fc.array(fc.string({ unit: "grapheme", maxLength: 12 }), { maxLength: 12 }), fc.integer({ min: 1, max: 40 }), (pieces, max) => {
+        const sink = new TextSink(max);
+        for (const piece of pieces) sink.append(piece);
+        const joined = pieces.join("");
+        expect(sink.total).toBe(joined.length);
+        expect(sink.render("x")).toBe(capText(joined, max, "x"));
+      }),
     );
   });
 

@@ -123,7 +123,9 @@ describe("non-pageable results", () => {
 
   it("edit_file's diff is capped and the edit still applied", async () => {
     await writeFile(p("edit.txt"), "a\n".repeat(300));
-    const capped = textOf(await call(small.client, "edit_file", { path: p("edit.txt"), edits: [{ oldText: "a\n".repeat(300), newText: "b\n".repeat(300) }] }));
+    const capped = textOf(
+      await call(small.client, "edit_file", { path: p("edit.txt"), edits: [{ oldText: "a\n".repeat(300), newText: "b\n".repeat(300) }] }),
+    );
     const { notice } = split(capped);
     expect(notice).toMatch(/To see the rest, the edit was still applied unless dryRun was set; read the file with read_text_file to see it\.\]$/);
     expect(await readFile(p("edit.txt"), "utf8")).toBe("b\n".repeat(300));
@@ -176,9 +178,7 @@ describe("media limit", () => {
       expect(ok.content[0]).toMatchObject({ type: "image", mimeType: "image/png", data: Buffer.alloc(1000, 1).toString("base64") });
       const refused = await call(server.client, "read_media_file", { path: p("over.png") });
       expect(refused.isError).toBe(true);
-      expect(textOf(refused)).toBe(
-        `File too large for read_media_file: ${p("over.png")} is 1,001 bytes; the limit is 1,000 bytes.`,
-      );
+      expect(textOf(refused)).toBe(`File too large for read_media_file: ${p("over.png")} is 1,001 bytes; the limit is 1,000 bytes.`);
     } finally {
       await server.close();
     }
@@ -200,7 +200,9 @@ describe("media limit", () => {
     try {
       const result = await call(server.client, "read_media_file", { path: "/proc/self/status" });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatch(/^File too large for read_media_file: \/proc\/\d+\/status grew past 16 bytes while being read; the limit is 16 bytes\.$/);
+      expect(textOf(result)).toMatch(
+        /^File too large for read_media_file: \/proc\/\d+\/status grew past 16 bytes while being read; the limit is 16 bytes\.$/,
+      );
     } finally {
       await server.close();
     }

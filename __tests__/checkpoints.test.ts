@@ -318,7 +318,7 @@ describe("cache identity and shared cold passes (SPEC §13)", () => {
       Promise.all(Array.from({ length: 50 }, (_, i) => readWindow(h, p, i * 1000, 20, cache, { chunkSize: 16 * 1024 }))),
     );
     expect(cache.coldPasses).toBe(1);
-    windows.forEach((w, i) => expect(w).toEqual(refWindow(body, i * 1000, 20)));
+    for (const [i, w] of windows.entries()) expect(w).toEqual(refWindow(body, i * 1000, 20));
     await withHandle(p, (h) => countChars(h, p, cache));
     expect(cache.coldPasses).toBe(1);
   });
@@ -343,9 +343,7 @@ describe("cache identity and shared cold passes (SPEC §13)", () => {
           return h.read(...args);
         },
       } as unknown as FileHandle;
-      const first = await Promise.allSettled([
-        readWindow(startingSecondOnRead, p, 0, 5, cache, { chunkSize: 4096, signal: controller.signal }),
-      ]);
+      const first = await Promise.allSettled([readWindow(startingSecondOnRead, p, 0, 5, cache, { chunkSize: 4096, signal: controller.signal })]);
       return [...first, ...(await Promise.allSettled([second]))];
     });
     expect(results[0]?.status).toBe("rejected");
@@ -358,7 +356,13 @@ describe("cache identity and shared cold passes (SPEC §13)", () => {
 describe("FileCheckpoints by line", () => {
   it("finds the last checkpoint with fewer line feeds before it than asked", () => {
     const cp = new FileCheckpoints({ dev: 1n, ino: 2n, size: 3n, mtimeNs: 4n, ctimeNs: 5n }, 10, 100);
-    for (const [byte, line] of [[10, 0], [20, 3], [30, 3], [40, 7]] as const) cp.add({ byte, char: byte, line });
+    for (const [byte, line] of [
+      [10, 0],
+      [20, 3],
+      [30, 3],
+      [40, 7],
+    ] as const)
+      cp.add({ byte, char: byte, line });
     expect(cp.beforeLine(0)).toEqual({ byte: 0, char: 0, line: 0 });
     expect(cp.beforeLine(1)).toEqual({ byte: 10, char: 10, line: 0 });
     expect(cp.beforeLine(3)).toEqual({ byte: 10, char: 10, line: 0 });

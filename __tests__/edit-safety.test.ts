@@ -94,10 +94,7 @@ describe("edit_file and move_file on one file in one server", () => {
       const from = path.join(root, `moving-${round}.txt`);
       const to = path.join(root, `moved-${round}.txt`);
       await writeFile(from, "one\n");
-      const [e, m] = await Promise.all([
-        edit(s, from, "one", "1"),
-        call(s.client, "move_file", { source: from, destination: to }),
-      ]);
+      const [e, m] = await Promise.all([edit(s, from, "one", "1"), call(s.client, "move_file", { source: from, destination: to })]);
       expect(m.isError, textOf(m)).toBeFalsy();
       await expect(stat(from)).rejects.toThrow(/ENOENT/);
       expect(await readFile(to, "utf8")).toBe(e.isError ? "one\n" : "1\n");
@@ -164,9 +161,7 @@ describe("another writer's replace around the swap (in-process, deterministic)",
         })();
       }, 20);
     };
-    await expect(editFileSafely(file, [{ oldText: "two", newText: "2" }], false, [root])).rejects.toThrow(
-      /^File changed during edit: .*locked\.txt/,
-    );
+    await expect(editFileSafely(file, [{ oldText: "two", newText: "2" }], false, [root])).rejects.toThrow(/^File changed during edit: .*locked\.txt/);
     expect(await readFile(file, "utf8")).toBe("theirs\n");
     expect(await leftovers(root)).toEqual([]);
   });
@@ -187,9 +182,7 @@ describe("another writer's replace around the swap (in-process, deterministic)",
     const file = path.join(root, "released.txt");
     await writeFile(file, "one\n");
     await editFileSafely(file, [{ oldText: "one", newText: "1" }], false, [root]);
-    await expect(editFileSafely(file, [{ oldText: "absent", newText: "x" }], false, [root])).rejects.toThrow(
-      "Could not find exact match",
-    );
+    await expect(editFileSafely(file, [{ oldText: "absent", newText: "x" }], false, [root])).rejects.toThrow("Could not find exact match");
     expect(heldLockCount()).toBe(0);
   });
 });
@@ -238,7 +231,7 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     const file = path.join(root, "engine-cancel.txt");
     await writeFile(file, "same\n");
     const controller = new AbortController();
-    const cancelled = rewriteFile(file, [root], { dryRun: false, signal: controller.signal }, async (source, sink) => {
+    const cancelled = rewriteFile(file, [root], { dryRun: false, signal: controller.signal }, async (_source, sink) => {
       await sink!.write("changed\n");
       controller.abort();
     });

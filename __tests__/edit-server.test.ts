@@ -22,11 +22,17 @@ async function tolerantCase(name: string, lines: number): Promise<{ file: string
   const file = path.join(dir, name);
   await writeFile(file, Array.from({ length: lines }, (_, i) => `\tentry_${i} = value ${i}\n`).join(""));
   const step = Math.floor(lines / 200);
-  const edits = Array.from({ length: 200 }, (_, k) => ({ oldText: `  entry_${k * step} = value ${k * step}`, newText: `  entry_${k * step} = changed` }));
+  const edits = Array.from({ length: 200 }, (_, k) => ({
+    oldText: `  entry_${k * step} = value ${k * step}`,
+    newText: `  entry_${k * step} = changed`,
+  }));
   return { file, edits };
 }
 
-const sha = async (file: string): Promise<string> => createHash("sha256").update(await readFile(file)).digest("hex");
+const sha = async (file: string): Promise<string> =>
+  createHash("sha256")
+    .update(await readFile(file))
+    .digest("hex");
 
 beforeAll(async () => {
   ({ dir, remove } = await tempDir("bfs-edit-server-"));
@@ -61,14 +67,19 @@ describe("edit_file through the server", () => {
     const { file, edits } = await tolerantCase("cancel.txt", 500_000);
     const before = await sha(file);
     const controller = new AbortController();
-    const outcome = server.client
-      .callTool({ name: "edit_file", arguments: { path: file, edits } }, undefined, { signal: controller.signal })
-      .then(() => "answered", () => "cancelled");
+    const outcome = server.client.callTool({ name: "edit_file", arguments: { path: file, edits } }, undefined, { signal: controller.signal }).then(
+      () => "answered",
+      () => "cancelled",
+    );
     setImmediate(() => controller.abort());
     expect(await outcome).toBe("cancelled");
     // The next edit of the same file waits for the lock the cancelled one held, so once it is
     // answered the cancelled call has ended: the file is as it was, with this edit only.
-    const next = await call(server.client, "edit_file", { path: file, edits: [{ oldText: "\tentry_1 = value 1\n", newText: "\tentry_1 = one\n" }], dryRun: true });
+    const next = await call(server.client, "edit_file", {
+      path: file,
+      edits: [{ oldText: "\tentry_1 = value 1\n", newText: "\tentry_1 = one\n" }],
+      dryRun: true,
+    });
     expect(next.isError ?? false, textOf(next)).toBe(false);
     expect(await sha(file)).toBe(before);
     expect((await readdir(dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);

@@ -122,21 +122,26 @@ describe("streamEdit equals the in-memory reference", () => {
 
   it("CRLF and mixed files: same text once normalized, same diff", async () => {
     await fc.assert(
-      fc.asyncProperty(textArb(ENDINGS.mixed), fc.array(stepArb, { maxLength: 6 }), fc.integer({ min: 1, max: 40 }), async (text, steps, blockBytes) => {
-        const bytes = Buffer.from(text);
-        const edits = buildEdits(text, steps);
-        const ref = reference(bytes, edits);
-        if ("error" in ref) {
-          await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
-          return;
-        }
-        const got = await run(bytes, edits, { blockBytes });
-        // Lone CRs next to a line break make "normalized once" depend on where the edits fell;
-        // any run of CRs before an LF compares as a plain LF.
-        const flat = (t: string) => t.replace(/\r+\n/g, "\n");
-        expect(flat(got.out.toString("utf8"))).toBe(flat(ref.text));
-        expect(got.diff).toBe(ref.diff);
-      }),
+      fc.asyncProperty(
+        textArb(ENDINGS.mixed),
+        fc.array(stepArb, { maxLength: 6 }),
+        fc.integer({ min: 1, max: 40 }),
+        async (text, steps, blockBytes) => {
+          const bytes = Buffer.from(text);
+          const edits = buildEdits(text, steps);
+          const ref = reference(bytes, edits);
+          if ("error" in ref) {
+            await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
+            return;
+          }
+          const got = await run(bytes, edits, { blockBytes });
+          // Lone CRs next to a line break make "normalized once" depend on where the edits fell;
+          // any run of CRs before an LF compares as a plain LF.
+          const flat = (t: string) => t.replace(/\r+\n/g, "\n");
+          expect(flat(got.out.toString("utf8"))).toBe(flat(ref.text));
+          expect(got.diff).toBe(ref.diff);
+        },
+      ),
       { numRuns: Number(process.env.RUNS ?? 300) },
     );
   });
@@ -165,18 +170,23 @@ const longTextArb = fc
 describe("streamEdit on longer files", () => {
   it("edits far apart: separate hunks, byte-identical text and diff", async () => {
     await fc.assert(
-      fc.asyncProperty(longTextArb, fc.array(stepArb, { minLength: 1, maxLength: 10 }), fc.constantFrom(16, 64, 4096), async (text, steps, blockBytes) => {
-        const bytes = Buffer.from(text);
-        const edits = buildEdits(text, steps);
-        const ref = reference(bytes, edits);
-        if ("error" in ref) {
-          await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
-          return;
-        }
-        const got = await run(bytes, edits, { blockBytes });
-        expect(got.out.toString("utf8")).toBe(ref.text);
-        expect(got.diff).toBe(ref.diff);
-      }),
+      fc.asyncProperty(
+        longTextArb,
+        fc.array(stepArb, { minLength: 1, maxLength: 10 }),
+        fc.constantFrom(16, 64, 4096),
+        async (text, steps, blockBytes) => {
+          const bytes = Buffer.from(text);
+          const edits = buildEdits(text, steps);
+          const ref = reference(bytes, edits);
+          if ("error" in ref) {
+            await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
+            return;
+          }
+          const got = await run(bytes, edits, { blockBytes });
+          expect(got.out.toString("utf8")).toBe(ref.text);
+          expect(got.diff).toBe(ref.diff);
+        },
+      ),
       { numRuns: Number(process.env.RUNS ?? 150) },
     );
   });
@@ -247,7 +257,10 @@ describe("streamEdit: endings, encoding, limits", () => {
 
   it("names the edit that matched nowhere after the unchanged prefix", async () => {
     const raw = Buffer.from("alpha\nbeta\n");
-    const edits = [{ oldText: "alpha", newText: "gamma" }, { oldText: "alpha", newText: "x" }];
+    const edits = [
+      { oldText: "alpha", newText: "gamma" },
+      { oldText: "alpha", newText: "x" },
+    ];
     await expect(run(raw, edits)).rejects.toThrow("Could not find exact match for edit:\nalpha\n(edits[1], edit 2 of 2");
   });
 
@@ -256,7 +269,7 @@ describe("streamEdit: endings, encoding, limits", () => {
   });
 
   it("a later edit may match text an earlier edit inserted, across block boundaries", async () => {
-    const raw = Buffer.from("x".repeat(5000) + "\nneedle\n" + "y".repeat(5000));
+    const raw = Buffer.from(`${"x".repeat(5000)}\nneedle\n${"y".repeat(5000)}`);
     const edits = [
       { oldText: "needle", newText: "hay😀stack" },
       { oldText: "x\nhay😀", newText: "[joined]" },
@@ -267,7 +280,7 @@ describe("streamEdit: endings, encoding, limits", () => {
     expect(got.diff).toBe(refDiff(raw, edits));
   });
 
-  it("an empty oldText inserts at the start, as upstream's indexOf(\"\") does", async () => {
+  it('an empty oldText inserts at the start, as upstream\'s indexOf("") does', async () => {
     const raw = Buffer.from("\uFEFFbody\r\n");
     const edits = [{ oldText: "", newText: "head\n" }];
     const { out } = await run(raw, edits);
@@ -305,7 +318,7 @@ describe("streamEdit: endings, encoding, limits", () => {
 
   it("a change too large for the exact diff gets the same coarse hunk as the reference", async () => {
     const lines = Array.from({ length: 3000 }, (_, i) => `old ${i}`);
-    const raw = Buffer.from(lines.join("\n") + "\n");
+    const raw = Buffer.from(`${lines.join("\n")}\n`);
     const oldText = lines.slice(200, 1500).join("\n");
     const newText = Array.from({ length: 1300 }, (_, i) => `new ${i}`).join("\n");
     const got = await run(raw, [{ oldText, newText }]);
@@ -321,14 +334,23 @@ describe("streamEdit: endings, encoding, limits", () => {
       read: async (p, l) => (++calls > 3 ? Buffer.from(raw.subarray(p, p + l - 1)) : Buffer.from(raw.subarray(p, p + l))),
     };
     await expect(
-      streamEdit({ source: shrinking, edits: [{ oldText: "beta\nalpha", newText: "x" }], path: escapeControls("/t/f.txt"), blockBytes: 400, write: async () => {} }),
+      streamEdit({
+        source: shrinking,
+        edits: [{ oldText: "beta\nalpha", newText: "x" }],
+        path: escapeControls("/t/f.txt"),
+        blockBytes: 400,
+        write: async () => {},
+      }),
     ).rejects.toThrow(/File changed during edit: \/t\/f\.txt/);
   });
 
   it("200 tolerant edits read the file a bounded number of times, not once per edit", async () => {
     const lines = Array.from({ length: 4000 }, (_, i) => `    line ${i} with some text`);
-    const raw = Buffer.from(lines.join("\n") + "\n");
-    const edits = Array.from({ length: 200 }, (_, k) => ({ oldText: `line ${k * 20} with some text\n  line ${k * 20 + 1} with some text`, newText: `changed ${k}` }));
+    const raw = Buffer.from(`${lines.join("\n")}\n`);
+    const edits = Array.from({ length: 200 }, (_, k) => ({
+      oldText: `line ${k * 20} with some text\n  line ${k * 20 + 1} with some text`,
+      newText: `changed ${k}`,
+    }));
     const reads = { count: 0 };
     const blockBytes = 4096;
     const result = await streamEdit({ source: memSource(raw, reads), edits, path: escapeControls("/t/f.txt"), blockBytes });
@@ -382,21 +404,20 @@ describe("streamEdit: cancellation and fairness", () => {
     expect(during).toBeGreaterThan(0);
   });
 
-describe("the line limit of whitespace-tolerant matching", () => {
-  it("a line longer than maxLineBytes is matched exactly but not ignoring whitespace, and the error names the limit", async () => {
-    const long = `  ${"x".repeat(100)}\n`;
-    const bytes = Buffer.from(`short\n${long}end\n`);
-    // Exactly: still found.
-    const exact = await run(bytes, [{ oldText: "x".repeat(100), newText: "y" }], { maxLineBytes: 64 });
-    expect(exact.out.toString()).toBe("short\n  y\nend\n");
-    // Only by ignoring the indentation: the long line takes no part.
-    await expect(run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 64 })).rejects.toThrow(
-      /^Could not find exact match for edit:\n[\s\S]*lines over 64 bytes are matched only exactly/,
-    );
-    // Under the limit the same edit matches.
-    const tolerant = await run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 1024 });
-    expect(tolerant.out.toString()).toBe("short\n  z\n");
+  describe("the line limit of whitespace-tolerant matching", () => {
+    it("a line longer than maxLineBytes is matched exactly but not ignoring whitespace, and the error names the limit", async () => {
+      const long = `  ${"x".repeat(100)}\n`;
+      const bytes = Buffer.from(`short\n${long}end\n`);
+      // Exactly: still found.
+      const exact = await run(bytes, [{ oldText: "x".repeat(100), newText: "y" }], { maxLineBytes: 64 });
+      expect(exact.out.toString()).toBe("short\n  y\nend\n");
+      // Only by ignoring the indentation: the long line takes no part.
+      await expect(run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 64 })).rejects.toThrow(
+        /^Could not find exact match for edit:\n[\s\S]*lines over 64 bytes are matched only exactly/,
+      );
+      // Under the limit the same edit matches.
+      const tolerant = await run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 1024 });
+      expect(tolerant.out.toString()).toBe("short\n  z\n");
+    });
   });
-});
-
 });

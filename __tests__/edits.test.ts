@@ -98,15 +98,11 @@ describe("applyEdits whitespace-tolerant match", () => {
 
   it("equals the naive scan for sequences of edits", () => {
     fc.assert(
-      fc.property(
-        lines(30),
-        fc.array(fc.tuple(lines(3), lines(3)), { minLength: 1, maxLength: 4 }),
-        (fileLines, pairs) => {
-          const content = fileLines.join("\n");
-          const edits = pairs.map(([o, n]) => ({ oldText: o.map((l) => l.trim()).join("\n"), newText: n.join("\n") }));
-          expect(outcome(() => applyEdits(content, edits))).toEqual(outcome(() => referenceApplyEdits(content, edits)));
-        },
-      ),
+      fc.property(lines(30), fc.array(fc.tuple(lines(3), lines(3)), { minLength: 1, maxLength: 4 }), (fileLines, pairs) => {
+        const content = fileLines.join("\n");
+        const edits = pairs.map(([o, n]) => ({ oldText: o.map((l) => l.trim()).join("\n"), newText: n.join("\n") }));
+        expect(outcome(() => applyEdits(content, edits))).toEqual(outcome(() => referenceApplyEdits(content, edits)));
+      }),
       { numRuns: 500 },
     );
   });
@@ -145,16 +141,14 @@ describe("applyEdits whitespace-tolerant match", () => {
       ["a\n a\n a", "a\nb"],
       ["", "x\r\ny"],
     ] as const) {
-      expect(() => applyEdits(content, [{ oldText, newText: "" }])).toThrowError(
-        new Error(`Could not find exact match for edit:\n${oldText}`),
-      );
+      expect(() => applyEdits(content, [{ oldText, newText: "" }])).toThrowError(new Error(`Could not find exact match for edit:\n${oldText}`));
     }
   });
 
   it("50k-line file, 5k-line near-miss oldText: throws the exact no-match error", () => {
     // Every window matches 4999 lines before failing: the case that took seconds before.
     const content = "    same\n".repeat(50_000);
-    const oldText = "same\n".repeat(4_999) + "other";
+    const oldText = `${"same\n".repeat(4_999)}other`;
     let message = "";
     try {
       applyEdits(content, [{ oldText, newText: "x" }]);
@@ -167,7 +161,7 @@ describe("applyEdits whitespace-tolerant match", () => {
   it("50k-line file full of near misses: replaces the only real match, at the end", () => {
     const head = Array.from({ length: 50_000 }, () => "\tsame");
     const content = [...head, "\tsame", "\tlast"].join("\n");
-    const oldText = "same\n".repeat(5_000) + "last";
+    const oldText = `${"same\n".repeat(5_000)}last`;
     const out = applyEdits(content, [{ oldText, newText: "done" }]);
     // The only match is the last 5001 lines: 5000 "same" and "last".
     expect(out).toBe([...head.slice(0, 45_001), "\tdone"].join("\n"));
@@ -222,16 +216,16 @@ describe("createUnifiedDiff", () => {
     // Two changed blocks 60 lines apart: the exact diff has two hunks, the coarse one a single hunk.
     const keep = randomLines(100, "keep", 1);
     const old = [...keep.slice(0, 20), ...randomLines(501, "x", 2), ...keep.slice(20, 80), ...randomLines(501, "y", 3), ...keep.slice(80)];
-    const a = old.join("\n") + "\n";
+    const a = `${old.join("\n")}\n`;
     const replaced = (n: number, m: number): string =>
-      [
+      `${[
         ...keep.slice(0, 20),
         ...randomLines(n, "X", 4),
         ...old.slice(20 + n, 521),
         ...keep.slice(20, 80),
         ...randomLines(m, "Y", 5),
         ...old.slice(581 + m),
-      ].join("\n") + "\n";
+      ].join("\n")}\n`;
     const hunks = (patch: string): number => patch.split("\n").filter((l) => l.startsWith("@@ ")).length;
     // 500 + 500 lines out, as many in: edit length 2000, still the exact diff.
     const exact = createUnifiedDiff(a, replaced(500, 500), "f");
@@ -246,18 +240,18 @@ describe("createUnifiedDiff", () => {
   });
 
   it("unrelated 5k-line texts: one coarse hunk that turns the original into the modified text", () => {
-    const a = randomLines(5_000, "a", 4).join("\n") + "\n";
+    const a = `${randomLines(5_000, "a", 4).join("\n")}\n`;
     const b = randomLines(5_000, "b", 5).join("\n");
     const patch = createUnifiedDiff(a, b, "big.txt");
-    expect(patch.startsWith("Index: big.txt\n" + "=".repeat(67) + "\n--- big.txt\toriginal\n+++ big.txt\tmodified\n@@ -1,5000 +1,5000 @@\n")).toBe(true);
+    expect(patch.startsWith(`Index: big.txt\n${"=".repeat(67)}\n--- big.txt\toriginal\n+++ big.txt\tmodified\n@@ -1,5000 +1,5000 @@\n`)).toBe(true);
     expect(patch.endsWith("\n\\ No newline at end of file\n")).toBe(true);
     expect(applyPatch(a, patch)).toBe(b);
   });
 
   it("a 2100-line insertion (over the bound) yields the same patch as createTwoFilesPatch", () => {
     const base = randomLines(2_000, "base", 6);
-    const a = base.join("\n") + "\n";
-    const b = [...base.slice(0, 900), ...randomLines(2_100, "ins", 7), ...base.slice(900)].join("\n") + "\n";
+    const a = `${base.join("\n")}\n`;
+    const b = `${[...base.slice(0, 900), ...randomLines(2_100, "ins", 7), ...base.slice(900)].join("\n")}\n`;
     expect(createUnifiedDiff(a, b, "f")).toBe(createTwoFilesPatch("f", "f", a, b, "original", "modified"));
   });
 });

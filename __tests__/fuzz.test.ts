@@ -103,14 +103,26 @@ function pathArb(): fc.Arbitrary<string> {
   );
   const anchored = fc
     .tuple(
-      fc.constantFrom(() => root, () => outside, () => `${root} `, () => base, () => ".", () => ".."),
+      fc.constantFrom(
+        () => root,
+        () => outside,
+        () => `${root} `,
+        () => base,
+        () => ".",
+        () => "..",
+      ),
       fc.array(fc.constantFrom("..", ".", "sub", "a.txt", "x", "new", "%2e%2e", "\n", '"', "link-out", "😀", " "), { maxLength: 5 }),
     )
     .map(([start, parts]) => [start(), ...parts].join("/"));
   // Random text is kept relative, or anchored in the temp base: never an arbitrary absolute path.
   const random = fc.string({ maxLength: 40, unit: "grapheme" }).map((s) => (s.startsWith("/") ? base + s : s));
   const long = fc.constantFrom("x".repeat(5000), "../".repeat(3000), "a/".repeat(2500));
-  return fc.oneof({ weight: 4, arbitrary: fixed }, { weight: 4, arbitrary: anchored }, { weight: 2, arbitrary: random }, { weight: 1, arbitrary: long });
+  return fc.oneof(
+    { weight: 4, arbitrary: fixed },
+    { weight: 4, arbitrary: anchored },
+    { weight: 2, arbitrary: random },
+    { weight: 1, arbitrary: long },
+  );
 }
 
 const junk: fc.Arbitrary<unknown> = fc.oneof(

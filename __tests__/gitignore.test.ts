@@ -148,7 +148,6 @@ function spyDirectoryReads(): string[] {
 }
 
 describeEachStrategy("respectGitignore", () => {
-
   it.skipIf(noGit)("nested .gitignore files: rules relative to their directory, deeper files win", async () => {
     const shown = await expectSameAsGit({
       ".gitignore": "*.log\n",
@@ -201,7 +200,7 @@ describeEachStrategy("respectGitignore", () => {
       "important.txt.bak": "",
       "other.bak": "",
       "#hash": "",
-      "comment": "",
+      comment: "",
       build: { "keep.txt": "", "out.o": "" },
       sub: { "important.txt": "", "b.txt": "" },
     });
@@ -317,9 +316,39 @@ describe("respectGitignore on a wide directory", () => {
 
 // Rule atoms that exercise git's corners: negation, directory-only, anchoring, globstars, classes.
 const RULES = [
-  "*.log", "!d.log", "a/", "/b", "a/c.txt", "**/e", "c.*", "!a", "b/*", "!b/c.txt", "e/", "!*.txt",
-  "/a/b/", "a/**/c.txt", "[ab]", "?", "*", "!c.txt", "b/**", "!e/", "d.log/", "**/a/c.txt",
-  "*/", "!*/", "/*.txt", "!/b", "e/**", "a/*/c.txt", "**", "!a/**", "c.txt ", "!d.*", "**/b/",
+  "*.log",
+  "!d.log",
+  "a/",
+  "/b",
+  "a/c.txt",
+  "**/e",
+  "c.*",
+  "!a",
+  "b/*",
+  "!b/c.txt",
+  "e/",
+  "!*.txt",
+  "/a/b/",
+  "a/**/c.txt",
+  "[ab]",
+  "?",
+  "*",
+  "!c.txt",
+  "b/**",
+  "!e/",
+  "d.log/",
+  "**/a/c.txt",
+  "*/",
+  "!*/",
+  "/*.txt",
+  "!/b",
+  "e/**",
+  "a/*/c.txt",
+  "**",
+  "!a/**",
+  "c.txt ",
+  "!d.*",
+  "**/b/",
 ];
 const NAMES = ["a", "b", "c.txt", "d.log", "e"];
 
@@ -335,7 +364,7 @@ function specArb(levels: number): fc.Arbitrary<Spec> {
     )
     .map(([names, isDir, rules, subs]) => {
       const spec: Spec = {};
-      names.forEach((name, i) => (spec[name] = isDir[i] ? subs[i]! : ""));
+      for (const [i, name] of names.entries()) spec[name] = isDir[i] ? subs[i]! : "";
       if (rules) spec[".gitignore"] = `${rules.join("\n")}\n`;
       return spec;
     });
@@ -374,9 +403,7 @@ describe("readGitignore", () => {
     fs.writeFileSync(path.join(root, ".gitignore"), "\uFEFF*.log\n");
     expect(await readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).toBe("*.log\n");
     fs.writeFileSync(path.join(root, ".gitignore"), Buffer.alloc(MAX_GITIGNORE_BYTES + 1, 0x61));
-    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).rejects.toThrow(
-      /1,048,577 bytes, over the limit of 1,048,576/,
-    );
+    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).rejects.toThrow(/1,048,577 bytes, over the limit of 1,048,576/);
   });
 
   it("refuses a .gitignore that is a directory or a FIFO without blocking", async () => {

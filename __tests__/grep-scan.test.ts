@@ -13,7 +13,7 @@ const memoryReader =
   (buf, offset, length, position) =>
     bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
 
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 interface RefLine {
   lineNo: number;
@@ -24,7 +24,7 @@ interface RefLine {
 
 function referenceLines(bytes: Buffer, spec: QuerySpec): RefLine[] {
   const parts = bytes.toString("utf8").split("\n");
-  const re = new RegExp(spec.regex ? spec.query : escape(spec.query), spec.caseSensitive ? "" : "i");
+  const re = new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "" : "i");
   return parts.flatMap((raw, i) => {
     const last = i === parts.length - 1;
     if (last && raw === "") return [];
@@ -47,21 +47,34 @@ const request = (over: Partial<FileRequest> = {}): FileRequest => ({
 
 const shownMatches = (text: string): string[] => text.split("\n").filter((l) => /^\d+:/.test(l));
 
-const PIECES: Buffer[] = [
-  "a", "ab", "b", "B", "A", "x", " ", "\n", "\n", "\r\n", "\r", "é", "É", "😀", "aé", "a".repeat(700), "b".repeat(30),
-].map((s) => Buffer.from(s, "utf8"));
+const PIECES: Buffer[] = ["a", "ab", "b", "B", "A", "x", " ", "\n", "\n", "\r\n", "\r", "é", "É", "😀", "aé", "a".repeat(700), "b".repeat(30)].map(
+  (s) => Buffer.from(s, "utf8"),
+);
 PIECES.push(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f, 0x98]));
 
-const fileArb = fc
-  .array(fc.constantFrom(...PIECES), { maxLength: 120 })
-  .map((ps) => Buffer.concat(ps));
+const fileArb = fc.array(fc.constantFrom(...PIECES), { maxLength: 120 }).map((ps) => Buffer.concat(ps));
 
 const QUERIES: QuerySpec[] = [
-  { query: "a" }, { query: "ab", caseSensitive: true }, { query: "b a" }, { query: "é" }, { query: "É", caseSensitive: true },
-  { query: "A", caseSensitive: true }, { query: "\r" }, { query: "😀", caseSensitive: true }, { query: "\ufffd", caseSensitive: true },
-  { query: "a\nb" }, { query: "a+b", regex: true }, { query: "^a", regex: true }, { query: "b$", regex: true },
-  { query: "a.b", regex: true, caseSensitive: true }, { query: "(?<=a)b", regex: true }, { query: "a\\sb", regex: true },
-  { query: "[^ab]", regex: true }, { query: "^$", regex: true }, { query: "x*", regex: true }, { query: "\\bb", regex: true },
+  { query: "a" },
+  { query: "ab", caseSensitive: true },
+  { query: "b a" },
+  { query: "é" },
+  { query: "É", caseSensitive: true },
+  { query: "A", caseSensitive: true },
+  { query: "\r" },
+  { query: "😀", caseSensitive: true },
+  { query: "\ufffd", caseSensitive: true },
+  { query: "a\nb" },
+  { query: "a+b", regex: true },
+  { query: "^a", regex: true },
+  { query: "b$", regex: true },
+  { query: "a.b", regex: true, caseSensitive: true },
+  { query: "(?<=a)b", regex: true },
+  { query: "a\\sb", regex: true },
+  { query: "[^ab]", regex: true },
+  { query: "^$", regex: true },
+  { query: "x*", regex: true },
+  { query: "\\bb", regex: true },
 ];
 
 describe("scanFile against the reference scan", () => {
@@ -118,7 +131,11 @@ describe("scanFile details", () => {
   });
 
   it("folds case only between A-Z and a-z, whatever the chunk's alignment", async () => {
-    const bytes = Buffer.from(Array.from({ length: 255 }, (_, i) => i + 1).filter((b) => b !== 10).flatMap((b) => [b, 0x7a, 10]));
+    const bytes = Buffer.from(
+      Array.from({ length: 255 }, (_, i) => i + 1)
+        .filter((b) => b !== 10)
+        .flatMap((b) => [b, 0x7a, 10]),
+    );
     for (const chunkSize of [16, 17, 65536]) {
       for (const query of ["Az", "aZ"]) {
         const scan = await scanFile(memoryReader(bytes), compileQuery({ query }), request({ mode: "count" }), { chunkSize });

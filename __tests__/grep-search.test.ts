@@ -19,10 +19,10 @@ afterAll(async () => {
   await fs.rm(root, { recursive: true, force: true });
 });
 
-const escape = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 
 function referenceMatches(file: string, text: string, spec: QuerySpec): string[] {
-  const re = new RegExp(spec.regex ? spec.query : escape(spec.query), spec.caseSensitive ? "" : "i");
+  const re = new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "" : "i");
   const parts = text.split("\n");
   return parts.flatMap((raw, i) => {
     const last = i === parts.length - 1;
@@ -69,10 +69,11 @@ function matchesShown(text: string): string[] {
   return out;
 }
 
-const lineArb = fc
-  .array(fc.constantFrom("foo", "bar", "FOO", "x", " ", "é", "\r"), { maxLength: 12 })
-  .map((ws) => ws.join(""));
-const filesArb = fc.array(fc.array(lineArb, { maxLength: 30 }).map((ls) => ls.join("\n")), { minLength: 1, maxLength: 4 });
+const lineArb = fc.array(fc.constantFrom("foo", "bar", "FOO", "x", " ", "é", "\r"), { maxLength: 12 }).map((ws) => ws.join(""));
+const filesArb = fc.array(
+  fc.array(lineArb, { maxLength: 30 }).map((ls) => ls.join("\n")),
+  { minLength: 1, maxLength: 4 },
+);
 
 let dirCount = 0;
 async function writeFiles(texts: string[]): Promise<string[]> {
@@ -142,7 +143,9 @@ describe("summary", () => {
     search.skip("outsideLink");
     const summary = search.finish();
     expect(summary).toContain("Found 2 matching lines in 1 file; searched 2 files.");
-    expect(summary).toContain("Not searched: 5 files (1 binary; 3 ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them); 1 symlink leading outside");
+    expect(summary).toContain(
+      "Not searched: 5 files (1 binary; 3 ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them); 1 symlink leading outside",
+    );
     expect(sink.render("x")).toBe(summary);
   });
 

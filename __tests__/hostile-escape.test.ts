@@ -58,8 +58,6 @@ async function setUp(): Promise<void> {
   await link(`${root} `, "to-sibling");
 }
 
-
-
 const run = (name: string, args: Record<string, unknown>) => call(server.client, name, args);
 
 /** Each path-taking tool (both ends of move_file) as a function of the attacked path. */
@@ -103,44 +101,224 @@ const attack = (label: string, target: () => string, reason: RegExp, names: () =
 });
 
 const ATTACKS: Attack[] = [
-  attack("relative .. chain", () => "../outside/secret.txt", OUTSIDE, () => `${outside}/secret.txt`),
-  attack("dot-dot inside a subpath", () => "sub/../../outside/deep/deeper.txt", OUTSIDE, () => `${outside}/deep/deeper.txt`),
-  attack("absolute path with ..", () => `${root}/sub/../../outside/secret.txt`, OUTSIDE, () => `${outside}/secret.txt`),
-  attack("absolute path elsewhere", () => `${outside}/secret.txt`, OUTSIDE, () => `${outside}/secret.txt`),
-  attack("absolute directory elsewhere", () => outside, OUTSIDE, () => outside),
-  attack("new file elsewhere", () => `${outside}/new.txt`, OUTSIDE, () => `${outside}/new.txt`),
-  attack("the file-system root", () => "/", OUTSIDE, () => "/ not in"),
-  attack("~ (home)", () => "~", OUTSIDE, () => outside),
-  attack("~/file", () => "~/secret.txt", OUTSIDE, () => `${outside}/secret.txt`),
-  attack("~/new file", () => "~/new.txt", OUTSIDE, () => `${outside}/new.txt`),
-  attack("66 KB of ../ then outside", () => `${"../".repeat(22_000)}${outside.slice(1)}/secret.txt`, OUTSIDE, () => `${outside}/secret.txt`),
-  attack("70 KB file name", () => "x".repeat(70_000), TOO_LONG, () => `${root}/xxxx`),
-  attack("66 KB of nested components", () => "a/".repeat(33_000), TOO_LONG, () => `${root}/a/a/a`),
-  attack("symlink to a file, absolute", () => "file-abs", OUTSIDE, () => `${outside}/secret.txt`, () => `${root}/file-abs`),
-  attack("symlink to a file, relative", () => "file-rel", OUTSIDE, () => `${outside}/secret.txt`, () => `${root}/file-rel`),
-  attack("symlink to a directory, absolute", () => "dir-abs", OUTSIDE, () => outside),
-  attack("symlink to a directory, relative", () => "dir-rel", OUTSIDE, () => outside),
-  attack("file through a directory symlink", () => "dir-abs/secret.txt", OUTSIDE, () => `${outside}/secret.txt`, () => "dir-abs/secret.txt"),
-  attack("new file through a directory symlink", () => "dir-rel/new.txt", OUTSIDE, () => outside),
-  attack("deep file through a directory symlink", () => `${root}/dir-rel/deep/deeper.txt`, OUTSIDE, () => `${outside}/deep`, () => "deeper.txt"),
-  attack("symlink chain to a directory", () => "chain-1", OUTSIDE, () => outside),
-  attack("new file through a symlink chain", () => "chain-1/new.txt", OUTSIDE, () => outside),
-  attack("symlink chain to a file", () => "chain-file", OUTSIDE, () => `${outside}/secret.txt`, () => `${root}/chain-file`),
-  attack("symlink loop", () => "loop-a", LOOP, () => `${root}/loop-a`),
-  attack("path under a symlink loop", () => "loop-b/x.txt", LOOP, () => `${root}/loop-b`),
-  attack("self-referencing symlink", () => "self", LOOP, () => `${root}/self`),
-  attack("symlink to a sibling named like the root plus a space", () => "to-sibling", OUTSIDE, () => `${root} `),
-  attack("NUL byte then ..", () => "inside.txt\0../../outside/secret.txt", /NUL byte/, () => "index 10"),
-  attack("NUL byte at the end", () => `${outside}/secret.txt\0`, /NUL byte/, () => "secret.txt"),
-  attack("trailing newline", () => `${outside}/secret.txt\n`, OUTSIDE, () => `${outside}/secret.txt`),
-  attack("quoted absolute path with .. inside the quotes", () => `${root}/../outside/secret.txt"`, OUTSIDE, () => outside),
-  attack("percent-encoded name elsewhere", () => `${outside}/%2e%2e/secret.txt`, OUTSIDE, () => `${outside}/%2e%2e`),
-  attack("non-UTF-8 name elsewhere (as decoded)", () => `${outside}/bad-\ufffd\ufffd.txt`, OUTSIDE, () => `${outside}/bad-`),
-  ...SIBLING_SUFFIXES.map((suffix) =>
-    attack(`sibling directory named root+${JSON.stringify(suffix)}`, () => root + suffix, OUTSIDE, () => root + suffix),
+  attack(
+    "relative .. chain",
+    () => "../outside/secret.txt",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "dot-dot inside a subpath",
+    () => "sub/../../outside/deep/deeper.txt",
+    OUTSIDE,
+    () => `${outside}/deep/deeper.txt`,
+  ),
+  attack(
+    "absolute path with ..",
+    () => `${root}/sub/../../outside/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "absolute path elsewhere",
+    () => `${outside}/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "absolute directory elsewhere",
+    () => outside,
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "new file elsewhere",
+    () => `${outside}/new.txt`,
+    OUTSIDE,
+    () => `${outside}/new.txt`,
+  ),
+  attack(
+    "the file-system root",
+    () => "/",
+    OUTSIDE,
+    () => "/ not in",
+  ),
+  attack(
+    "~ (home)",
+    () => "~",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "~/file",
+    () => "~/secret.txt",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "~/new file",
+    () => "~/new.txt",
+    OUTSIDE,
+    () => `${outside}/new.txt`,
+  ),
+  attack(
+    "66 KB of ../ then outside",
+    () => `${"../".repeat(22_000)}${outside.slice(1)}/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "70 KB file name",
+    () => "x".repeat(70_000),
+    TOO_LONG,
+    () => `${root}/xxxx`,
+  ),
+  attack(
+    "66 KB of nested components",
+    () => "a/".repeat(33_000),
+    TOO_LONG,
+    () => `${root}/a/a/a`,
+  ),
+  attack(
+    "symlink to a file, absolute",
+    () => "file-abs",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+    () => `${root}/file-abs`,
+  ),
+  attack(
+    "symlink to a file, relative",
+    () => "file-rel",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+    () => `${root}/file-rel`,
+  ),
+  attack(
+    "symlink to a directory, absolute",
+    () => "dir-abs",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "symlink to a directory, relative",
+    () => "dir-rel",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "file through a directory symlink",
+    () => "dir-abs/secret.txt",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+    () => "dir-abs/secret.txt",
+  ),
+  attack(
+    "new file through a directory symlink",
+    () => "dir-rel/new.txt",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "deep file through a directory symlink",
+    () => `${root}/dir-rel/deep/deeper.txt`,
+    OUTSIDE,
+    () => `${outside}/deep`,
+    () => "deeper.txt",
+  ),
+  attack(
+    "symlink chain to a directory",
+    () => "chain-1",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "new file through a symlink chain",
+    () => "chain-1/new.txt",
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "symlink chain to a file",
+    () => "chain-file",
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+    () => `${root}/chain-file`,
+  ),
+  attack(
+    "symlink loop",
+    () => "loop-a",
+    LOOP,
+    () => `${root}/loop-a`,
+  ),
+  attack(
+    "path under a symlink loop",
+    () => "loop-b/x.txt",
+    LOOP,
+    () => `${root}/loop-b`,
+  ),
+  attack(
+    "self-referencing symlink",
+    () => "self",
+    LOOP,
+    () => `${root}/self`,
+  ),
+  attack(
+    "symlink to a sibling named like the root plus a space",
+    () => "to-sibling",
+    OUTSIDE,
+    () => `${root} `,
+  ),
+  attack(
+    "NUL byte then ..",
+    () => "inside.txt\0../../outside/secret.txt",
+    /NUL byte/,
+    () => "index 10",
+  ),
+  attack(
+    "NUL byte at the end",
+    () => `${outside}/secret.txt\0`,
+    /NUL byte/,
+    () => "secret.txt",
+  ),
+  attack(
+    "trailing newline",
+    () => `${outside}/secret.txt\n`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "quoted absolute path with .. inside the quotes",
+    () => `${root}/../outside/secret.txt"`,
+    OUTSIDE,
+    () => outside,
+  ),
+  attack(
+    "percent-encoded name elsewhere",
+    () => `${outside}/%2e%2e/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/%2e%2e`,
+  ),
+  attack(
+    "non-UTF-8 name elsewhere (as decoded)",
+    () => `${outside}/bad-\ufffd\ufffd.txt`,
+    OUTSIDE,
+    () => `${outside}/bad-`,
   ),
   ...SIBLING_SUFFIXES.map((suffix) =>
-    attack(`file in sibling root+${JSON.stringify(suffix)}`, () => `${root + suffix}/sibling-secret.txt`, OUTSIDE, () => root + suffix),
+    attack(
+      `sibling directory named root+${JSON.stringify(suffix)}`,
+      () => root + suffix,
+      OUTSIDE,
+      () => root + suffix,
+    ),
+  ),
+  ...SIBLING_SUFFIXES.map((suffix) =>
+    attack(
+      `file in sibling root+${JSON.stringify(suffix)}`,
+      () => `${root + suffix}/sibling-secret.txt`,
+      OUTSIDE,
+      () => root + suffix,
+    ),
   ),
 ];
 
@@ -217,7 +395,12 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       const target = a.target();
       // A move onto an existing name is refused as taken before anything follows the name: the
       // destination is resolved lexically, so a symlink there is itself the entry that exists.
-      const takenName = !target.includes("/") && (await lstat(path.join(root, target)).then(() => true, () => false));
+      const takenName =
+        !target.includes("/") &&
+        (await lstat(path.join(root, target)).then(
+          () => true,
+          () => false,
+        ));
       const isLink = takenName && (await lstat(path.join(root, target))).isSymbolicLink();
       for (const [label, tool, args] of TOOLS) {
         const result = await run(tool, args(target));
@@ -296,7 +479,7 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       expectOk(await run("move_file", { source: name, destination: `${name}.moved` }));
       expect(await readFile(path.join(root, `${name}.moved`), "utf8")).toBe(`$& $1 $$ of ${name}`);
       expectOk(await run("create_directory", { path: `dir ${name}/inner` }));
-      expect((await readdir(path.join(root, `dir ${name}`)))).toEqual(["inner"]);
+      expect(await readdir(path.join(root, `dir ${name}`))).toEqual(["inner"]);
       expectSameSnapshot(outsideBefore, await snapshot(outside));
     });
   });

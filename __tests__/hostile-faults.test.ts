@@ -77,7 +77,10 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       expect(expectOk(await run("list_directory", { path: root }))).toMatch(/\[FILE\] pipe/);
       expect(expectOk(await run("list_directory_with_sizes", { path: root }))).toMatch(/\[FILE\] sock/);
       expect(JSON.parse(expectOk(await run("directory_tree", { path: root })))).toEqual(
-        expect.arrayContaining([{ name: "pipe", type: "file" }, { name: "sock", type: "file" }]),
+        expect.arrayContaining([
+          { name: "pipe", type: "file" },
+          { name: "sock", type: "file" },
+        ]),
       );
       expect(expectOk(await run("search_files", { path: root, pattern: "p*" }))).toContain(path.join(root, "pipe"));
     });
@@ -189,7 +192,10 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       await chmod(dir, 0o555);
       try {
         expectRefused(await run("write_file", { path: path.join(dir, "old.txt"), content: "new" }), /permission denied|EACCES/);
-        expectRefused(await run("edit_file", { path: path.join(dir, "old.txt"), edits: [{ oldText: "old", newText: "new" }] }), /permission denied|EACCES/);
+        expectRefused(
+          await run("edit_file", { path: path.join(dir, "old.txt"), edits: [{ oldText: "old", newText: "new" }] }),
+          /permission denied|EACCES/,
+        );
         expectRefused(await run("write_file", { path: path.join(dir, "fresh.txt"), content: "new" }), /permission denied|EACCES/);
         expect(await readFile(path.join(dir, "old.txt"), "utf8")).toBe("old content");
         expect(await readdir(dir)).toEqual(["old.txt"]);
@@ -256,7 +262,10 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       const tree = expectOk(await run("directory_tree", { path: dir }));
       expect(tree.match(skipNote)?.[3]).toBe(`${lossy} (ENOENT)`);
       expect(treeJson(tree)).toEqual(
-        expect.arrayContaining([{ name: "plain.txt", type: "file" }, { name: "dir-\ufffd\ufffd", type: "directory", children: [] }]),
+        expect.arrayContaining([
+          { name: "plain.txt", type: "file" },
+          { name: "dir-\ufffd\ufffd", type: "directory", children: [] },
+        ]),
       );
       const search = expectOk(await run("search_files", { path: dir, pattern: "**" }));
       expect(search).toContain(path.join(dir, "plain.txt"));

@@ -218,7 +218,9 @@ describe("malformed JSON-RPC on the wire", () => {
       raw.write(Buffer.from([0xff, 0xfe, 0x0a]));
       raw.write('{"jsonrpc":"2.0","id":"x","method":\n');
       raw.write(`${"[".repeat(200_000)}${"]".repeat(200_000)}\n`);
-      raw.write(`{"jsonrpc":"2.0","method":"tools/call","params":${JSON.stringify({ name: "read_text_file", arguments: { path: "x".repeat(2_000_000) } })}}\n`);
+      raw.write(
+        `{"jsonrpc":"2.0","method":"tools/call","params":${JSON.stringify({ name: "read_text_file", arguments: { path: "x".repeat(2_000_000) } })}}\n`,
+      );
       raw.write('{"jsonrpc":"2.0","id":null,"method":"tools/call"}\n');
       const unknown = await raw.request("no/such/method", {});
       expect(unknown.error?.code).toBe(-32601);
@@ -254,7 +256,10 @@ describe("many calls at once", () => {
         case 1:
           return { call: ["search_files", { path: "many", pattern: `f-${k}.txt` }] as const, expect: path.join(dir, `f-${k}.txt`) };
         case 2:
-          return { call: ["write_file", { path: `many/new-${i}.txt`, content: `new ${i}` }] as const, expect: `Successfully wrote to many/new-${i}.txt` };
+          return {
+            call: ["write_file", { path: `many/new-${i}.txt`, content: `new ${i}` }] as const,
+            expect: `Successfully wrote to many/new-${i}.txt`,
+          };
         case 3:
           return {
             call: ["read_multiple_files", { paths: [`many/f-${k}.txt`, `many/f-${(k + 1) % 40}.txt`] }] as const,
@@ -333,7 +338,7 @@ describe("a client that goes away", () => {
 
     const fresh = await connect([root]);
     try {
-      expect(textOf(await fresh.client.callTool({ name: "read_text_file", arguments: { path: "a.txt" } }) as CallToolResult)).toBe("alpha\n");
+      expect(textOf((await fresh.client.callTool({ name: "read_text_file", arguments: { path: "a.txt" } })) as CallToolResult)).toBe("alpha\n");
     } finally {
       await fresh.close();
     }
@@ -347,7 +352,10 @@ describe("a client that goes away", () => {
         signal: controller.signal,
         onprogress: () => controller.abort(),
       })
-      .then(() => "answered", () => "cancelled");
+      .then(
+        () => "answered",
+        () => "cancelled",
+      );
     expect(await cancelled).toBe("cancelled");
     expect(expectOk(await run("read_text_file", { path: "a.txt" }))).toBe("alpha\n");
   });

@@ -163,7 +163,6 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
       }
     },
   );
-
 });
 
 describeEachStrategy("a walk root swapped for a symlink after validation", () => {

@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOOLS } from "../src/tools/index.js";
+import { toolsFor } from "../src/tools/index.js";
 import { STRATEGIES, strategyEnv, tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, spawnHttp, startHttp } from "./support/http.js";
 import { runServer } from "./support/spawn.js";
@@ -126,7 +126,7 @@ describe("the MCP Inspector CLI over HTTP", () => {
           });
         });
       const listed = (await run(["--method", "tools/list"])) as { tools: { name: string }[] };
-      expect(listed.tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
+      expect(listed.tools.map((t) => t.name)).toEqual(toolsFor(false).map((t) => t.name));
       const read = (await run([
         "--method",
         "tools/call",

@@ -10,7 +10,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ListRootsRequestSchema, type CallToolResult, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TOOLS } from "../src/tools/index.js";
+import { toolsFor } from "../src/tools/index.js";
 import { MAX_REQUEST_LINE_BYTES } from "../src/server/wire-limits.js";
 import { describeEachStrategy, tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, startHttp, type Running } from "./support/http.js";
@@ -67,7 +67,7 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
     const call = caller(client);
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
-      expect(names).toEqual(TOOLS.map((t) => t.name));
+      expect(names).toEqual(toolsFor(false).map((t) => t.name));
       const work = p(`work-${Math.random().toString(36).slice(2)}`);
       const done: string[] = [];
       const ok = async (name: string, args: Record<string, unknown>): Promise<string> => {

@@ -64,8 +64,16 @@ describe("initialize and tools/list", () => {
       move_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
     };
     const readOnly = [
-      "read_text_file", "read_file", "read_media_file", "read_multiple_files", "list_directory",
-      "list_directory_with_sizes", "directory_tree", "search_files", "search_file_contents", "get_file_info",
+      "read_text_file",
+      "read_file",
+      "read_media_file",
+      "read_multiple_files",
+      "list_directory",
+      "list_directory_with_sizes",
+      "directory_tree",
+      "search_files",
+      "search_file_contents",
+      "get_file_info",
       "list_allowed_directories",
     ];
     for (const name of readOnly) expected[name] = { readOnlyHint: true };
@@ -86,15 +94,7 @@ describe("initialize and tools/list", () => {
       described(tool.inputSchema as Record<string, unknown>, tool.name);
     }
     const read = tools.find((t) => t.name === "read_text_file");
-    expect(Object.keys(read?.inputSchema.properties ?? {}).sort()).toEqual([
-      "head",
-      "limit",
-      "lineCount",
-      "offset",
-      "path",
-      "startLine",
-      "tail",
-    ]);
+    expect(Object.keys(read?.inputSchema.properties ?? {}).sort()).toEqual(["head", "limit", "lineCount", "offset", "path", "startLine", "tail"]);
   });
 });
 
@@ -175,7 +175,10 @@ describe("every tool, success and failure", () => {
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\ntwo\nthree\n");
     expectOk(await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "two", newText: "$& $1 $$" }] }));
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
-    expectError(await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "absent", newText: "x" }] }), /^Could not find exact match for edit:\nabsent/);
+    expectError(
+      await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "absent", newText: "x" }] }),
+      /^Could not find exact match for edit:\nabsent/,
+    );
     expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
   });
 

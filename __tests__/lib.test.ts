@@ -105,9 +105,7 @@ describe("validatePath", () => {
   });
 
   it("refuses a new file whose parent is missing", async () => {
-    await expect(validatePath(inAllowed("no", "such", "f.txt"))).rejects.toThrow(
-      `Parent directory does not exist: ${inAllowed("no", "such")}`,
-    );
+    await expect(validatePath(inAllowed("no", "such", "f.txt"))).rejects.toThrow(`Parent directory does not exist: ${inAllowed("no", "such")}`);
   });
 
   it("refuses a sibling named like the allowed directory plus a space at the lexical check", async () => {
@@ -126,16 +124,12 @@ describe("validatePath", () => {
   it.skipIf(noSymlinks)("refuses a symlink whose target is outside", async () => {
     await fs.writeFile(path.join(outside, "secret"), "s");
     await fs.symlink(path.join(outside, "secret"), inAllowed("link"));
-    await expect(validatePath(inAllowed("link"))).rejects.toThrow(
-      /^Access denied - symlink target outside allowed directories: /,
-    );
+    await expect(validatePath(inAllowed("link"))).rejects.toThrow(/^Access denied - symlink target outside allowed directories: /);
   });
 
   it.skipIf(noSymlinks)("refuses a new file under a symlinked directory that leads outside", async () => {
     await fs.symlink(outside, inAllowed("dirlink"));
-    await expect(validatePath(inAllowed("dirlink", "new.txt"))).rejects.toThrow(
-      /^Access denied - symlink target outside allowed directories: /,
-    );
+    await expect(validatePath(inAllowed("dirlink", "new.txt"))).rejects.toThrow(/^Access denied - symlink target outside allowed directories: /);
   });
 
   it.skipIf(noSymlinks)("follows a symlink that stays inside", async () => {
@@ -340,9 +334,7 @@ describe("applyEdits (whitespace-tolerant matching)", () => {
   });
 
   it("throws with the original oldText when nothing matches", () => {
-    expect(() => applyEdits("a\n", [{ oldText: "b\r\nc", newText: "" }])).toThrow(
-      "Could not find exact match for edit:\nb\r\nc",
-    );
+    expect(() => applyEdits("a\n", [{ oldText: "b\r\nc", newText: "" }])).toThrow("Could not find exact match for edit:\nb\r\nc");
   });
 
   it("fenceDiff uses three backticks unless the diff holds a run that long", () => {
@@ -429,9 +421,7 @@ describe("searchFilesWithValidation", () => {
 
   it("matches the pattern against root-relative paths, dotfiles included", async () => {
     const hits = await searchFilesWithValidation(allowed, "**/*.ts", [allowed], { excludePatterns: ["node_modules"] });
-    expect(hits.sort()).toEqual(
-      [inAllowed("src", ".hidden.ts"), inAllowed("src", "a.ts"), inAllowed("src", "deep", "b.ts")].sort(),
-    );
+    expect(hits.sort()).toEqual([inAllowed("src", ".hidden.ts"), inAllowed("src", "a.ts"), inAllowed("src", "deep", "b.ts")].sort());
   });
 
   it("records a matching directory before descending into it", async () => {

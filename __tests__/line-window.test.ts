@@ -49,9 +49,7 @@ const piece = fc.constantFrom("a", "xyz", "é", "中", "😀", "\r\n", "\n", "\n
 const text = fc.oneof(fc.string({ unit: piece, maxLength: 40 }), fc.string({ unit: "binary", maxLength: 30 }));
 const textBytes = text.map((s) => new Uint8Array(Buffer.from(s, "utf8")));
 const rawBytes = fc.uint8Array({ maxLength: 40 }).map((b) => b.map((x) => (x % 7 === 0 ? 0x0a : x)));
-const fileBytes = fc
-  .array(fc.oneof(rawBytes, textBytes), { maxLength: 5 })
-  .map((parts) => new Uint8Array(Buffer.concat(parts)));
+const fileBytes = fc.array(fc.oneof(rawBytes, textBytes), { maxLength: 5 }).map((parts) => new Uint8Array(Buffer.concat(parts)));
 const chunkSize = fc.oneof(fc.integer({ min: 1, max: 16 }), fc.constantFrom(64, 4096));
 const cacheOptions = fc.record({
   checkpointEveryBytes: fc.integer({ min: 1, max: 32 }),

@@ -100,7 +100,13 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
       // Each is left out: its target is outside, and that is all the listing may know.
       expect(search).toBe("No matches found");
       const sizes = textOf(await run("list_directory_with_sizes", { path: root }));
-      const lines = LINK_NAMES.map((name) => sizes.split("\n").find((l) => l.includes(name))!.replace(name, "<P>").replace(/ +/g, " "));
+      const lines = LINK_NAMES.map((name) =>
+        sizes
+          .split("\n")
+          .find((l) => l.includes(name))!
+          .replace(name, "<P>")
+          .replace(/ +/g, " "),
+      );
       expect(new Set(lines)).toEqual(new Set(["[FILE] <P> 0 B"]));
       const list = textOf(await run("list_directory", { path: root }));
       for (const name of LINK_NAMES) expect(list).toContain(`[FILE] ${name}`);
@@ -111,9 +117,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
     it("moves the link, not the file it points to, and keeps its target text", async () => {
       await writeFile(path.join(root, "target.txt"), "target");
       await symlink("target.txt", path.join(root, "rel-link"));
-      expect(textOf(await run("move_file", { source: "rel-link", destination: "renamed-link" }))).toBe(
-        "Successfully moved rel-link to renamed-link",
-      );
+      expect(textOf(await run("move_file", { source: "rel-link", destination: "renamed-link" }))).toBe("Successfully moved rel-link to renamed-link");
       expect((await lstat(path.join(root, "renamed-link"))).isSymbolicLink()).toBe(true);
       expect(await readlink(path.join(root, "renamed-link"))).toBe("target.txt");
       expect(await readFile(path.join(root, "target.txt"), "utf8")).toBe("target");
@@ -183,9 +187,10 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
         ["search_files", { path: dir, pattern: "**" }],
       ] as const) {
         const text = textOf(await run(tool, args));
-        const notice = /\n\[Result truncated: showing characters 1-([\d,]+) of ([\d,]+); 1 unreadable entry skipped \(not shown\)\. To see the rest, [^\]]+\.\]$/.exec(
-          text,
-        );
+        const notice =
+          /\n\[Result truncated: showing characters 1-([\d,]+) of ([\d,]+); 1 unreadable entry skipped \(not shown\)\. To see the rest, [^\]]+\.\]$/.exec(
+            text,
+          );
         expect(notice, text.slice(-300)).not.toBeNull();
         expect(notice![1]).toBe("2,000");
         expect(text).not.toContain("[Skipped");
@@ -217,9 +222,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
       expect(sizes).toContain(`[FILE] ${SHOWN}.txt`);
       expect(sizes.split("\n")).toHaveLength(5);
       const search = textOf(await run("search_files", { path: dir, pattern: "**" }));
-      expect(search.split("\n").sort()).toEqual(
-        [`${dir}/${SHOWN}`, `${dir}/${SHOWN}/f.txt`, `${dir}/${SHOWN}.txt`].sort(),
-      );
+      expect(search.split("\n").sort()).toEqual([`${dir}/${SHOWN}`, `${dir}/${SHOWN}/f.txt`, `${dir}/${SHOWN}.txt`].sort());
       const tree = textOf(await run("directory_tree", { path: dir }));
       // JSON escapes C0 controls itself; DEL, C1 and U+2028/9 are written as \u escapes too, and it still parses back.
       expect(tree).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);

@@ -91,10 +91,7 @@ let tarball: { filename: string; size: number; files: PackedFile[] };
 beforeAll(async () => {
   work = await tempDir("bfs-pack-");
   // --ignore-scripts: `prepare` would rebuild dist/ under the feet of the other test files; npm test built it.
-  const packed = ok(
-    await run(NPM, ["pack", "--ignore-scripts", "--json", "--pack-destination", work.dir], ROOT, userEnv()),
-    "npm pack",
-  );
+  const packed = ok(await run(NPM, ["pack", "--ignore-scripts", "--json", "--pack-destination", work.dir], ROOT, userEnv()), "npm pack");
   const [info] = JSON.parse(packed) as Array<{ filename: string; size: number; files: PackedFile[] }>;
   if (!info) throw new Error(`npm pack printed no package: ${packed}`);
   tarball = info;
@@ -106,13 +103,7 @@ beforeAll(async () => {
   await writeFile(path.join(project, "package.json"), JSON.stringify({ name: "pack-smoke", version: "1.0.0", private: true }));
   await writeFile(path.join(data, "notes.txt"), TEXT);
   ok(
-    await run(
-      NPM,
-      ["install", "--no-audit", "--no-fund", "--prefer-offline", path.join(work.dir, tarball.filename)],
-      project,
-      userEnv(),
-      90_000,
-    ),
+    await run(NPM, ["install", "--no-audit", "--no-fund", "--prefer-offline", path.join(work.dir, tarball.filename)], project, userEnv(), 90_000),
     "npm install <tarball>",
   );
 }, 120_000);
@@ -160,7 +151,7 @@ describe("npm pack", () => {
     expect(tarball.size).toBeLessThan(MAX_TARBALL_BYTES);
     // A dist file without a source is stale output of a deleted module (or a test), not part of the product.
     for (const name of names.filter((n) => n.endsWith(".js"))) {
-      await expect(access(path.join(ROOT, "src", name.slice("dist/".length, -".js".length) + ".ts"))).resolves.toBeUndefined();
+      await expect(access(path.join(ROOT, "src", `${name.slice("dist/".length, -".js".length)}.ts`))).resolves.toBeUndefined();
     }
     for (const map of names.filter((n) => n.endsWith(".map"))) expect(names).toContain(map.slice(0, -".map".length));
   });
@@ -204,15 +195,23 @@ describe("the installed package", () => {
     await expectServes(await connectTo(NPX, [BIN, data]));
   }, 60_000);
 
-  it.skipIf(!BUN)("answers bunx bounded-filesystem-mcp --version and serves MCP through bunx (node runtime)", async () => {
-    const bunx = BUN?.bunx ?? "";
-    const env = userEnv({ BUN_INSTALL_CACHE_DIR: path.join(work?.dir ?? "", "bun-cache") });
-    expect(ok(await run(bunx, [BIN, "--version"], project, env), "bunx --version")).toBe("0.1.0\n");
-    await expectServes(await connectTo(bunx, [BIN, "--max-result-chars", "40000", data], env));
-  }, 60_000);
+  it.skipIf(!BUN)(
+    "answers bunx bounded-filesystem-mcp --version and serves MCP through bunx (node runtime)",
+    async () => {
+      const bunx = BUN?.bunx ?? "";
+      const env = userEnv({ BUN_INSTALL_CACHE_DIR: path.join(work?.dir ?? "", "bun-cache") });
+      expect(ok(await run(bunx, [BIN, "--version"], project, env), "bunx --version")).toBe("0.1.0\n");
+      await expectServes(await connectTo(bunx, [BIN, "--max-result-chars", "40000", data], env));
+    },
+    60_000,
+  );
 
-  it.skipIf(!BUN)("serves MCP through bunx --bun (the Bun runtime)", async () => {
-    const bunx = BUN?.bunx ?? "";
-    await expectServes(await connectTo(bunx, ["--bun", BIN, data], { BUN_INSTALL_CACHE_DIR: path.join(work?.dir ?? "", "bun-cache") }));
-  }, 60_000);
+  it.skipIf(!BUN)(
+    "serves MCP through bunx --bun (the Bun runtime)",
+    async () => {
+      const bunx = BUN?.bunx ?? "";
+      await expectServes(await connectTo(bunx, ["--bun", BIN, data], { BUN_INSTALL_CACHE_DIR: path.join(work?.dir ?? "", "bun-cache") }));
+    },
+    60_000,
+  );
 });

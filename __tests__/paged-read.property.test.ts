@@ -31,7 +31,6 @@ const cacheOptions = fc.record({
 
 const isHigh = (c: number): boolean => c >= 0xd800 && c <= 0xdbff;
 
-
 const RUNS = 300;
 
 describe("paged read properties", () => {
@@ -86,8 +85,7 @@ describe("paged read properties", () => {
       if (parts[parts.length - 1] === "") parts.pop();
       return k === 0 ? "" : parts.slice(0, k).join("\n");
     };
-    const refTail = (t: string, k: number): string =>
-      k === 0 || t === "" ? "" : t.replace(/\r\n/g, "\n").split("\n").slice(-k).join("\n");
+    const refTail = (t: string, k: number): string => (k === 0 || t === "" ? "" : t.replace(/\r\n/g, "\n").split("\n").slice(-k).join("\n"));
     await fc.assert(
       fc.asyncProperty(fileBytes, fc.integer({ min: 0, max: 12 }), chunkSize, fc.integer({ min: 1, max: 8 }), async (bytes, k, chunk, max) => {
         await withFile(bytes, async (h, _p, ref) => {

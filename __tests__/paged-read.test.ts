@@ -26,7 +26,6 @@ async function fileWith(content: string | Uint8Array): Promise<string> {
   return p;
 }
 
-
 async function window(p: string, offset: number, limit: number, chunkSize?: number, cache = new CheckpointCache()) {
   return withHandle(p, (h) => readWindow(h, p, offset, limit, cache, { chunkSize }));
 }
@@ -152,9 +151,7 @@ describe("readWindow", () => {
     const size = 9 * 1024 * 1024;
     const p = await fileWith(Buffer.alloc(size, 0x61));
     const calls: Array<[number, number]> = [];
-    const total = await withHandle(p, (h) =>
-      countChars(h, p, new CheckpointCache(), { onProgress: (done, all) => calls.push([done, all]) }),
-    );
+    const total = await withHandle(p, (h) => countChars(h, p, new CheckpointCache(), { onProgress: (done, all) => calls.push([done, all]) }));
     expect(total).toBe(size);
     expect(calls.length).toBeGreaterThanOrEqual(2);
     expect(calls.every(([, all]) => all === size)).toBe(true);

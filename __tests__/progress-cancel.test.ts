@@ -114,11 +114,7 @@ async function connect(): Promise<{ client: Client; close: () => Promise<void> }
 }
 
 /** Calls a tool with `onprogress`; returns the result and every progress notification seen. */
-async function callWithProgress(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ result: CallToolResult; seen: Progress[] }> {
+async function callWithProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; seen: Progress[] }> {
   const seen: Progress[] = [];
   const result = (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
     onprogress: (p) => seen.push(p),
@@ -127,11 +123,7 @@ async function callWithProgress(
 }
 
 /** Starts a call and cancels it from the first progress notification; resolves to the rejection. */
-async function cancelAfterFirstProgress(
-  client: Client,
-  name: string,
-  args: Record<string, unknown>,
-): Promise<{ error: unknown; seen: Progress[] }> {
+async function cancelAfterFirstProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ error: unknown; seen: Progress[] }> {
   const controller = new AbortController();
   const seen: Progress[] = [];
   const call = client.callTool({ name, arguments: args }, CallToolResultSchema, {
@@ -243,28 +235,25 @@ describe("cancellation", () => {
     }
   });
 
-  it.skipIf(process.platform !== "linux")(
-    "repeated cancelled walks and reads leave no file descriptors open",
-    async () => {
-      const { client, close } = await connect();
-      try {
-        const before = openFds();
-        walks.length = 0;
-        for (let i = 0; i < 5; i++) {
-          const search = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.md" });
-          expect(String(search.error)).toMatch(/cancelled by the test/);
-          const read = await cancelAfterFirstProgress(client, "read_text_file", { path: bigFile, offset: 0 });
-          expect(String(read.error)).toMatch(/cancelled by the test/);
-        }
-        const outcomes = await Promise.all(walks.map((w) => w.outcome));
-        expect(outcomes).toEqual(Array(5).fill("aborted"));
-        // A full call afterwards proves the server is healthy and lets in-flight directory reads settle.
-        const info = (await client.callTool({ name: "get_file_info", arguments: { path: bigFile } })) as CallToolResult;
-        expect(textOf(info)).toContain(`size: ${BIG_FILE_BYTES}`);
-        expect(openFds()).toBeLessThanOrEqual(before + 2);
-      } finally {
-        await close();
+  it.skipIf(process.platform !== "linux")("repeated cancelled walks and reads leave no file descriptors open", async () => {
+    const { client, close } = await connect();
+    try {
+      const before = openFds();
+      walks.length = 0;
+      for (let i = 0; i < 5; i++) {
+        const search = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.md" });
+        expect(String(search.error)).toMatch(/cancelled by the test/);
+        const read = await cancelAfterFirstProgress(client, "read_text_file", { path: bigFile, offset: 0 });
+        expect(String(read.error)).toMatch(/cancelled by the test/);
       }
-    },
-  );
+      const outcomes = await Promise.all(walks.map((w) => w.outcome));
+      expect(outcomes).toEqual(Array(5).fill("aborted"));
+      // A full call afterwards proves the server is healthy and lets in-flight directory reads settle.
+      const info = (await client.callTool({ name: "get_file_info", arguments: { path: bigFile } })) as CallToolResult;
+      expect(textOf(info)).toContain(`size: ${BIG_FILE_BYTES}`);
+      expect(openFds()).toBeLessThanOrEqual(before + 2);
+    } finally {
+      await close();
+    }
+  });
 });

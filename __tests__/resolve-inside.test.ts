@@ -46,8 +46,14 @@ describe("resolveFromInside", () => {
     const looked: string[] = [];
     const lstat = fs.lstat.bind(fs);
     const readlink = fs.readlink.bind(fs);
-    vi.spyOn(fs, "lstat").mockImplementation(((p: string) => (looked.push(p), lstat(p))) as typeof fs.lstat);
-    vi.spyOn(fs, "readlink").mockImplementation(((p: string) => (looked.push(p), readlink(p))) as typeof fs.readlink);
+    vi.spyOn(fs, "lstat").mockImplementation(((p: string) => {
+      looked.push(p);
+      return lstat(p);
+    }) as typeof fs.lstat);
+    vi.spyOn(fs, "readlink").mockImplementation(((p: string) => {
+      looked.push(p);
+      return readlink(p);
+    }) as typeof fs.readlink);
     for (const name of ["to-file", "to-dir", "to-missing", "to-missing-dir", "sneaky"]) {
       for (const suffix of ["", "/x", "/x/y"]) {
         expect(await resolveFromInside(path.join(root, name) + suffix, [root]), name + suffix).toEqual({ kind: "outside" });
@@ -59,7 +65,10 @@ describe("resolveFromInside", () => {
 
   it("follows links inside with real-path semantics for ..", async () => {
     expect(await resolveFromInside(path.join(root, "chain"), [root])).toMatchObject({ kind: "found", real: path.join(root, "sub", "f.txt") });
-    expect(await resolveFromInside(path.join(root, "to-sub", "new.txt"), [root])).toEqual({ kind: "missing", path: path.join(root, "sub", "new.txt") });
+    expect(await resolveFromInside(path.join(root, "to-sub", "new.txt"), [root])).toEqual({
+      kind: "missing",
+      path: path.join(root, "sub", "new.txt"),
+    });
     expect(await resolveFromInside(path.join(root, "sub", "no", "new.txt"), [root])).toEqual({ kind: "noParent" });
     expect(await resolveFromInside(path.join(root, "sub", "f.txt", "x"), [root])).toEqual({ kind: "notDir" });
     expect(await resolveFromInside(path.join(root, "loop"), [root])).toEqual({ kind: "loop" });

@@ -54,7 +54,11 @@ afterEach(async () => {
 const inAllowed = (...parts: string[]): string => path.join(allowed, ...parts);
 const read = (p: string): Promise<string> => fs.readFile(p, "utf8");
 const modeOf = async (p: string): Promise<number> => (await fs.stat(p)).mode & 0o7777;
-const exists = (p: string): Promise<boolean> => fs.lstat(p).then(() => true, () => false);
+const exists = (p: string): Promise<boolean> =>
+  fs.lstat(p).then(
+    () => true,
+    () => false,
+  );
 const tempFiles = async (dir: string): Promise<string[]> => (await fs.readdir(dir)).filter((n) => n.endsWith(".tmp"));
 
 describeEachStrategy("race-safe file operations", () => {
@@ -76,9 +80,7 @@ describeEachStrategy("race-safe file operations", () => {
     });
 
     it.skipIf(isWindows)("refuses a character device", async () => {
-      await expect(openRegularFile("/dev/null", ["/"])).rejects.toThrow(
-        "Not a regular file: /dev/null (character device)",
-      );
+      await expect(openRegularFile("/dev/null", ["/"])).rejects.toThrow("Not a regular file: /dev/null (character device)");
     });
 
     it("refuses a directory", async () => {
@@ -89,17 +91,13 @@ describeEachStrategy("race-safe file operations", () => {
     it("refuses a symlink as the final component, even one pointing inside", async () => {
       await fs.writeFile(inAllowed("target.txt"), "inside");
       await fs.symlink(inAllowed("target.txt"), inAllowed("link.txt"));
-      await expect(openRegularFile(inAllowed("link.txt"), dirs)).rejects.toThrow(
-        `Refusing to open ${inAllowed("link.txt")}: it is a symbolic link`,
-      );
+      await expect(openRegularFile(inAllowed("link.txt"), dirs)).rejects.toThrow(`Refusing to open ${inAllowed("link.txt")}: it is a symbolic link`);
     });
 
     it("refuses a file whose parent resolves outside the allowed directories", async () => {
       await fs.writeFile(path.join(outside, "secret"), "SECRET");
       await fs.symlink(outside, inAllowed("escape"));
-      await expect(openRegularFile(inAllowed("escape", "secret"), dirs)).rejects.toThrow(
-        "Access denied - path outside allowed directories",
-      );
+      await expect(openRegularFile(inAllowed("escape", "secret"), dirs)).rejects.toThrow("Access denied - path outside allowed directories");
     });
 
     it("names the path when the file does not exist", async () => {
@@ -145,9 +143,7 @@ describeEachStrategy("race-safe file operations", () => {
     it("refuses a directory destination and creates nothing", async () => {
       await fs.mkdir(inAllowed("dir"));
       await fs.writeFile(inAllowed("dir", "inner"), "kept");
-      await expect(writeFileSafely(inAllowed("dir"), "x", dirs)).rejects.toThrow(
-        `Cannot write ${inAllowed("dir")}: it is a directory`,
-      );
+      await expect(writeFileSafely(inAllowed("dir"), "x", dirs)).rejects.toThrow(`Cannot write ${inAllowed("dir")}: it is a directory`);
       expect(await read(inAllowed("dir", "inner"))).toBe("kept");
       expect(await fs.readdir(allowed)).toEqual(["dir"]);
     });
@@ -194,9 +190,7 @@ describeEachStrategy("race-safe file operations", () => {
 
     it("refuses a parent that resolves outside and writes nothing there", async () => {
       await fs.symlink(outside, inAllowed("escape"));
-      await expect(writeFileSafely(inAllowed("escape", "x"), "x", dirs)).rejects.toThrow(
-        "Access denied - path outside allowed directories",
-      );
+      await expect(writeFileSafely(inAllowed("escape", "x"), "x", dirs)).rejects.toThrow("Access denied - path outside allowed directories");
       expect(await fs.readdir(outside)).toEqual([]);
     });
   });
@@ -301,22 +295,31 @@ describeEachStrategy("race-safe file operations", () => {
     const destinations: [string, (p: string) => Promise<unknown>][] = [
       ["file", (p) => fs.writeFile(p, "precious")],
       ["empty directory", (p) => fs.mkdir(p)],
-      ["directory", async (p) => (await fs.mkdir(p), fs.writeFile(path.join(p, "x"), "precious"))],
+      [
+        "directory",
+        async (p) => {
+          await fs.mkdir(p);
+          await fs.writeFile(path.join(p, "x"), "precious");
+        },
+      ],
       ["dangling symlink", (p) => fs.symlink("nowhere", p)],
     ];
     describe.each(destinations)("refuses an existing %s destination", (_kind, makeDestination) => {
       it.each([
         ["file", (p: string) => fs.writeFile(p, "source")],
-        ["directory", async (p: string) => (await fs.mkdir(p), fs.writeFile(path.join(p, "s"), "source"))],
+        [
+          "directory",
+          async (p: string) => {
+            await fs.mkdir(p);
+            await fs.writeFile(path.join(p, "s"), "source");
+          },
+        ],
       ])("when moving a %s", async (_s, makeSource) => {
         await makeSource(inAllowed("src"));
         await makeDestination(inAllowed("dst"));
-        const snapshot = async () =>
-          execFileSync("ls", ["-lR", "--time-style=+", allowed], { encoding: "utf8" });
+        const snapshot = async () => execFileSync("ls", ["-lR", "--time-style=+", allowed], { encoding: "utf8" });
         const before = isWindows ? "" : await snapshot();
-        await expect(moveNoClobber(inAllowed("src"), inAllowed("dst"), dirs)).rejects.toThrow(
-          `Destination already exists: ${inAllowed("dst")}`,
-        );
+        await expect(moveNoClobber(inAllowed("src"), inAllowed("dst"), dirs)).rejects.toThrow(`Destination already exists: ${inAllowed("dst")}`);
         expect(isWindows ? "" : await snapshot()).toBe(before);
         expect(await exists(inAllowed("src"))).toBe(true);
       });
@@ -353,10 +356,16 @@ describeEachStrategy("race-safe file operations", () => {
         const dst = inAllowed(`dst-${i}`);
         await fs.writeFile(src, `src ${i}`);
         const [moved, created] = await Promise.all([
-          moveNoClobber(src, dst, dirs).then(() => true, (e: Error) => e),
+          moveNoClobber(src, dst, dirs).then(
+            () => true,
+            (e: Error) => e,
+          ),
           (async () => {
             for (let t = 0; t < i % 12; t++) await fs.stat(allowed);
-            return fs.writeFile(dst, `dst ${i}`, { flag: "wx" }).then(() => true, () => false);
+            return fs.writeFile(dst, `dst ${i}`, { flag: "wx" }).then(
+              () => true,
+              () => false,
+            );
           })(),
         ]);
         if (created) {
@@ -379,7 +388,10 @@ describeEachStrategy("race-safe file operations", () => {
         await fs.mkdir(src);
         await fs.writeFile(path.join(src, "s"), `src ${i}`);
         const [moved, created] = await Promise.all([
-          moveNoClobber(src, dst, dirs).then(() => true, (e: Error) => e),
+          moveNoClobber(src, dst, dirs).then(
+            () => true,
+            (e: Error) => e,
+          ),
           (async () => {
             for (let t = 0; t < i % 12; t++) await fs.stat(allowed);
             try {

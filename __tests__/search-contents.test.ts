@@ -70,10 +70,14 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
   });
 
   it("respects caseSensitive, respectGitignore, pattern, excludePatterns and the output modes", async () => {
-    const exact = text(await call(server.client, "search_file_contents", { path: root, query: "FATAL", caseSensitive: true, respectGitignore: false }));
+    const exact = text(
+      await call(server.client, "search_file_contents", { path: root, query: "FATAL", caseSensitive: true, respectGitignore: false }),
+    );
     expect(exact).toContain("FATAL in a build file");
     expect(exact).not.toContain("Fatal\n");
-    const ts = text(await call(server.client, "search_file_contents", { path: root, query: "fatal", pattern: "**/*.ts", excludePatterns: ["src/deep"] }));
+    const ts = text(
+      await call(server.client, "search_file_contents", { path: root, query: "fatal", pattern: "**/*.ts", excludePatterns: ["src/deep"] }),
+    );
     expect(ts).toContain("a.ts");
     expect(ts).not.toContain("app.log");
     const files = text(await call(server.client, "search_file_contents", { path: root, query: "needle", outputMode: "files" }));
@@ -144,7 +148,10 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
         signal: controller.signal,
         onprogress: () => controller.abort(),
       })
-      .then(() => "answered", () => "cancelled");
+      .then(
+        () => "answered",
+        () => "cancelled",
+      );
     setImmediate(() => controller.abort());
     expect(await outcome).toBe("cancelled");
     expect(text(await call(server.client, "search_file_contents", { path: path.join(root, "app.log"), query: "stop" }))).toContain("3:stop");

@@ -168,9 +168,7 @@ describeEachStrategy("respectGitignore on both tools", () => {
     const at = text.indexOf("\n\n[");
     const expected = await buildTreeInMemory(root, [".git", "dist", "debug.log", "src/drop.log"]);
     expect(text.slice(0, at)).toBe(JSON.stringify(expected, null, 2));
-    expect(text.slice(at)).toBe(
-      "\n\n[Left out 3 entries ignored by .gitignore and 1 .git entry; respectGitignore=false includes them]",
-    );
+    expect(text.slice(at)).toBe("\n\n[Left out 3 entries ignored by .gitignore and 1 .git entry; respectGitignore=false includes them]");
   });
 
   it("search_files leaves out the same entries and counts them", async () => {

@@ -9,7 +9,10 @@ import { CountingBuffer, countUtf8, countUtf8Js, utf16Units } from "../src/readi
 
 // Bytes rich in the classes the counter tells apart: ASCII, LF, continuation bytes, 2/3/4-byte leaders.
 const byte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.constantFrom(0x0a, 0x7f, 0x80, 0xbf, 0xc0, 0xef, 0xf0, 0xff));
-const bytes = fc.oneof(fc.uint8Array({ maxLength: 2000 }), fc.array(byte, { maxLength: 3000 }).map((a) => Uint8Array.from(a)));
+const bytes = fc.oneof(
+  fc.uint8Array({ maxLength: 2000 }),
+  fc.array(byte, { maxLength: 3000 }).map((a) => Uint8Array.from(a)),
+);
 
 /** Byte-by-byte reference written independently of countUtf8Js. */
 function reference(b: Uint8Array): { units: number; lines: number } {

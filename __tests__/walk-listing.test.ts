@@ -104,9 +104,7 @@ describe("listWithSizesInto", () => {
     const readdirOrder = fs.readdirSync(tmp);
     rows.sort((x, y) => readdirOrder.indexOf(x[1].split(" ")[1]!) - readdirOrder.indexOf(y[1].split(" ")[1]!));
     rows.sort((x, y) => y[0] - x[0]);
-    expect(await sized("size")).toBe(
-      [...rows.map((r) => r[1]), "", "Total: 3 files, 1 directories", "Combined size: 1.51 KB"].join("\n"),
-    );
+    expect(await sized("size")).toBe([...rows.map((r) => r[1]), "", "Total: 3 files, 1 directories", "Combined size: 1.51 KB"].join("\n"));
   });
 
   it("writes only the summary for an empty directory", async () => {
@@ -180,8 +178,7 @@ describeEachStrategy("listWithSizesInto and symlinks", () => {
 
   it("follows a link to a target inside, and counts one out of the allowed directories (or unresolvable) as 0 B", async () => {
     const text = await sized("size");
-    const sizeOf = (name: string): string | undefined =>
-      new RegExp(`^\\[FILE\\] ${name} +(.*)$`, "m").exec(text)?.[1]?.trim();
+    const sizeOf = (name: string): string | undefined => new RegExp(`^\\[FILE\\] ${name} +(.*)$`, "m").exec(text)?.[1]?.trim();
     expect(sizeOf("in-file")).toBe("2.00 KB");
     expect(sizeOf("in-chain")).toBe("2.00 KB");
     for (const name of ["out-file", "out-dir", "sibling-space", "sibling-quote", "dangling", "loop"]) {

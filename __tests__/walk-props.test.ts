@@ -17,9 +17,7 @@ type Node =
 
 // Characters that stress JSON escaping and glob matching; "/" and NUL cannot occur in names.
 const UNITS = ["a", "b", "x", ".", "-", " ", '"', "\\", "\n", "\t", "\u2028", "é", "\u{1F600}", "*", "?", "[", "{", ",", "#", "'"];
-const nameArb = fc
-  .string({ unit: fc.constantFrom(...UNITS), minLength: 1, maxLength: 6 })
-  .filter((n) => n !== "." && n !== "..");
+const nameArb = fc.string({ unit: fc.constantFrom(...UNITS), minLength: 1, maxLength: 6 }).filter((n) => n !== "." && n !== "..");
 
 const leafArb: fc.Arbitrary<Node> = fc.oneof(
   { weight: 4, arbitrary: nameArb.map((name): Node => ({ kind: "file", name })) },
@@ -28,14 +26,7 @@ const leafArb: fc.Arbitrary<Node> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("link" as const),
       name: nameArb,
-      to: fc.constantFrom(
-        "inside" as const,
-        "outside" as const,
-        "sibling" as const,
-        "quoted" as const,
-        "dangling" as const,
-        "loop" as const,
-      ),
+      to: fc.constantFrom("inside" as const, "outside" as const, "sibling" as const, "quoted" as const, "dangling" as const, "loop" as const),
     }),
   },
 );
@@ -64,7 +55,12 @@ const patternArb = (nodes: Node[]): fc.Arbitrary<string> => {
   const names = namesOf(nodes);
   if (names.length === 0) return fixed;
   const name = fc.constantFrom(...names);
-  return fc.oneof(fixed, name, name.map((n) => `**/${n}`), name.map((n) => `${n}*`));
+  return fc.oneof(
+    fixed,
+    name,
+    name.map((n) => `**/${n}`),
+    name.map((n) => `${n}*`),
+  );
 };
 
 let tmp: string;
@@ -117,9 +113,7 @@ describe("streamed walks equal the in-memory reference", () => {
   it("directory_tree JSON, whole and capped", async () => {
     await fc.assert(
       fc.asyncProperty(
-        childrenArb.chain((nodes) =>
-          fc.tuple(fc.constant(nodes), fc.array(patternArb(nodes), { maxLength: 3 }), fc.nat({ max: 2000 })),
-        ),
+        childrenArb.chain((nodes) => fc.tuple(fc.constant(nodes), fc.array(patternArb(nodes), { maxLength: 3 }), fc.nat({ max: 2000 }))),
         async ([nodes, excludes, rawMax]) => {
           const root = freshRoot(nodes);
           // The tool also writes the controls JSON leaves raw (DEL, C1, U+2028/9) as \u escapes (SPEC §13).
@@ -146,12 +140,7 @@ describe("streamed walks equal the in-memory reference", () => {
     await fc.assert(
       fc.asyncProperty(
         childrenArb.chain((nodes) =>
-          fc.tuple(
-            fc.constant(nodes),
-            patternArb(nodes),
-            fc.array(patternArb(nodes), { maxLength: 2 }),
-            fc.nat({ max: 500 }),
-          ),
+          fc.tuple(fc.constant(nodes), patternArb(nodes), fc.array(patternArb(nodes), { maxLength: 2 }), fc.nat({ max: 500 })),
         ),
         async ([nodes, pattern, excludes, rawMax]) => {
           const root = freshRoot(nodes);

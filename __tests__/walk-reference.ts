@@ -23,9 +23,7 @@ export async function buildTreeInMemory(root: string, excludePatterns: string[])
       const excluded = excludePatterns.some((p) =>
         p.includes("*")
           ? minimatch(rel, p, { dot: true })
-          : minimatch(rel, p, { dot: true }) ||
-            minimatch(rel, `**/${p}`, { dot: true }) ||
-            minimatch(rel, `**/${p}/**`, { dot: true }),
+          : minimatch(rel, p, { dot: true }) || minimatch(rel, `**/${p}`, { dot: true }) || minimatch(rel, `**/${p}/**`, { dot: true }),
       );
       if (excluded) continue;
       const item: TreeEntry = { name: entry.name, type: entry.isDirectory() ? "directory" : "file" };
@@ -37,8 +35,7 @@ export async function buildTreeInMemory(root: string, excludePatterns: string[])
   return build(root);
 }
 
-const inside = (p: string, dirs: readonly string[]): boolean =>
-  dirs.some((d) => p === d || p.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
+const inside = (p: string, dirs: readonly string[]): boolean => dirs.some((d) => p === d || p.startsWith(d.endsWith(path.sep) ? d : d + path.sep));
 
 /** Upstream's validatePath for an entry whose parent is a validated directory. */
 async function validateEntry(full: string, allowedDirs: readonly string[]): Promise<void> {
@@ -52,12 +49,7 @@ async function validateEntry(full: string, allowedDirs: readonly string[]): Prom
 }
 
 /** Upstream's searchFilesWithValidation: realpath on every entry, failures skipped silently. */
-export async function searchReference(
-  root: string,
-  pattern: string,
-  excludePatterns: string[],
-  allowedDirs: readonly string[],
-): Promise<string[]> {
+export async function searchReference(root: string, pattern: string, excludePatterns: string[], allowedDirs: readonly string[]): Promise<string[]> {
   const results: string[] = [];
   async function search(current: string): Promise<void> {
     const entries = await fs.readdir(current, { withFileTypes: true });
@@ -69,9 +61,7 @@ export async function searchReference(
         if (excludePatterns.some((p) => minimatch(rel, p, { dot: true }))) continue;
         if (minimatch(rel, pattern, { dot: true })) results.push(full);
         if (entry.isDirectory()) await search(full);
-      } catch {
-        continue;
-      }
+      } catch {}
     }
   }
   await search(root);

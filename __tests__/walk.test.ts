@@ -83,11 +83,9 @@ describeEachStrategy("treeInto", () => {
 
   it("equals the in-memory reference on a real mixed tree, with and without excludePatterns", async () => {
     mixedTree();
-    {
-      for (const excludes of [[], ["node_modules", ".git"], ["*.log", "**/d1*"], ["src/empty", "**/.hidden"]]) {
-        const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
-        expect(await tree(excludes)).toBe(expected);
-      }
+    for (const excludes of [[], ["node_modules", ".git"], ["*.log", "**/d1*"], ["src/empty", "**/.hidden"]]) {
+      const expected = JSON.stringify(await buildTreeInMemory(root, excludes), null, 2);
+      expect(await tree(excludes)).toBe(expected);
     }
   });
 
@@ -128,16 +126,12 @@ describeEachStrategy("searchInto", () => {
       ["**/link-*", []],
       ["**/d1*/**", ["**/*.log"]],
     ];
-    {
-      for (const [pattern, excludes] of cases) {
-        // The tool shows control characters in names escaped (SPEC §13); upstream's algorithm and lib.ts do not.
-        const expected = searchText((await searchReference(root, pattern, excludes, opts.sandbox.allowedDirs)).map(escapeControls));
-        expect(await search(pattern, excludes)).toBe(expected);
-        setAllowedDirectories([root]);
-        expect(searchText((await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes })).map(escapeControls))).toBe(
-          expected,
-        );
-      }
+    for (const [pattern, excludes] of cases) {
+      // The tool shows control characters in names escaped (SPEC §13); upstream's algorithm and lib.ts do not.
+      const expected = searchText((await searchReference(root, pattern, excludes, opts.sandbox.allowedDirs)).map(escapeControls));
+      expect(await search(pattern, excludes)).toBe(expected);
+      setAllowedDirectories([root]);
+      expect(searchText((await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes })).map(escapeControls))).toBe(expected);
     }
   });
 
@@ -169,9 +163,7 @@ describeEachStrategy("searchInto", () => {
     });
     {
       const lines = (await search("**/*.txt")).split("\n").sort();
-      expect(lines).toEqual(
-        ["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort(),
-      );
+      expect(lines).toEqual(["real/hit.txt", "in.txt", "dir-in.txt", "dangling.txt"].map((p) => path.join(root, p)).sort());
       setAllowedDirectories([root]);
       const fromLib = await searchFilesWithValidation(root, "**/*.txt", [root], {});
       expect(fromLib.sort()).toEqual(lines);

@@ -18,7 +18,8 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { TextSink } from "../dist/bounded.js";
-import { compileQuery, ContentSearch, scanFile } from "../dist/grep/index.js";
+import { scanFile } from "../dist/grep/file-scan.js";
+import { compileQuery, ContentSearch } from "../dist/grep/index.js";
 import { writeText } from "./fixtures.mjs";
 
 const MiB = 1024 * 1024;

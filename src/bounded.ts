@@ -57,8 +57,7 @@ export const pageFrame = (from: string, to: string, total: string, offset: strin
 /** The non-pageable notice's frame around its figures, optional parts and advice, as given. */
 export const cutFrame = (shown: string, total: string, filesPart: string, advice: string): string =>
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
-const filesFrame = (included: string, requested: string): string =>
-  `; ${included} of ${requested} requested files included in full`;
+const filesFrame = (included: string, requested: string): string => `; ${included} of ${requested} requested files included in full`;
 const skippedFrame = (count: string, noun: string): string => `; ${count} unreadable ${noun} skipped (not shown)`;
 
 /** Notice for a paged read window `[start, end)` of a `total`-character text. */
@@ -179,9 +178,7 @@ export class TextSink {
     if (this.totalLength <= this.max) return kept;
     const cut = cutIndex(kept, this.max);
     const files =
-      this.partEnds.length > 0
-        ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length }
-        : undefined;
+      this.partEnds.length > 0 ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length } : undefined;
     return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped)}`;
   }
 }
@@ -200,10 +197,7 @@ export function renderWindow(w: TextWindow): string {
 }
 
 /** What a tool handler hands back: content blocks, "I streamed into the call's sink", or a read window. */
-export type ToolOutput =
-  | { content: CallToolResult["content"] }
-  | { streamed: true }
-  | { window: TextWindow };
+export type ToolOutput = { content: CallToolResult["content"] } | { streamed: true } | { window: TextWindow };
 
 /** What the bounding layer lends a handler: the only sink it may stream into, and the window bound. */
 export interface Bounds {
@@ -219,20 +213,14 @@ export interface Bounds {
  * leaves within `max` characters plus one notice. `advice` is the tool's
  * narrowing advice.
  */
-export async function runBounded(
-  max: number,
-  advice: string,
-  handler: (bounds: Bounds) => Promise<ToolOutput>,
-): Promise<CallToolResult> {
+export async function runBounded(max: number, advice: string, handler: (bounds: Bounds) => Promise<ToolOutput>): Promise<CallToolResult> {
   const bounds: Bounds = { sink: new TextSink(max), windowLimit: (limit) => Math.min(limit ?? max, max) };
   try {
     const output = await handler(bounds);
     if ("window" in output) return { content: [{ type: "text", text: renderWindow(boundWindow(output.window, max)) }] };
     if ("streamed" in output) return { content: [{ type: "text", text: bounds.sink.render(advice) }] };
     return {
-      content: output.content.map((block) =>
-        block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block,
-      ),
+      content: output.content.map((block) => (block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block)),
     };
   } catch (error) {
     return boundError(error instanceof Error ? error.message : String(error), max);

@@ -142,9 +142,7 @@ export async function searchFilesWithValidation(
         if (excludePatterns.some((p) => minimatch(relativePath, p, { dot: true }))) continue;
         if (minimatch(relativePath, pattern, { dot: true })) results.push(fullPath);
         if (entry.isDirectory()) await walk(fullPath);
-      } catch {
-        continue;
-      }
+      } catch {}
     }
   }
 

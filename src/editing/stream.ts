@@ -87,12 +87,7 @@ function withEnding(text: Buffer, ending: string): Buffer {
 }
 
 /** Applies every edit to the document, in order, each to the result of the ones before. */
-async function applyAll(
-  edits: PreparedEdit[],
-  given: readonly EditOperation[],
-  search: EditSearch,
-  pause: () => Promise<void>,
-): Promise<void> {
+async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], search: EditSearch, pause: () => Promise<void>): Promise<void> {
   for (const [k, edit] of edits.entries()) {
     await pause();
     if (edit.pattern.length === 0) {

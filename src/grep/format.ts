@@ -14,7 +14,7 @@ export const MAX_LINE_CHARS = 500;
 export const CLIP_MARK = "[…]";
 
 /** Separates groups of one file that are not adjacent. */
-export const GROUP_SEPARATOR = "--";
+const GROUP_SEPARATOR = "--";
 
 /** `text` if short, else about `max` characters around index `at`, each cut side marked; never splits a surrogate pair. */
 export function clipLine(text: string, at: number, max = MAX_LINE_CHARS): string {
@@ -27,12 +27,12 @@ export function clipLine(text: string, at: number, max = MAX_LINE_CHARS): string
 }
 
 /** One shown match line. */
-export function matchLine(lineNo: number, text: string): string {
+function matchLine(lineNo: number, text: string): string {
   return `${lineNo}:${text}`;
 }
 
 /** One shown context line. */
-export function contextLine(lineNo: number, text: string): string {
+function contextLine(lineNo: number, text: string): string {
   return `${lineNo}-${text}`;
 }
 

@@ -13,7 +13,7 @@ import type { QuerySpec } from "./query.js";
 import type { WorkerJob, WorkerReply } from "./regex-worker.js";
 
 /** Longest silence, per chunk, before a regex scan is judged too costly. @default 2000 */
-export const DEFAULT_DEADLINE_MS = 2000;
+const DEFAULT_DEADLINE_MS = 2000;
 
 // A worker's start is not the expression's fault: on a loaded machine loading
 // it has taken over a second, so the deadline only runs once the job started.

@@ -25,7 +25,7 @@ export interface QuerySpec {
  * - `perLine`: every line is decoded and tested (lookarounds can see past a line's end in a chunk);
  * - `never`: a literal holding a line feed cannot occur inside a line.
  */
-export type Strategy = "bytes" | "foldedBytes" | "latin1" | "latin1+wide" | "perLine" | "never";
+type Strategy = "bytes" | "foldedBytes" | "latin1" | "latin1+wide" | "perLine" | "never";
 
 /** A compiled query; plain data plus regexes, rebuilt from `spec` inside a worker. */
 export interface Query {

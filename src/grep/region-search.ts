@@ -59,7 +59,14 @@ function contextText(r: Buffer, ls: number, le: number, finder: LineFinder): str
 
 // Up to the lines `firstWanted`..`lineNo - 1` ending just before byte `ls`,
 // taken from the region and, for lines before it, from the previous region's tail.
-function beforeContext(r: Buffer, ls: number, lineNo: number, firstWanted: number, tail: readonly ContextEntry[], finder: LineFinder): ContextEntry[] {
+function beforeContext(
+  r: Buffer,
+  ls: number,
+  lineNo: number,
+  firstWanted: number,
+  tail: readonly ContextEntry[],
+  finder: LineFinder,
+): ContextEntry[] {
   const lines: ContextEntry[] = [];
   let p = ls;
   let n = lineNo;

@@ -67,7 +67,9 @@ export function summaryText(t: SearchTotals, page: Page): string {
   ];
   const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
   if (reasons.length > 0) {
-    const parts = reasons.map((r) => `${formatCount(t.skipped[r])} ${r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]}`);
+    const parts = reasons.map(
+      (r) => `${formatCount(t.skipped[r])} ${r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]}`,
+    );
     lines.push(`Not searched: ${plural(t.skippedFiles, "file", "files")} (${parts.join("; ")}).`);
   }
   if (page.mode !== "count") {

@@ -13,7 +13,8 @@ import type { LineFinder } from "./line-finder.js";
  * @throws when `bytes` is not shorter than BINARY_PROBE_BYTES (such files are streamed by scanFile)
  */
 export function countWholeLines(finder: LineFinder, bytes: Buffer): number {
-  if (bytes.length >= BINARY_PROBE_BYTES) throw new Error(`countWholeLines takes files shorter than ${BINARY_PROBE_BYTES} bytes; got ${bytes.length}`);
+  if (bytes.length >= BINARY_PROBE_BYTES)
+    throw new Error(`countWholeLines takes files shorter than ${BINARY_PROBE_BYTES} bytes; got ${bytes.length}`);
   if (looksBinary(bytes)) return -1;
   if (bytes.length === 0) return 0;
   finder.reset(bytes);

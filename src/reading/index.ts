@@ -3,7 +3,7 @@
  * UTF-16 offset with a checkpoint cache, whole-file streaming, head/tail, and
  * media reads — all from an opened handle, in bounded memory.
  */
-export { CheckpointCache, type CheckpointCacheOptions } from "./checkpoints.js";
+export { CheckpointCache } from "./checkpoints.js";
 export { fileInfo, type FileInfo } from "./file-info.js";
 export { headInto, tailInto } from "./lines.js";
 export { readLineWindow } from "./line-window.js";

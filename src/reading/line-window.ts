@@ -72,7 +72,10 @@ class LineSpan implements TextConsumer {
 
   skipped(bytes: Buffer, at: number, _chars: number, lines: number): void {
     if (this.done) return;
-    if (this.start !== undefined) return this.keep(bytes.toString("utf8"), at);
+    if (this.start !== undefined) {
+      this.keep(bytes.toString("utf8"), at);
+      return;
+    }
     if (this.seen + lines < this.startFeeds) {
       this.seen += lines;
       return;

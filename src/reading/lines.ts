@@ -27,8 +27,8 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
     const held = heldNewline ? 1 : 0;
     heldNewline = false;
     done = true;
-    if (typeof before === "number") return sink.appendCount(held + before);
-    sink.append(held === 1 ? `\n${before}` : before);
+    if (typeof before === "number") sink.appendCount(held + before);
+    else sink.append(held === 1 ? `\n${before}` : before);
   };
   const consumer: TextConsumer = {
     wants: () => !done && !sink.full,
@@ -56,13 +56,7 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
 }
 
 /** Byte position just after the `lines`-th newline from the end, or 0; reads backwards one chunk at a time. */
-async function tailStart(
-  handle: FileHandle,
-  size: number,
-  lines: number,
-  opts: ReadOptions,
-  report: (bytesDone: number) => void,
-): Promise<number> {
+async function tailStart(handle: FileHandle, size: number, lines: number, opts: ReadOptions, report: (bytesDone: number) => void): Promise<number> {
   const chunkSize = chunkSizeOf(opts);
   const buffer = Buffer.allocUnsafe(chunkSize);
   let found = 0;

@@ -25,10 +25,9 @@ const MIME_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** MIME type by extension (case-insensitive); `application/octet-stream` when unknown. */
-export function mimeTypeFor(filePath: string): string {
+function mimeTypeFor(filePath: string): string {
   return MIME_TYPES[path.extname(filePath).toLowerCase()] ?? "application/octet-stream";
 }
-
 
 const CHUNK = 256 * 1024;
 

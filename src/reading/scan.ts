@@ -20,7 +20,7 @@ export interface ReadOptions {
 }
 
 /** Bytes per read when `ReadOptions.chunkSize` is not given. */
-export const DEFAULT_CHUNK_SIZE = 256 * 1024;
+const DEFAULT_CHUNK_SIZE = 256 * 1024;
 
 const PROGRESS_EVERY_BYTES = 4 * 1024 * 1024;
 
@@ -86,7 +86,7 @@ function validPrefix(bytes: Buffer): number {
 }
 
 /** A decoder that keeps a BOM and replaces invalid bytes as `Buffer#toString("utf8")` does. */
-export function newDecoder(): TextDecoder {
+function newDecoder(): TextDecoder {
   return new TextDecoder("utf-8", { ignoreBOM: true });
 }
 

@@ -61,52 +61,122 @@ const [I32_ADD, I32_SUB, I32_LT_U, I32_GE_U, SELECT] = [0x6a, 0x6b, 0x49, 0x4f, 
 const [BLOCK, LOOP, END, BR, BR_IF, VOID] = [0x02, 0x03, 0x0b, 0x0c, 0x0d, 0x40];
 
 // Locals: 0 p, 1 len, 2 end, 3 blockEnd, 4 v, 5-7 per-block tallies, 8-10 totals.
-const P = 0, LEN = 1, END_AT = 2, BLOCK_END = 3, V = 4;
+const P = 0,
+  LEN = 1,
+  END_AT = 2,
+  BLOCK_END = 3,
+  V = 4;
 const TALLY = [5, 6, 7];
 const TOTAL = [8, 9, 10];
 // Lane masks: continuation byte (signed < -64), 4-byte leader (unsigned > 0xEF), line feed.
-const TESTS = [[...splat8(-64), ...I8_LT_S], [...splat8(0xef), ...I8_GT_U], [...splat8(0x0a), ...I8_EQ]];
+const TESTS = [
+  [...splat8(-64), ...I8_LT_S],
+  [...splat8(0xef), ...I8_GT_U],
+  [...splat8(0x0a), ...I8_EQ],
+];
 
 const sumLanes = (local: number): number[] => [
-  ...get(local), ...lane(0), ...get(local), ...lane(1), I32_ADD,
-  ...get(local), ...lane(2), I32_ADD, ...get(local), ...lane(3), I32_ADD,
+  ...get(local),
+  ...lane(0),
+  ...get(local),
+  ...lane(1),
+  I32_ADD,
+  ...get(local),
+  ...lane(2),
+  I32_ADD,
+  ...get(local),
+  ...lane(3),
+  I32_ADD,
 ];
 
 const body = [
-  ...get(P), ...get(LEN), I32_ADD, ...set(END_AT),
-  BLOCK, VOID, LOOP, VOID,
-  ...get(P), ...get(END_AT), I32_GE_U, BR_IF, 1,
+  ...get(P),
+  ...get(LEN),
+  I32_ADD,
+  ...set(END_AT),
+  BLOCK,
+  VOID,
+  LOOP,
+  VOID,
+  ...get(P),
+  ...get(END_AT),
+  I32_GE_U,
+  BR_IF,
+  1,
   // blockEnd = min(p + 255*16, end)
-  ...get(P), ...i32c(255 * 16), I32_ADD, ...get(END_AT),
-  ...get(P), ...i32c(255 * 16), I32_ADD, ...get(END_AT), I32_LT_U, SELECT, ...set(BLOCK_END),
+  ...get(P),
+  ...i32c(255 * 16),
+  I32_ADD,
+  ...get(END_AT),
+  ...get(P),
+  ...i32c(255 * 16),
+  I32_ADD,
+  ...get(END_AT),
+  I32_LT_U,
+  SELECT,
+  ...set(BLOCK_END),
   ...TALLY.flatMap((t) => [...splat8(0), ...set(t)]),
-  LOOP, VOID,
-  ...get(P), ...V_LOAD, ...set(V),
+  LOOP,
+  VOID,
+  ...get(P),
+  ...V_LOAD,
+  ...set(V),
   ...TALLY.flatMap((t, i) => [...get(t), ...get(V), ...(TESTS[i] ?? []), ...I8_SUB, ...set(t)]),
-  ...get(P), ...i32c(16), I32_ADD, ...set(P),
-  ...get(P), ...get(BLOCK_END), I32_LT_U, BR_IF, 0,
+  ...get(P),
+  ...i32c(16),
+  I32_ADD,
+  ...set(P),
+  ...get(P),
+  ...get(BLOCK_END),
+  I32_LT_U,
+  BR_IF,
+  0,
   END,
   ...TALLY.flatMap((t, i) => {
     const total = TOTAL[i] ?? 0;
     return [...get(total), ...get(t), ...I16_EXTADD_U8, ...I32_EXTADD_U16, ...I32X4_ADD, ...set(total)];
   }),
-  BR, 0,
-  END, END,
-  ...sumLanes(TOTAL[2] ?? 0), 0x24, 0,
-  ...get(LEN), ...sumLanes(TOTAL[0] ?? 0), I32_SUB, ...sumLanes(TOTAL[1] ?? 0), I32_ADD,
+  BR,
+  0,
+  END,
+  END,
+  ...sumLanes(TOTAL[2] ?? 0),
+  0x24,
+  0,
+  ...get(LEN),
+  ...sumLanes(TOTAL[0] ?? 0),
+  I32_SUB,
+  ...sumLanes(TOTAL[1] ?? 0),
+  I32_ADD,
   END,
 ];
 
-const locals = vec([[2, I32], [7, V128]]);
+const locals = vec([
+  [2, I32],
+  [7, V128],
+]);
 const code = [...locals, ...body];
 
 /** The module's bytes. */
 export const COUNT_WASM = new Uint8Array([
-  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+  0x00,
+  0x61,
+  0x73,
+  0x6d,
+  0x01,
+  0x00,
+  0x00,
+  0x00,
   ...section(1, vec([[0x60, ...vec([[I32], [I32]]), ...vec([[I32]])]])),
   ...section(2, vec([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
   ...section(3, vec([[0]])),
   ...section(6, vec([[I32, 0x01, ...i32c(0), END]])),
-  ...section(7, vec([[...name("count"), 0x00, 0], [...name("lines"), 0x03, 0]])),
+  ...section(
+    7,
+    vec([
+      [...name("count"), 0x00, 0],
+      [...name("lines"), 0x03, 0],
+    ]),
+  ),
   ...section(10, vec([[...uleb(code.length), ...code]])),
 ]);

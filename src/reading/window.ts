@@ -80,13 +80,7 @@ export async function countChars(handle: FileHandle, key: string, cache: Checkpo
  * keeps text, then only counted (from the cached total when there is one).
  * @throws on abort
  */
-export async function streamInto(
-  handle: FileHandle,
-  key: string,
-  cache: CheckpointCache,
-  sink: TextSink,
-  opts: ReadOptions = {},
-): Promise<void> {
+export async function streamInto(handle: FileHandle, key: string, cache: CheckpointCache, sink: TextSink, opts: ReadOptions = {}): Promise<void> {
   const consumer: TextConsumer = {
     wants: () => !sink.full,
     text: (piece) => sink.append(piece),

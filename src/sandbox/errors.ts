@@ -79,7 +79,7 @@ export function changedDuringEdit(shown: string): SafeFsError {
 }
 
 /** Human name of what a stat describes ("directory", "FIFO", …). */
-export function kindOf(st: Stats | BigIntStats): string {
+function kindOf(st: Stats | BigIntStats): string {
   if (st.isFile()) return "regular file";
   if (st.isDirectory()) return "directory";
   if (st.isSymbolicLink()) return "symbolic link";

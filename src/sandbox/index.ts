@@ -25,12 +25,12 @@ import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
 
 export { __testHooks } from "./confinement.js";
 export { release } from "./directories.js";
-export { errnoCode, reason, SafeFsError } from "./errors.js";
+export { errnoCode, reason } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedRead } from "./open.js";
-export { resolveRequestedPathWith, validatePathWith, type PathIO } from "./requested.js";
-export type { RewriteEngine, RewriteSink, RewriteSource, Rewritten } from "./rewrite.js";
+export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
+export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
 
 // Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,

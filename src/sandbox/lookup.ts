@@ -37,7 +37,13 @@ export type LinkVerdict = { kind: "inside"; target: { real: string; size: number
 function splitPath(p: string): { root: string; parts: string[] } {
   const { root } = path.parse(p);
   const separators = process.platform === "win32" ? /[\\/]+/ : /\/+/;
-  return { root, parts: p.slice(root.length).split(separators).filter((part) => part !== "") };
+  return {
+    root,
+    parts: p
+      .slice(root.length)
+      .split(separators)
+      .filter((part) => part !== ""),
+  };
 }
 
 /** A running resolution: inside what, where it stands, what it stands on, and what is left to look up. */

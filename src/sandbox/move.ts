@@ -59,9 +59,7 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
     throw new SafeFsError(`${context}: the source changed during the move; nothing was moved`);
   }
   if (!sameFile(atSrc, before)) {
-    throw new SafeFsError(
-      `${context}: the source was replaced during the move; ${to.shown} holds the original and ${from.shown} the replacement`,
-    );
+    throw new SafeFsError(`${context}: the source was replaced during the move; ${to.shown} holds the original and ${from.shown} the replacement`);
   }
   try {
     await fs.unlink(from.at);

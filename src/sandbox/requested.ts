@@ -94,9 +94,7 @@ export async function validatePathWith(io: PathIO, requestedPath: string, allowe
   }
   if (typeof realParent !== "string") throw new Error(`Parent directory does not exist: ${parentDir}`);
   if (!isPathWithinAllowedDirectories(realParent, allowedDirs)) {
-    throw new Error(
-      `Access denied - symlink target outside allowed directories: parent of ${absolute} resolves to ${realParent}, not in ${dirList}`,
-    );
+    throw new Error(`Access denied - symlink target outside allowed directories: parent of ${absolute} resolves to ${realParent}, not in ${dirList}`);
   }
   return absolute;
 }

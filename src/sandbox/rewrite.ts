@@ -17,7 +17,7 @@ import { assertWritable, replaceWith } from "./replace.js";
 export type { RewriteSource } from "./late-writes.js";
 
 /** Where the engine writes the new content, in order. */
-export interface RewriteSink {
+interface RewriteSink {
   write(data: Buffer | string): Promise<void>;
 }
 

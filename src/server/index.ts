@@ -15,7 +15,7 @@ import { VERSION } from "./config.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
-export const SERVER_NAME = "bounded-filesystem";
+const SERVER_NAME = "bounded-filesystem";
 
 /** What buildServer needs: the limits, the startup directories and where diagnostics go. */
 export interface ServerOptions {

@@ -154,7 +154,7 @@ export class LineScanner {
     this.inString = false;
     if (this.key) {
       const raw = Buffer.from(this.key).toString("utf8");
-      this.lastKey = this.key.length > CAPTURE_MAX ? "" : (decode(`"${raw}"`) as string | undefined) ?? "";
+      this.lastKey = this.key.length > CAPTURE_MAX ? "" : ((decode(`"${raw}"`) as string | undefined) ?? "");
       this.key = null;
     } else this.keep(QUOTE);
   }

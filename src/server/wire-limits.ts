@@ -10,14 +10,14 @@
  * (shared/stdio.js, STDIO_DEFAULT_MAX_BUFFER_SIZE) closes the connection when
  * its buffer would pass 10 MiB.
  */
-export const SDK_CLIENT_LINE_LIMIT = 10 * 1024 * 1024;
+const SDK_CLIENT_LINE_LIMIT = 10 * 1024 * 1024;
 
 /**
  * Room kept under SDK_CLIENT_LINE_LIMIT for the answer's envelope (ids, MIME
  * type, a resource URI of up to a few KiB) and for the start of the next
  * message, which can share the last pipe read (at most 64 KiB) with it.
  */
-export const ANSWER_RESERVE = 64 * 1024;
+const ANSWER_RESERVE = 64 * 1024;
 
 /**
  * The largest --max-media-bytes: base64 makes 4 characters of every 3 bytes,

@@ -25,8 +25,7 @@ async function withDirectory(requested: string, sandbox: Sandbox, list: (dir: st
   }
 }
 
-const excludeParams = (excludePatterns: readonly string[]) =>
-  excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
+const excludeParams = (excludePatterns: readonly string[]) => excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
 
 /** list_directory: one directory's entries. */
 export const listDirectory = defineTool({
@@ -53,17 +52,12 @@ export const listDirectoryWithSizes = defineTool({
     `lost if cut. Without sizes: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z
-      .enum(["name", "size"])
-      .default("name")
-      .describe("'name' (alphabetical) or 'size' (largest first)."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("'name' (alphabetical) or 'size' (largest first)."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
   async handler({ path, sortBy }, ctx) {
-    return streamed(ctx, (sink) =>
-      withDirectory(path, ctx.sandbox, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))),
-    );
+    return streamed(ctx, (sink) => withDirectory(path, ctx.sandbox, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))));
   },
 });
 
@@ -77,18 +71,13 @@ export const directoryTree = defineTool({
     `level: list_directory; names: search_files. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    excludePatterns: z
-      .array(z.string())
-      .default([])
-      .describe("Globs of entries to leave out; here a bare name matches at any depth."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to leave out; here a bare name matches at any depth."),
     maxDepth: z
       .number()
       .int()
       .min(1)
       .optional()
-      .describe(
-        "Levels to list (1: its entries). A directory on the last level gets depthLimited: true, not children.",
-      ),
+      .describe("Levels to list (1: its entries). A directory on the last level gets depthLimited: true, not children."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -96,9 +85,7 @@ export const directoryTree = defineTool({
   async handler({ path, excludePatterns, maxDepth, respectGitignore }, ctx) {
     checkPatterns(excludeParams(excludePatterns));
     const dir = await ctx.sandbox.validate(path);
-    return streamed(ctx, (sink) =>
-      treeInto(dir, excludePatterns, sink, walkOptions(ctx), { maxDepth, respectGitignore }),
-    );
+    return streamed(ctx, (sink) => treeInto(dir, excludePatterns, sink, walkOptions(ctx), { maxDepth, respectGitignore }));
   },
 });
 
@@ -113,10 +100,7 @@ export const searchFiles = defineTool({
   input: {
     path: z.string().describe(DIR_DOC),
     pattern: z.string().describe("Glob for the relative paths to find, e.g. '**/*.ts' or 'src/**'."),
-    excludePatterns: z
-      .array(z.string())
-      .default([])
-      .describe("Globs of entries to leave out (not entered)."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to leave out (not entered)."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -124,9 +108,7 @@ export const searchFiles = defineTool({
   async handler({ path, pattern, excludePatterns, respectGitignore }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await ctx.sandbox.validate(path);
-    return streamed(ctx, (sink) =>
-      searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore }),
-    );
+    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore }));
   },
 });
 

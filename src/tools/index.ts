@@ -5,12 +5,12 @@ import type { ToolDefinition } from "./context.js";
 import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read.js";
 import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
 
-export type { ToolContext, ToolDefinition } from "./context.js";
+export type { ToolDefinition } from "./context.js";
 export { instructions } from "./instructions.js";
 export { listedTool } from "./listed.js";
 
 /** All 15 tools, in the order tools/list reports them. */
-export const TOOLS: readonly ToolDefinition[] = [
+const TOOLS: readonly ToolDefinition[] = [
   readFile,
   readTextFile,
   readMediaFile,

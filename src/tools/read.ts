@@ -45,15 +45,11 @@ function checkReadArgs(args: ReadTextArgs): void {
   const byLine = (["startLine", "lineCount"] as const).find((k) => args[k] !== undefined);
   const other = [...lines, ...window][0];
   if (byLine !== undefined && other !== undefined) {
-    throw new Error(
-      `Parameters ${byLine} and ${other} cannot be combined: use startLine/lineCount for lines, or ${other} alone.`,
-    );
+    throw new Error(`Parameters ${byLine} and ${other} cannot be combined: use startLine/lineCount for lines, or ${other} alone.`);
   }
   if (lines.length === 2) throw new Error("Parameters head and tail cannot be combined: pass only one of them.");
   if (lines.length === 1 && window.length > 0) {
-    throw new Error(
-      `Parameters ${lines[0]} and ${window[0]} cannot be combined: use ${lines[0]} for lines, or offset/limit for characters.`,
-    );
+    throw new Error(`Parameters ${lines[0]} and ${window[0]} cannot be combined: use ${lines[0]} for lines, or offset/limit for characters.`);
   }
 }
 

@@ -21,7 +21,7 @@ const NOTE_PATHS = 5;
 const BOM = "\uFEFF";
 
 /** One file's verdict on one path: the last rule matching it ignores it, re-includes it, or none matches. */
-export type RuleTest = (rel: string) => { ignored: boolean; unignored: boolean };
+type RuleTest = (rel: string) => { ignored: boolean; unignored: boolean };
 
 /** The rules of one `.gitignore`, for the paths under `prefix` (its directory relative to the root, with '/'). */
 interface Frame {
@@ -65,7 +65,7 @@ const CACHE_RESET_EVERY = 1024;
  * separators, a directory with a trailing '/'). Case-sensitive, as git is unless core.ignorecase
  * is set, which a walk cannot see.
  */
-export function compileGitignore(text: string): RuleTest {
+function compileGitignore(text: string): RuleTest {
   const build = (): Ignore => ignore({ ignorecase: false }).add(text);
   let ig = build();
   const rules = perPathWorks() ? rulesOf(ig) : undefined;

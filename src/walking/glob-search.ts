@@ -40,24 +40,27 @@ export async function searchInto(
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(
     root,
-    withGitignore({
-      excluded: (rel) => excludes.some((m) => m.match(rel)),
-      enter(dir, entry, rel, _depth, reach) {
-        if (!matcher.match(rel)) return undefined;
-        // Plain entries of a real, validated directory are inside by construction;
-        // only a symlink can point elsewhere, and it is never descended, so its
-        // target matters only when it would be listed.
-        if (!entry.isSymbolicLink()) return record(dir, entry);
-        // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
-        // file whose validated parent is allowed); one leading outside is left out, whether or
-        // not its target exists (it is resolved from inside, so nothing outside is looked at).
-        const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
-        return opts.sandbox.followLink(link, false).then((verdict) => {
-          if (verdict.kind !== "outside") record(dir, entry);
-        });
+    withGitignore(
+      {
+        excluded: (rel) => excludes.some((m) => m.match(rel)),
+        enter(dir, entry, rel, _depth, reach) {
+          if (!matcher.match(rel)) return undefined;
+          // Plain entries of a real, validated directory are inside by construction;
+          // only a symlink can point elsewhere, and it is never descended, so its
+          // target matters only when it would be listed.
+          if (!entry.isSymbolicLink()) return record(dir, entry);
+          // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
+          // file whose validated parent is allowed); one leading outside is left out, whether or
+          // not its target exists (it is resolved from inside, so nothing outside is looked at).
+          const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
+          return opts.sandbox.followLink(link, false).then((verdict) => {
+            if (verdict.kind !== "outside") record(dir, entry);
+          });
+        },
+        leave() {},
       },
-      leave() {},
-    }, gitignore),
+      gitignore,
+    ),
     opts,
   );
   if (found === 0) sink.append("No matches found");

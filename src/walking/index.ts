@@ -10,4 +10,4 @@ export { searchInto } from "./glob-search.js";
 export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
 export type { WalkOptions } from "./walker.js";
-export { walkFiles, type FileSelection, type FileSkip, type FileVisitor, type SmallFileVisitor } from "./file-walk.js";
+export { walkFiles } from "./file-walk.js";

@@ -73,12 +73,7 @@ async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promi
  * sorted by name or by size (largest first), a blank line, the totals.
  * @throws when `dir` cannot be read, or the signal's reason when cancelled
  */
-export async function listWithSizesInto(
-  dir: string,
-  sortBy: "name" | "size",
-  sink: TextSink,
-  opts: WalkOptions,
-): Promise<void> {
+export async function listWithSizesInto(dir: string, sortBy: "name" | "size", sink: TextSink, opts: WalkOptions): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
   const entries = await sizeEntries(dir, ticker, opts.sandbox);

@@ -20,9 +20,7 @@ export function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>
   for (const [param, pattern] of patterns) {
     // minimatch matches a numeric range of 100 values or more without expanding it, so such a
     // range counts once; the expansion itself stops one past the limit.
-    const ranged = pattern.replace(/\{(-?\d+)\.\.(-?\d+)\}/g, (m, a: string, b: string) =>
-      Math.abs(Number(b) - Number(a)) + 1 >= 100 ? "0" : m,
-    );
+    const ranged = pattern.replace(/\{(-?\d+)\.\.(-?\d+)\}/g, (m, a: string, b: string) => (Math.abs(Number(b) - Number(a)) + 1 >= 100 ? "0" : m));
     const alternatives = braceExpand(ranged, { braceExpandMax: MAX_ALTERNATIVES + 1 }).length;
     if (alternatives > MAX_ALTERNATIVES) {
       throw new Error(

@@ -12,5 +12,5 @@ export function formatSize(bytes: number): string {
   if (exponent <= 0) return `${bytes} B`;
   // Upstream's arithmetic is kept on purpose: for negative sizes both parts become NaN/undefined.
   const unit = Math.min(exponent, UNITS.length - 1);
-  return `${(bytes / Math.pow(1024, unit)).toFixed(2)} ${UNITS[unit]}`;
+  return `${(bytes / 1024 ** unit).toFixed(2)} ${UNITS[unit]}`;
 }

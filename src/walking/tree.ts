@@ -9,7 +9,7 @@ import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
-export function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {
+function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {
   const matchers = excludePatterns.flatMap((p) =>
     (p.includes("*") ? [p] : [p, `**/${p}`, `**/${p}/**`]).map((glob) => new Minimatch(glob, { dot: true })),
   );
@@ -54,28 +54,31 @@ export async function treeInto(
   sink.append("[");
   const skipped = await walkTree(
     root,
-    withGitignore({
-      excluded: treeExcluder(excludePatterns),
-      enter(_dir, entry, _rel, depth) {
-        const written = childCounts[depth] ?? 0;
-        childCounts[depth] = written + 1;
-        const ind = indent(depth);
-        const head = entryHead(written === 0, ind, jsonName(entry.name));
-        if (entry.isDirectory() && depth + 1 >= maxDepth) {
-          // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
-          sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);
-        } else if (entry.isDirectory()) {
-          childCounts[depth + 1] = 0;
-          sink.append(`${head}"directory",\n${ind}  "children": [`);
-        } else {
-          sink.append(`${head}"file"\n${ind}}`);
-        }
+    withGitignore(
+      {
+        excluded: treeExcluder(excludePatterns),
+        enter(_dir, entry, _rel, depth) {
+          const written = childCounts[depth] ?? 0;
+          childCounts[depth] = written + 1;
+          const ind = indent(depth);
+          const head = entryHead(written === 0, ind, jsonName(entry.name));
+          if (entry.isDirectory() && depth + 1 >= maxDepth) {
+            // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
+            sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);
+          } else if (entry.isDirectory()) {
+            childCounts[depth + 1] = 0;
+            sink.append(`${head}"directory",\n${ind}  "children": [`);
+          } else {
+            sink.append(`${head}"file"\n${ind}}`);
+          }
+        },
+        leave(depth) {
+          const ind = indent(depth);
+          sink.append(`${childCounts[depth + 1] ? `\n${ind}  ]` : "]"}\n${ind}}`);
+        },
       },
-      leave(depth) {
-        const ind = indent(depth);
-        sink.append(`${childCounts[depth + 1] ? `\n${ind}  ]` : "]"}\n${ind}}`);
-      },
-    }, gitignore),
+      gitignore,
+    ),
     { ...opts, maxDepth },
   );
   sink.append(childCounts[0] ? "\n]" : "]");

@@ -150,11 +150,7 @@ class Walk {
       const verdict = (i: number): number => {
         if (verdicts[i] === UNKNOWN) {
           const entry = entries[i]!;
-          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name), entry)
-            ? OMIT
-            : entry.isDirectory() && descends
-              ? DESCEND
-              : LEAF;
+          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name), entry) ? OMIT : entry.isDirectory() && descends ? DESCEND : LEAF;
         }
         return verdicts[i]!;
       };

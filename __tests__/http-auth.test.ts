@@ -14,7 +14,8 @@ import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/sd
 import { OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWTPayload } from "jose";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, startHttp, type Running } from "./support/http.js";
 
@@ -144,6 +145,32 @@ describe("static tokens", () => {
       );
     } finally {
       await session.close();
+    }
+  });
+
+  it("hands the SDK's transport, and with it the tools, requests without the Authorization header", async () => {
+    const seen: string[][] = [];
+    const handle = StreamableHTTPServerTransport.prototype.handleRequest;
+    const captured = vi.spyOn(StreamableHTTPServerTransport.prototype, "handleRequest").mockImplementation(function (
+      this: StreamableHTTPServerTransport,
+      req,
+      res,
+      body,
+    ) {
+      seen.push([...req.rawHeaders, JSON.stringify(req.headers)]);
+      return handle.call(this, req, res, body);
+    });
+    try {
+      const session = await connectHttp(running.url, { headers: { Authorization: `Bearer ${writeToken}` } });
+      await session.client.callTool({ name: "list_allowed_directories", arguments: {} });
+      await session.close();
+    } finally {
+      captured.mockRestore();
+    }
+    expect(seen.length).toBeGreaterThan(1);
+    for (const headers of seen) {
+      expect(headers.join("\n").toLowerCase()).not.toContain("authorization");
+      expect(headers.join("\n")).not.toContain(writeToken);
     }
   });
 

@@ -51,7 +51,18 @@ async function serveMcp(routes: Routes, req: IncomingMessage, res: ServerRespons
       ...(outcome.status === 503 && { "Retry-After": "5" }),
     });
   }
+  dropCredentials(req);
   await routes.sessions.handle(req, res, outcome.auth, outcome.principal);
+}
+
+/** Removes the Authorization header once checked: the SDK's transport hands every header to the handlers. */
+function dropCredentials(req: IncomingMessage): void {
+  delete req.headers.authorization;
+  const kept: string[] = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i]?.toLowerCase() !== "authorization") kept.push(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+  }
+  req.rawHeaders = kept;
 }
 
 /** The request listener of the HTTP(S) server. */

@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import type { Limits } from "../../bounded.js";
 import { CheckpointCache } from "../../reading/index.js";
-import type { HttpSettings } from "../http-settings.js";
+import { type HttpSettings, isWildcard } from "../http-settings.js";
 import { buildServer } from "../index.js";
 import { UsageError } from "../options.js";
 import { MCP_PATH, requestListener } from "./app.js";
@@ -110,7 +110,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const { port } = server.address() as AddressInfo;
   const scheme = tls ? "https" : "http";
   const url = `${scheme}://${urlHost(settings.host)}:${port}${MCP_PATH}`;
-  const publicUrl = settings.publicUrl ?? (settings.host === "0.0.0.0" || settings.host === "::" ? `${scheme}://localhost:${port}${MCP_PATH}` : url);
+  const publicUrl = settings.publicUrl ?? (isWildcard(settings.host) ? `${scheme}://localhost:${port}${MCP_PATH}` : url);
   const metadata = issuer === undefined ? undefined : metadataUrl(publicUrl);
   const jwt = issuer === undefined || jwksUrl === undefined ? undefined : jwtVerifier(issuer, jwksUrl, publicUrl);
   const listen = requestListener({

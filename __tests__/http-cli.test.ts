@@ -64,6 +64,16 @@ describe("startup refusals exit 2 with one line naming the flags", () => {
   });
 });
 
+describe("an issuer that cannot be read", () => {
+  it("exits 1 naming the issuer and --oauth-jwks-url", async () => {
+    const { code, stderr } = await runServer(["--http", "127.0.0.1:0", "--oauth-issuer", "http://127.0.0.1:1/", dir]);
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      "Error: no OAuth or OpenID Connect metadata could be read from the issuer http://127.0.0.1:1/ (is it reachable?); pass --oauth-jwks-url",
+    );
+  });
+});
+
 describe.each(STRATEGIES)("SIGTERM (%s)", (strategy) => {
   it("stops accepting, lets the call in flight finish, closes the sessions and exits 0", async () => {
     const sparse = path.join(dir, `sparse-${strategy}.bin`);

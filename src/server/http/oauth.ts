@@ -60,7 +60,9 @@ export interface JwtVerifier {
 export async function discoverJwksUrl(issuer: string): Promise<string> {
   const fetchFn = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
   const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
-  if (!metadata) throw new Error(`the issuer ${issuer} publishes no OAuth or OpenID Connect metadata; pass --oauth-jwks-url`);
+  if (!metadata) {
+    throw new Error(`no OAuth or OpenID Connect metadata could be read from the issuer ${issuer} (is it reachable?); pass --oauth-jwks-url`);
+  }
   if (metadata.issuer !== issuer) {
     throw new Error(`the metadata of ${issuer} names the issuer ${metadata.issuer}; pass the issuer exactly as its tokens carry it`);
   }

@@ -244,6 +244,23 @@ describe("session limit, idle expiry, request bound", () => {
   });
 });
 
+describe("--read-only over HTTP", () => {
+  it("lists only the reading tools in every session, and a write is an unknown tool", async () => {
+    const running = await startHttp([root], ["--read-only"]);
+    try {
+      const session = await connectHttp(running.url);
+      const tools = (await session.client.listTools()).tools;
+      expect(tools.map((t) => t.name)).toEqual(toolsFor(true).map((t) => t.name));
+      const refused = await caller(session.client)("write_file", { path: p("ro.txt"), content: "x" });
+      expect(refused.isError).toBe(true);
+      expect(text(refused)).toMatch(/^Unknown tool: write_file\./);
+      await session.close();
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
 describe("stateless mode", () => {
   it("serves each request with a fresh server: no session id, no roots asked, GET refused", async () => {
     const running = await startHttp([p("one")], ["--stateless"]);

@@ -12,11 +12,13 @@ import { errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
 import { strategy } from "./platform.js";
+import { PLACEHOLDER_MODE, underSwapLock } from "./swap-lock.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
 
-function destinationExists(destination: string, cause?: unknown): SafeFsError {
+/** `Destination already exists: <path>`: nothing there was replaced. */
+export function destinationExists(destination: string, cause?: unknown): SafeFsError {
   return new SafeFsError(`Destination already exists: ${destination}`, { cause, code: "EEXIST" });
 }
 
@@ -33,9 +35,9 @@ interface MoveEnds {
  * where link(2) is unavailable, for directories on Windows (whose rename never
  * replaces a directory) and for symlinks without /proc/self/fd.
  */
-async function renameIfAbsent({ from, to }: MoveEnds): Promise<void> {
+async function renameIfAbsent(from: string, to: Target): Promise<void> {
   if ((await to.lstat()) !== undefined) throw destinationExists(to.shown);
-  await fs.rename(from.at, to.at);
+  await fs.rename(from, to.at);
 }
 
 /** Non-directories: link(2) fails atomically with EEXIST, so nothing at the destination is ever replaced. */
@@ -46,7 +48,7 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
   } catch (err) {
     const code = errnoCode(err);
     if (code === "EEXIST") throw destinationExists(to.shown, err);
-    if (code !== undefined && LINK_UNSUPPORTED.has(code)) return renameIfAbsent(m);
+    if (code !== undefined && LINK_UNSUPPORTED.has(code)) return renameIfAbsent(m.from.at, m.to);
     throw err;
   }
   // If the source name was replaced before the link (or, without /proc/self/fd,
@@ -74,21 +76,24 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
  * Directories: mkdir(2) reserves the destination atomically (EEXIST if taken),
  * and rename(2) may then replace only that still-empty placeholder, so
  * anything put there meanwhile makes the rename fail instead of being lost.
+ * The swap lock is taken marked as one that may leave such a placeholder: if
+ * the server is killed between the two calls, the next change of that name
+ * finds the lock stale and removes the placeholder (still empty, ours, made
+ * after the lock), so a retry succeeds.
  * Residual window: if someone swaps the placeholder for an empty directory of
  * their own, that empty directory is replaced; no content can be lost.
  * (renameat2 RENAME_NOREPLACE would do this directly; Node has no binding.)
  */
-async function moveDirectory(m: MoveEnds): Promise<void> {
-  if (process.platform === "win32") return renameIfAbsent(m);
-  const { from, to } = m;
+export async function renameDirectoryInto(from: string, to: Target): Promise<void> {
+  if (process.platform === "win32") return renameIfAbsent(from, to);
   try {
-    await fs.mkdir(to.at, 0o700);
+    await fs.mkdir(to.at, PLACEHOLDER_MODE);
   } catch (err) {
     if (errnoCode(err) === "EEXIST") throw destinationExists(to.shown, err);
     throw err;
   }
   try {
-    await fs.rename(from.at, to.at);
+    await fs.rename(from, to.at);
   } catch (err) {
     // rmdir removes the placeholder only while it is still an empty directory.
     await fs.rmdir(to.at).catch(() => undefined);
@@ -128,19 +133,25 @@ export async function moveEntry(c: Confinement, source: string, destination: str
     c.inParent(destination, "move to", async (to) => {
       const m: MoveEnds = { from, to };
       try {
-        const before = await from.lstat();
-        if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
-        if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
-          throw notADirectory(given.sourceIsDir ? given.source : given.destination);
-        }
-        if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
-        // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
-        if (before.isDirectory()) await moveDirectory(m);
-        else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);
-        else await renameIfAbsent(m);
+        // Held so that no other process of this server writes, copies or moves to the destination meanwhile.
+        await underSwapLock(to, () => moveHeld(c, m, given, context), { placeholder: true });
       } catch (err) {
         throw wrapError(err, context);
       }
     }),
   );
+}
+
+/** The move itself, the destination's swap lock held. */
+async function moveHeld(c: Confinement, m: MoveEnds, given: AsGiven, context: string): Promise<void> {
+  const before = await m.from.lstat();
+  if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
+  if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
+    throw notADirectory(given.sourceIsDir ? given.source : given.destination);
+  }
+  if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
+  if (before.isDirectory()) await renameDirectoryInto(m.from.at, m.to);
+  else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);
+  else await renameIfAbsent(m.from.at, m.to);
 }

@@ -1,4 +1,4 @@
-/** The changing tools: write_file, edit_file, create_directory, move_file. */
+/** The changing tools that write and move: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice } from "../bounded.js";
 import { streamEdit, type EditOperation } from "../editing/index.js";
@@ -10,12 +10,12 @@ import { PATH_DOC } from "./read.js";
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
 // The results that name a path: each takes it as shown (escaped), so none can be built from a raw one.
-const wrote = (path: Shown, append: boolean) => text(`Successfully ${append ? "appended" : "wrote"} to ${path}`);
+const wrote = (path: Shown) => text(`Successfully wrote to ${path}`);
 const createdDirectory = (path: Shown) => text(`Successfully created directory ${path}`);
 const moved = (source: Shown, destination: Shown) => text(`Successfully moved ${source} to ${destination}`);
 
 /** The refusal of content that ends like a capped result of this server (SPEC §12). */
-function writingBackCappedRead(path: Shown): Error {
+export function writingBackCappedRead(path: Shown): Error {
   return new Error(
     `Refusing to write ${path}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
       "looks like a capped read being written back, which would cut the file short and write the notice into it. " +
@@ -47,26 +47,25 @@ export async function editFileThrough(
   return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }
 
-/** write_file: create or atomically replace a file, or append to one. */
+/** write_file: create or atomically replace a file. */
 export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner, group and mode; append: add at the " +
-    "end instead. Returns 'Successfully wrote to <path>' (or 'appended to'). Refuses content whose last line is this " +
-    "server's truncation notice (a cut read written back; edit_file changes part of a file). Fails on a missing parent " +
-    "(create_directory) or a file it may not write or re-own.",
+    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner, group and mode. Returns 'Successfully " +
+    "wrote to <path>'. Refuses content ending with this server's truncation notice (a cut read written back; edit_file " +
+    "changes part of a file, append_file adds at the end). Fails on a missing parent (create_directory) or a file it " +
+    "may not write or re-own.",
   input: {
     path: z.string().describe("File path; its directory must exist."),
-    content: z.string().describe("The complete new content, or with append the text to add."),
-    append: z.boolean().default(false).describe("true: add content at the end instead of replacing the file."),
+    content: z.string().describe("The complete new content."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
-  async handler({ path, content, append }, ctx) {
+  async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
-    await ctx.sandbox.writeFile(path, content, append);
-    return wrote(escapeControls(path), append);
+    await ctx.sandbox.writeFile(path, content);
+    return wrote(escapeControls(path));
   },
 });
 

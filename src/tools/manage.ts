@@ -1,0 +1,110 @@
+/** The file operations beside writing (SPEC §15): append_file, copy_file, delete_file. */
+import { z } from "zod";
+import { endsWithNotice, formatCount } from "../bounded.js";
+import { escapeControls, type Shown } from "../escape.js";
+import type { Copied, Deleted, Ending } from "../sandbox/index.js";
+import { defineTool } from "./context.js";
+import { writingBackCappedRead } from "./write.js";
+
+const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+
+// Progress every this many entries: a notification per entry of a 100,000-entry tree would cost more than the work.
+const PROGRESS_EVERY = 1000;
+
+const count = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
+
+const BEFORE: Record<Ending, string> = {
+  new: "new file",
+  empty: "it was empty",
+  lf: "it ended with a line break",
+  crlf: "it ended with a CRLF line break",
+  none: "it did not end with a line break; the text was added directly after its last character",
+};
+
+// The results that name a path: each takes it as shown (escaped), so none can be built from a raw one.
+const appended = (path: Shown, bytes: number, ending: Ending) =>
+  text(`Successfully appended ${count(bytes, "byte", "bytes")} to ${path} (${BEFORE[ending]})`);
+
+const deleted = (path: Shown, what: Deleted) =>
+  text(`Successfully deleted ${path}${what.kind === "directory" && what.entries > 0 ? ` (${count(what.entries, "entry", "entries")})` : ""}`);
+
+function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typeof text> {
+  const parts = [
+    what.directories > 0 ? count(what.directories, "directory", "directories") : "",
+    what.files > 0 || what.directories > 0 ? count(what.files, "file", "files") : "",
+    what.links > 0 && what.directories > 0 ? count(what.links, "link", "links") : "",
+  ].filter((part) => part !== "");
+  const bytes = what.directories > 0 ? `; ${count(what.bytes, "byte", "bytes")}` : "";
+  const special = what.special > 0 ? `; ${count(what.special, "special file", "special files")} (FIFO, socket, device) not copied` : "";
+  const detail = what.directories > 0 ? ` (${parts.join(", ")}${bytes}${special})` : "";
+  return text(`Successfully copied ${source} to ${destination}${detail}`);
+}
+
+/** append_file: text added at the end of a file as one indivisible change. */
+export const appendFile = defineTool({
+  name: "append_file",
+  title: "Append to File",
+  description: () =>
+    "Add UTF-8 text at the end of a file, creating it if missing. Returns the bytes added and whether the file ended " +
+    "with a line break before, so a line can be appended without reading it first. All or nothing, even if the server " +
+    "is killed: the file is copied with the text into a temp file swapped in (cost grows with the file's size). Not " +
+    "idempotent: a retry appends twice. Fails like write_file.",
+  input: {
+    path: z.string().describe("File path; its directory must exist."),
+    content: z.string().describe("The text to add, as is (include the line break you want)."),
+  },
+  annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
+  advice: "shorten the path",
+  async handler({ path, content }, ctx) {
+    if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
+    const ending = await ctx.sandbox.appendFile(path, content);
+    return appended(escapeControls(path), Buffer.byteLength(content, "utf8"), ending);
+  },
+});
+
+/** copy_file: a file, a link or (recursive) a tree copied, never replacing anything. */
+export const copyFile = defineTool({
+  name: "copy_file",
+  title: "Copy File",
+  description: () =>
+    "Copy a file byte for byte (any size, mode kept), a link as a link, or with recursive a directory tree. Never " +
+    "replaces: an existing destination fails with 'Destination already exists'. All or nothing: a failed copy leaves " +
+    "no destination. Returns 'Successfully copied <source> to <destination>' (a tree: its counts). Fails for a " +
+    "directory without recursive and a relative link that would lead outside.",
+  input: {
+    source: z.string().describe("What to copy."),
+    destination: z.string().describe("The copy's full path; must not exist."),
+    recursive: z.boolean().default(false).describe("true: copy a directory with everything in it."),
+  },
+  annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+  advice: "shorten the paths",
+  async handler({ source, destination, recursive }, ctx) {
+    const what = await ctx.sandbox.copy(source, destination, {
+      recursive,
+      signal: ctx.signal,
+      onProgress: (n) => n % PROGRESS_EVERY === 0 && ctx.progress(n),
+    });
+    return copied(escapeControls(source), escapeControls(destination), what);
+  },
+});
+
+/** delete_file: a file, a link, an empty directory or (recursive) a tree removed. */
+export const deleteFile = defineTool({
+  name: "delete_file",
+  title: "Delete File",
+  description: () =>
+    "Delete a file, a link (never its target) or an empty directory; with recursive, a directory and everything in " +
+    "it. Returns 'Successfully deleted <path>' (a tree: entries removed). Never follows links or leaves the allowed " +
+    "directories. Fails for a missing path, a non-empty directory without recursive, an allowed directory itself; " +
+    "cancelled, it says how much was deleted.",
+  input: {
+    path: z.string().describe("What to delete."),
+    recursive: z.boolean().default(false).describe("true: also a directory that is not empty."),
+  },
+  annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
+  advice: "shorten the path",
+  async handler({ path, recursive }, ctx) {
+    const what = await ctx.sandbox.delete(path, { recursive, signal: ctx.signal, onProgress: (n) => n % PROGRESS_EVERY === 0 && ctx.progress(n) });
+    return deleted(escapeControls(path), what);
+  },
+});

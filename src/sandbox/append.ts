@@ -128,7 +128,7 @@ export function appendText(c: Confinement, real: string, content: string): Promi
   return c.inParent(real, "append to", async (t) => {
     const unchanged = `nothing was appended: ${t.shown} is as it was`;
     try {
-      return await underSwapLock(t, async (held) => {
+      return await underSwapLock(c, t, async (held) => {
         for (let attempt = 1; ; attempt++) {
           try {
             return await appendOnce(c, held, text);

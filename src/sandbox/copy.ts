@@ -26,7 +26,7 @@ import { openRegularIn } from "./open.js";
 import { strategy } from "./platform.js";
 import type { HeldDir } from "./strategy.js";
 import { type HeldLock, underSwapLock } from "./swap-lock.js";
-import { DirStack, removeEntry } from "./tree.js";
+import { DirStack, Pacer, removeEntry } from "./tree.js";
 
 const fstatFd = promisify(fsSync.fstat);
 const fchmodFd = promisify(fsSync.fchmod);
@@ -120,8 +120,10 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
     { entries: await from.entries(), next: 0, rel: "", mode: 0 },
   ];
   const step = (): void => o.onProgress?.(done.files + done.directories + done.links);
+  const pacer = new Pacer();
   try {
     for (;;) {
+      await pacer.step();
       if (o.signal?.aborted) throw new SafeFsError("cancelled", { code: "ECANCELED" });
       const level = pending.at(-1)!;
       const entry = level.entries[level.next++];
@@ -135,8 +137,9 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
         continue;
       }
       if (isServerEntry(entry.name)) continue;
-      const rel = path.join(level.rel, entry.name);
-      const shown = path.join(o.source, rel);
+      // Concatenated, not joined: joining re-reads the whole path, which is long in a deep tree.
+      const rel = level.rel === "" ? entry.name : `${level.rel}${path.sep}${entry.name}`;
+      const shown = `${o.source}${path.sep}${rel}`;
       const src = sources.top();
       const dst = copies.top();
       const st = await src.lstat(entry.name);
@@ -248,7 +251,7 @@ export async function copyEntry(c: Confinement, source: string, destination: str
   return c.inParent(from, "copy", (src) =>
     c.inParent(to, "copy to", async (dst) => {
       try {
-        return await underSwapLock(dst, (held) => copyHeld(c, src, held, o), { placeholder: true });
+        return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { placeholder: true });
       } catch (err) {
         if (errnoCode(err) === "ECANCELED") throw new SafeFsError(`Copy of ${o.source} cancelled; ${nothing}`, { cause: err, code: "ECANCELED" });
         if (err instanceof SafeFsError && (err.code === "EEXIST" || err.code === "EISDIR" || err.code === "EACCES")) throw err;

@@ -73,7 +73,7 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
     throw new SafeFsError(`${context}: it holds one of the allowed directories (${held}), which cannot be deleted`, { code: "EPERM" });
   }
   return c.inParent(abs, "delete", (t) =>
-    underSwapLock(t, async () => {
+    underSwapLock(c, t, async () => {
       const st = await t.lstat().catch((err: unknown) => {
         throw wrapError(err, context);
       });

@@ -48,7 +48,12 @@ async function lstatOrNone(at: string): Promise<BigIntStats | undefined> {
   }
 }
 
-/** procfd: a directory held as an open fd. */
+/**
+ * procfd: a directory held as an open fd. Its entries are looked up in the directory already open, so
+ * each call is a few microseconds: they are made synchronously, where a thread-pool round trip each made
+ * a 5,000-deep tree take seconds (the tree walk yields to the event loop between batches; only reading
+ * a directory, which may be large, goes through the pool).
+ */
 class FdDir implements HeldDir {
   private constructor(
     private readonly fd: number,
@@ -56,15 +61,18 @@ class FdDir implements HeldDir {
     readonly real: string,
   ) {}
 
-  /** Opens `at` as a directory without following a final symlink; refused unless it is `expected` (when given). */
-  static async open(at: string, expected?: DirId): Promise<FdDir> {
-    const fd = await openFd(at, DIR_NOFOLLOW_FLAGS);
+  /**
+   * Opens `at` as a directory without following a final symlink; refused unless it is `expected` (when
+   * given). `real` is its path as reached (a deep one's real path may be longer than readlink can give).
+   */
+  static open(at: string, real: string, expected?: DirId): FdDir {
+    const fd = fsSync.openSync(at, DIR_NOFOLLOW_FLAGS);
     try {
-      const st = await fstatFd(fd, { bigint: true });
-      if (expected !== undefined && !sameFile(expected, st)) throw changed(at);
-      return new FdDir(fd, idOf(st), await fs.readlink(`/proc/self/fd/${fd}`));
+      const st = fsSync.fstatSync(fd, { bigint: true });
+      if (expected !== undefined && !sameFile(expected, st)) throw changed(real);
+      return new FdDir(fd, idOf(st), real);
     } catch (err) {
-      await closeFd(fd);
+      fsSync.closeSync(fd);
       throw err;
     }
   }
@@ -77,43 +85,50 @@ class FdDir implements HeldDir {
     return fs.readdir(`/proc/self/fd/${this.fd}`, { withFileTypes: true });
   }
   lstat(name: string): Promise<BigIntStats | undefined> {
-    return lstatOrNone(this.at(name));
+    return now(() => fsSync.lstatSync(this.at(name), { bigint: true, throwIfNoEntry: false }));
   }
   openDir(name: string, expected?: DirId): Promise<HeldDir> {
-    return FdDir.open(this.at(name), expected);
+    return now(() => FdDir.open(this.at(name), `${this.real}${path.sep}${name}`, expected));
   }
   openParent(expected: DirId): Promise<HeldDir> {
-    return FdDir.open(this.at(".."), expected);
+    return now(() => FdDir.open(this.at(".."), path.dirname(this.real), expected));
   }
   openFile(name: string, flags: number, mode?: number): Promise<number> {
-    return openFd(this.at(name), flags, mode);
+    return now(() => fsSync.openSync(this.at(name), flags, mode));
   }
   unlink(name: string): Promise<void> {
-    return fs.unlink(this.at(name));
+    return now(() => fsSync.unlinkSync(this.at(name)));
   }
   rmdir(name: string): Promise<void> {
-    return fs.rmdir(this.at(name));
+    return now(() => fsSync.rmdirSync(this.at(name)));
   }
-  async mkdir(name: string, mode: number): Promise<void> {
-    await fs.mkdir(this.at(name), mode);
+  mkdir(name: string, mode: number): Promise<void> {
+    return now(() => void fsSync.mkdirSync(this.at(name), mode));
   }
   symlink(target: string, name: string): Promise<void> {
-    return fs.symlink(target, this.at(name));
+    return now(() => fsSync.symlinkSync(target, this.at(name)));
   }
   readlink(name: string): Promise<string> {
-    return fs.readlink(this.at(name));
+    return now(() => fsSync.readlinkSync(this.at(name)));
   }
-  async chmodDir(name: string, mode: number): Promise<void> {
-    const fd = await openFd(this.at(name), DIR_NOFOLLOW_FLAGS);
-    try {
-      await promisify(fsSync.fchmod)(fd, mode);
-    } finally {
-      await closeFd(fd);
-    }
+  chmodDir(name: string, mode: number): Promise<void> {
+    return now(() => {
+      const fd = fsSync.openSync(this.at(name), DIR_NOFOLLOW_FLAGS);
+      try {
+        fsSync.fchmodSync(fd, mode);
+      } finally {
+        fsSync.closeSync(fd);
+      }
+    });
   }
   close(): Promise<void> {
-    return closeFd(this.fd);
+    return now(() => fsSync.closeSync(this.fd));
   }
+}
+
+/** `op`'s result (or its error) as a promise, `op` run at once. */
+function now<T>(op: () => T): Promise<T> {
+  return new Promise<T>((resolve) => resolve(op()));
 }
 
 /** The working directory to go back to; "/" when it was removed (nothing can use it then anyway). */
@@ -134,12 +149,12 @@ class CwdDir implements HeldDir {
 
   /** Runs `op` with this very directory as the working directory, synchronously, and changes back. */
   private within<T>(op: () => T): Promise<T> {
-    return new Promise<T>((resolve) => {
+    return now(() => {
       const back = currentDir();
       process.chdir(this.real);
       try {
         if (!sameFile(fsSync.statSync(".", { bigint: true }), this.id)) throw changed(this.real);
-        resolve(op());
+        return op();
       } finally {
         try {
           process.chdir(back);
@@ -210,7 +225,7 @@ class CwdDir implements HeldDir {
 
 /** procfd's hold: entry `name` of `dir` opened O_DIRECTORY|O_NOFOLLOW through it. */
 export function holdThroughFd(dir: OpenedDir, name: string, expected?: DirId): Promise<HeldDir> {
-  return FdDir.open(dir.child(name), expected);
+  return now(() => FdDir.open(dir.child(name), path.join(dir.real, name), expected));
 }
 
 /** portable's hold: entry `name` of `dir`, entered by bare name from `dir` itself. */

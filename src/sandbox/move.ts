@@ -4,7 +4,7 @@
  * once, never replacing anything at the destination, also when it appears
  * during the call.
  */
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, linkSync, lstatSync, unlinkSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
@@ -40,11 +40,16 @@ async function renameIfAbsent(from: string, to: Target): Promise<void> {
   await fs.rename(from, to.at);
 }
 
-/** Non-directories: link(2) fails atomically with EEXIST, so nothing at the destination is ever replaced. */
+/**
+ * Non-directories: link(2) fails atomically with EEXIST, so nothing at the destination is ever replaced.
+ * The link, the check and the unlink are made synchronously, one right after the other, so a kill can
+ * hardly land between them; if one does, both names hold the file, and the next change of the destination
+ * finishes the move (its swap lock names the source, swap-lock.ts).
+ */
 async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Promise<void> {
   const { from, to } = m;
   try {
-    await fs.link(from.at, to.at);
+    linkSync(from.at, to.at);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "EEXIST") throw destinationExists(to.shown, err);
@@ -55,7 +60,8 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
   // swapped for a symlink that link(2) followed), the new name holds the wrong
   // object: drop it. If it was replaced after the link, keep it in place.
   // Residual window: a replacement between this check and the unlink is unlinked.
-  const [atDst, atSrc] = await Promise.all([to.lstat(), from.lstat()]);
+  const atDst = lstatSync(to.at, { bigint: true, throwIfNoEntry: false });
+  const atSrc = lstatSync(from.at, { bigint: true, throwIfNoEntry: false });
   if (!sameFile(atDst, before)) {
     await fs.unlink(to.at).catch(() => undefined);
     throw new SafeFsError(`${context}: the source changed during the move; nothing was moved`);
@@ -64,7 +70,7 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
     throw new SafeFsError(`${context}: the source was replaced during the move; ${to.shown} holds the original and ${from.shown} the replacement`);
   }
   try {
-    await fs.unlink(from.at);
+    unlinkSync(from.at);
   } catch (err) {
     // Undo the new name so the move is all or nothing.
     await fs.unlink(to.at).catch(() => undefined);
@@ -134,7 +140,7 @@ export async function moveEntry(c: Confinement, source: string, destination: str
       const m: MoveEnds = { from, to };
       try {
         // Held so that no other process of this server writes, copies or moves to the destination meanwhile.
-        await underSwapLock(to, () => moveHeld(c, m, given, context), { placeholder: true });
+        await underSwapLock(c, to, () => moveHeld(c, m, given, context), { placeholder: true, movedFrom: path.join(from.dir.real, from.name) });
       } catch (err) {
         throw wrapError(err, context);
       }

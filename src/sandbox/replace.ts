@@ -141,7 +141,7 @@ export function writeWhole(c: Confinement, real: string, content: string): Promi
   return c.inParent(real, "write", async (t) => {
     let existing: BigIntStats | undefined;
     try {
-      await underSwapLock(t, async (held) => {
+      await underSwapLock(c, t, async (held) => {
         existing = await t.lstat();
         assertReplaceable(existing, t.shown);
         if (existing) assertWritable(existing, t.shown, "write");

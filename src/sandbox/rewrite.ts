@@ -80,7 +80,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
     // The engine's own errors (no match, too large…) are its report and pass through unworded.
     let engineFailed = false;
     try {
-      return await underSwapLock(t, async (held) => {
+      return await underSwapLock(c, t, async (held) => {
         // The handle stays open until after the swap: it is how a write to the old
         // file that slipped in just before is noticed (keepLateWrites).
         const { handle: old, stat: before } = await openRegularIn(c, t);

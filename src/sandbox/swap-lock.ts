@@ -17,9 +17,11 @@ import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
-import type { Target } from "./confinement.js";
+import path from "node:path";
+import type { Confinement, Target } from "./confinement.js";
 import { errnoCode } from "./errors.js";
 import { LOCK_FLAGS } from "./flags.js";
+import { sameFile } from "./identity.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { removeEntry } from "./tree.js";
 
@@ -62,15 +64,24 @@ const HERE: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), hos
 /** The mode of an empty placeholder directory a holder may make at its entry (a directory moved or copied there). */
 export const PLACEHOLDER_MODE = 0o700;
 
-const ownerText = (o: LockOwner, placeholder: boolean): string =>
-  `bfs-lock pid=${o.pid} start=${o.start} host=${o.host} at=${Date.now()} nonce=${randomBytes(8).toString("hex")}${placeholder ? " placeholder" : ""}`;
-
-/** The text of a lock held by process `pid` of this machine (tests play other holders with it). */
-export function lockTextFor(pid: number): string {
-  return ownerText({ pid, start: startTimeOf(pid), host: HERE.host }, false);
+/** What a holder may leave half done if it is killed, for the next holder to finish or undo. */
+export interface Intent {
+  /** It may make an empty placeholder directory at the entry (a directory moved or copied there). */
+  placeholder?: boolean;
+  /** It links the file at this real path (inside) to the entry and then unlinks it there (a file moved). */
+  movedFrom?: string;
 }
 
-const OWNER_TEXT = /^bfs-lock pid=([1-9]\d{0,9}) start=(\d*) host=([0-9a-f]{16}) at=(\d+) nonce=[0-9a-f]+( placeholder)?$/;
+const ownerText = (o: LockOwner, intent: Intent): string =>
+  `bfs-lock pid=${o.pid} start=${o.start} host=${o.host} at=${Date.now()} nonce=${randomBytes(8).toString("hex")}` +
+  `${intent.placeholder ? " placeholder" : ""}${intent.movedFrom === undefined ? "" : ` from=${Buffer.from(intent.movedFrom).toString("base64url")}`}`;
+
+/** The text of a lock held by process `pid` of this machine (tests play other holders with it). */
+export function lockTextFor(pid: number, intent: Intent = {}): string {
+  return ownerText({ pid, start: startTimeOf(pid), host: HERE.host }, intent);
+}
+
+const OWNER_TEXT = /^bfs-lock pid=([1-9]\d{0,9}) start=(\d*) host=([0-9a-f]{16}) at=(\d+) nonce=[0-9a-f]+( placeholder)?(?: from=([\w-]+))?$/;
 
 /** The holder a lock's text names, or undefined for any other text. */
 export function parseOwner(text: string): LockOwner | undefined {
@@ -83,15 +94,30 @@ export function parseOwner(text: string): LockOwner | undefined {
  * target's entry: only one marked so in the lock, still empty, of the placeholder's mode, made by this
  * server's user after the lock was taken.
  */
-async function removePlaceholder(t: Target, text: string): Promise<void> {
-  const m = OWNER_TEXT.exec(text);
-  if (!m?.[5]) return;
+async function removePlaceholder(t: Target, m: RegExpExecArray): Promise<void> {
+  if (!m[5]) return;
   const st = await t.lstat().catch(() => undefined);
   if (!st?.isDirectory() || (Number(st.mode) & 0o7777) !== PLACEHOLDER_MODE) return;
   if (process.geteuid !== undefined && st.uid !== BigInt(process.geteuid())) return;
   if (Number(st.birthtimeMs || st.ctimeMs) < Number(m[4]) - 1000) return;
   // rmdir(2) removes it only while it is empty.
   await fs.rmdir(t.at).catch(() => undefined);
+}
+
+/**
+ * Finishes a file move a dead holder whose lock read `m` left between link(2) and unlink(2): when the
+ * entry and the source (inside) are still the same file, the source name goes, as the move meant.
+ */
+async function finishMove(c: Confinement, t: Target, m: RegExpExecArray): Promise<void> {
+  if (!m[6]) return;
+  const source = Buffer.from(m[6], "base64url").toString();
+  if (!c.inside(path.dirname(source))) return;
+  await c
+    .inParent(source, "finish the move of", async (from) => {
+      const [there, here] = await Promise.all([from.lstat(), t.lstat()]);
+      if (there?.isFile() && here !== undefined && sameFile(there, here) && there.nlink > 1n) await fs.unlink(from.at);
+    })
+    .catch(() => undefined);
 }
 
 /** Whether a process named by a lock of this machine still runs (a pid reused by a later process does not count). */
@@ -142,7 +168,7 @@ async function createLock(lock: string, text: string): Promise<void> {
  * Removes the lock at `lock` if it is stale; true when the caller should try to take it again at once.
  * It is moved aside first and looked at there, so a lock another process took in the meantime is put back.
  */
-async function breakIfStale(t: Target, lock: string): Promise<boolean> {
+async function breakIfStale(c: Confinement, t: Target, lock: string): Promise<boolean> {
   const seen = await readLock(lock);
   if (seen === undefined) return true;
   if (!lockIsStale(parseOwner(seen.text), seen.ageMs)) return false;
@@ -155,19 +181,25 @@ async function breakIfStale(t: Target, lock: string): Promise<boolean> {
   }
   const moved = await readLock(aside);
   if (moved !== undefined && moved.text !== seen.text) await createLock(lock, moved.text).catch(() => undefined);
-  else await removePlaceholder(t, seen.text);
+  else {
+    const intent = OWNER_TEXT.exec(seen.text);
+    if (intent !== null) {
+      await removePlaceholder(t, intent);
+      await finishMove(c, t, intent);
+    }
+  }
   await fs.rm(aside, { force: true });
   return true;
 }
 
-async function takeLock(t: Target, lock: string, text: string): Promise<void> {
+async function takeLock(c: Confinement, t: Target, lock: string, text: string): Promise<void> {
   for (let step = 1; ; step = Math.min(step * 2, MAX_WAIT_STEP_MS)) {
     try {
       return await createLock(lock, text);
     } catch (err) {
       if (errnoCode(err) !== "EEXIST") throw err;
     }
-    if (await breakIfStale(t, lock)) continue;
+    if (await breakIfStale(c, t, lock)) continue;
     await new Promise((resolve) => setTimeout(resolve, step));
   }
 }
@@ -184,12 +216,12 @@ export interface HeldLock {
 /**
  * Runs `task` holding the swap lock of the target's entry, waiting while another process holds it and
  * breaking one its holder left; first removes whatever a dead holder left at the entry's temp name.
- * With `placeholder`, the lock says the task may make an empty placeholder directory at the entry.
+ * `intent` says in the lock what the task may leave half done if it is killed, for the next holder to settle.
  */
-export async function underSwapLock<T>(t: Target, task: (held: HeldLock) => Promise<T>, options: { placeholder?: boolean } = {}): Promise<T> {
+export async function underSwapLock<T>(c: Confinement, t: Target, task: (held: HeldLock) => Promise<T>, intent: Intent = {}): Promise<T> {
   const lock = t.dir.child(lockNameOf(t.name));
-  const text = ownerText(HERE, options.placeholder === true);
-  await takeLock(t, lock, text);
+  const text = ownerText(HERE, intent);
+  await takeLock(c, t, lock, text);
   const beat = setInterval(() => {
     const now = new Date();
     void fs.lutimes(lock, now, now).catch(() => undefined);

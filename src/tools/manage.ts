@@ -45,13 +45,12 @@ export const appendFile = defineTool({
   name: "append_file",
   title: "Append to File",
   description: () =>
-    "Add UTF-8 text at the end of a file, creating it if missing. Returns the bytes added and whether the file ended " +
-    "with a line break before, so a line can be appended without reading it first. All or nothing, even if the server " +
-    "is killed: the file is copied with the text into a temp file swapped in (cost grows with the file's size). Not " +
-    "idempotent: a retry appends twice. Fails like write_file.",
+    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether the file ended " +
+    "with a line break. All or nothing, even if killed: a copy plus the text is swapped in, so it costs a copy of " +
+    "the file. A retry appends twice. Fails like write_file.",
   input: {
     path: z.string().describe("File path; its directory must exist."),
-    content: z.string().describe("The text to add, as is (include the line break you want)."),
+    content: z.string().describe("Text to add, as is (line breaks included)."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
@@ -67,14 +66,13 @@ export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
   description: () =>
-    "Copy a file byte for byte (any size, mode kept), a link as a link, or with recursive a directory tree. Never " +
-    "replaces: an existing destination fails with 'Destination already exists'. All or nothing: a failed copy leaves " +
-    "no destination. Returns 'Successfully copied <source> to <destination>' (a tree: its counts). Fails for a " +
-    "directory without recursive and a relative link that would lead outside.",
+    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a directory tree; returns " +
+    "'Successfully copied <source> to <destination>' (trees: counts). Never replaces: fails with 'Destination " +
+    "already exists'; a failed copy leaves nothing. Renaming: move_file.",
   input: {
     source: z.string().describe("What to copy."),
-    destination: z.string().describe("The copy's full path; must not exist."),
-    recursive: z.boolean().default(false).describe("true: copy a directory with everything in it."),
+    destination: z.string().describe("Its full path; must not exist."),
+    recursive: z.boolean().default(false).describe("true: a directory and all it holds."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
@@ -93,13 +91,12 @@ export const deleteFile = defineTool({
   name: "delete_file",
   title: "Delete File",
   description: () =>
-    "Delete a file, a link (never its target) or an empty directory; with recursive, a directory and everything in " +
-    "it. Returns 'Successfully deleted <path>' (a tree: entries removed). Never follows links or leaves the allowed " +
-    "directories. Fails for a missing path, a non-empty directory without recursive, an allowed directory itself; " +
-    "cancelled, it says how much was deleted.",
+    "Delete a file, a link (not its target) or an empty directory; recursive: a directory and all it holds, links " +
+    "never followed. Returns 'Successfully deleted <path>' (trees: entries). Fails on a missing path, a non-empty " +
+    "directory without recursive, an allowed directory.",
   input: {
     path: z.string().describe("What to delete."),
-    recursive: z.boolean().default(false).describe("true: also a directory that is not empty."),
+    recursive: z.boolean().default(false).describe("true: also a non-empty directory."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",

@@ -52,10 +52,9 @@ export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner, group and mode. Returns 'Successfully " +
-    "wrote to <path>'. Refuses content ending with this server's truncation notice (a cut read written back; edit_file " +
-    "changes part of a file, append_file adds at the end). Fails on a missing parent (create_directory) or a file it " +
-    "may not write or re-own.",
+    "Create or replace a file with UTF-8 text atomically, keeping owner, group and mode; returns 'Successfully wrote " +
+    "to <path>'. Refuses content ending with this server's cut notice (edit_file changes part, append_file adds). " +
+    "Fails on a missing parent (create_directory) or a file it may not write or re-own.",
   input: {
     path: z.string().describe("File path; its directory must exist."),
     content: z.string().describe("The complete new content."),
@@ -120,10 +119,9 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file, directory or link (the link itself). destination is the full new path, not a folder; its " +
-    "parent must exist (create_directory). Never replaces: an existing destination fails with 'Destination already exists', nothing " +
-    "moved. Returns 'Successfully moved <source> to <destination>'. Fails across file systems and for a relative link " +
-    "that would lead outside.",
+    "Move or rename a file, directory or link (the link itself) to a full new path whose parent exists " +
+    "(create_directory); returns 'Successfully moved <source> to <destination>'. Never replaces: fails with " +
+    "'Destination already exists'; also across file systems and for a relative link that would lead outside.",
   input: {
     source: z.string().describe("What to move."),
     destination: z.string().describe("Its new full path; must not exist."),

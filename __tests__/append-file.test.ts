@@ -145,7 +145,7 @@ describe("two server processes appending to one file", () => {
     // Each record is its own header and one repeated letter, so any interleaving shows.
     const record = (server: number, i: number): string => {
       const head = `<record ${server}-${i}>`;
-      return head + String.fromCharCode(97 + ((server * 40 + i) % 26)).repeat(RECORD - head.length - 1) + "\n";
+      return `${head}${String.fromCharCode(97 + ((server * 40 + i) % 26)).repeat(RECORD - head.length - 1)}\n`;
     };
     const results = await Promise.all(
       [0, 1].flatMap((server) =>

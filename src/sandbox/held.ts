@@ -19,12 +19,11 @@ import fsSync, { type BigIntStats, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { errnoCode, errnoError, SafeFsError } from "./errors.js";
+import { errnoError, SafeFsError } from "./errors.js";
 import { DIR_NOFOLLOW_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import type { DirId, HeldDir, OpenedDir } from "./strategy.js";
 
-const openFd = promisify(fsSync.open);
 const closeFd = promisify(fsSync.close);
 const readFd = promisify(fsSync.read);
 const writeFd = promisify(fsSync.write);
@@ -38,15 +37,6 @@ function changed(real: string): SafeFsError {
 }
 
 const idOf = (st: BigIntStats): DirId => ({ dev: st.dev, ino: st.ino });
-
-async function lstatOrNone(at: string): Promise<BigIntStats | undefined> {
-  try {
-    return await fs.lstat(at, { bigint: true });
-  } catch (err) {
-    if (errnoCode(err) === "ENOENT") return undefined;
-    throw err;
-  }
-}
 
 /**
  * procfd: a directory held as an open fd. Its entries are looked up in the directory already open, so

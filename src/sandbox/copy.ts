@@ -34,6 +34,8 @@ const fchmodFd = promisify(fsSync.fchmod);
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
 const S_ISUID_ISGID = 0o6000;
+// What reading a source entry fails with when it was swapped for another kind of entry meanwhile.
+const RACED = new Set(["EINVAL", "ELOOP", "ENOTDIR", "EISDIR", "EAGAIN"]);
 
 /** How a copy runs, and how its ends were named. */
 export interface CopyOptions {
@@ -97,10 +99,13 @@ async function copyOneFile(c: Confinement, src: Target, held: HeldLock, dst: Tar
     } finally {
       await out.close();
     }
+    await linkIntoPlace(held, dst);
+  } catch (err) {
+    await fs.rm(held.temp, { force: true });
+    throw err;
   } finally {
     await handle.close();
   }
-  await linkIntoPlace(held, dst);
   return { files: 1, directories: 0, links: 0, bytes, special: 0 };
 }
 
@@ -140,37 +145,46 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
       // Concatenated, not joined: joining re-reads the whole path, which is long in a deep tree.
       const rel = level.rel === "" ? entry.name : `${level.rel}${path.sep}${entry.name}`;
       const shown = `${o.source}${path.sep}${rel}`;
-      const src = sources.top();
-      const dst = copies.top();
-      const st = await src.lstat(entry.name);
-      if (st === undefined) continue;
-      if (st.isDirectory()) {
-        const child = await src.openDir(entry.name, { dev: st.dev, ino: st.ino });
-        await sources.push(child, entry.name);
-        await dst.mkdir(entry.name, 0o700);
-        await copies.push(await dst.openDir(entry.name), entry.name);
-        pending.push({ entries: await child.entries(), next: 0, rel, mode: Number(st.mode) & 0o7777 });
-        done.directories++;
-      } else if (st.isSymbolicLink()) {
-        await dst.symlink(await linkTarget(c, src, entry.name, path.join(finalReal, level.rel), shown), entry.name);
-        done.links++;
-      } else if (st.isFile()) {
-        const fd = await src.openFile(entry.name, READ_FLAGS);
-        try {
-          const opened = await fstatFd(fd, { bigint: true });
-          if (!opened.isFile() || !sameFile(opened, st)) throw new SafeFsError(`File changed while copying it: ${shown}`, { code: "EAGAIN" });
-          const out = await dst.openFile(entry.name, TEMP_FLAGS, 0o600);
+      const copyOne = async (): Promise<void> => {
+        const src = sources.top();
+        const dst = copies.top();
+        const st = await src.lstat(entry.name);
+        if (st === undefined) return;
+        if (st.isDirectory()) {
+          const child = await src.openDir(entry.name, { dev: st.dev, ino: st.ino });
+          await sources.push(child, entry.name);
+          await dst.mkdir(entry.name, 0o700);
+          await copies.push(await dst.openDir(entry.name), entry.name);
+          pending.push({ entries: await child.entries(), next: 0, rel, mode: Number(st.mode) & 0o7777 });
+          done.directories++;
+        } else if (st.isSymbolicLink()) {
+          await dst.symlink(await linkTarget(c, src, entry.name, path.join(finalReal, level.rel), shown), entry.name);
+          done.links++;
+        } else if (st.isFile()) {
+          const fd = await src.openFile(entry.name, READ_FLAGS);
           try {
-            done.bytes += await copyBytes(fd, out, opened);
+            const opened = await fstatFd(fd, { bigint: true });
+            if (!opened.isFile() || !sameFile(opened, st)) throw new SafeFsError(`File changed while copying it: ${shown}`, { code: "EAGAIN" });
+            const out = await dst.openFile(entry.name, TEMP_FLAGS, 0o600);
+            try {
+              done.bytes += await copyBytes(fd, out, opened);
+            } finally {
+              await closeQuietly(out);
+            }
           } finally {
-            await closeQuietly(out);
+            await closeQuietly(fd);
           }
-        } finally {
-          await closeQuietly(fd);
+          done.files++;
+        } else {
+          done.special++;
         }
-        done.files++;
-      } else {
-        done.special++;
+      };
+      try {
+        await copyOne();
+      } catch (err) {
+        // A source entry that turned into something else while it was looked at: the tree is changing.
+        if (!RACED.has(errnoCode(err) ?? "")) throw err;
+        throw new SafeFsError(`Cannot copy ${o.source}: ${shown} changed while it was being copied`, { cause: err, code: "EAGAIN" });
       }
       step();
     }

@@ -135,23 +135,12 @@ export async function emptyTree(root: HeldDir, options: EmptyOptions = {}): Prom
         counted(name);
         continue;
       }
-      if (!(await isDirectoryEntry(dir, entry))) {
-        await unlinkIfThere(dir, entry.name);
+      const child = await removeOrOpen(dir, entry.name, await isDirectoryEntry(dir, entry));
+      if (child === undefined) {
         counted(entry.name);
         continue;
       }
-      let child: HeldDir;
-      try {
-        child = await dir.openDir(entry.name);
-      } catch (err) {
-        const code = errnoCode(err);
-        if (code === "ENOENT") continue;
-        if (code !== "ENOTDIR" && code !== "ELOOP") throw err;
-        // No longer a directory (a symlink swapped in): the entry itself goes.
-        await unlinkIfThere(dir, entry.name);
-        counted(entry.name);
-        continue;
-      }
+      if (child === null) continue;
       await stack.push(child, entry.name);
       pending.push({ entries: await child.entries(), next: 0 });
     }
@@ -161,11 +150,26 @@ export async function emptyTree(root: HeldDir, options: EmptyOptions = {}): Prom
   }
 }
 
-async function unlinkIfThere(dir: HeldDir, name: string): Promise<void> {
-  try {
-    await dir.unlink(name);
-  } catch (err) {
-    if (errnoCode(err) !== "ENOENT") throw err;
+// An entry swapped between a directory and something else while it is being looked at is looked at again, this often.
+const TRIES = 4;
+
+/**
+ * Unlinks entry `name` of `dir` when it is not a directory (undefined), or opens it when it is; null when it
+ * is gone. An entry that turns out to be the other kind (a directory swapped for a link, or back) is tried
+ * again as what it now is; a link is unlinked, never followed.
+ */
+async function removeOrOpen(dir: HeldDir, name: string, isDir: boolean): Promise<HeldDir | undefined | null> {
+  for (let attempt = 1; ; attempt++, isDir = !isDir) {
+    try {
+      if (isDir) return await dir.openDir(name);
+      await dir.unlink(name);
+      return undefined;
+    } catch (err) {
+      const code = errnoCode(err);
+      if (code === "ENOENT") return null;
+      const otherKind = isDir ? code === "ENOTDIR" || code === "ELOOP" : code === "EISDIR" || code === "EPERM";
+      if (!otherKind || attempt === TRIES) throw err;
+    }
   }
 }
 

@@ -28,7 +28,7 @@ import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
-import { type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
+import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
@@ -252,7 +252,7 @@ export const __testing = {
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
   lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseOwner(text), ageMs, runs),
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
-  lockTextFor: (pid: number): string => lockTextFor(pid),
+  lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
   resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> => resolveFromInside(absolute, new Confinement(dirs)),
   /** The strategies this platform can run (both on Linux, portable elsewhere). */

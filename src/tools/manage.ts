@@ -45,12 +45,12 @@ export const appendFile = defineTool({
   name: "append_file",
   title: "Append to File",
   description: () =>
-    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether the file ended " +
-    "with a line break. All or nothing, even if killed: a copy plus the text is swapped in, so it costs a copy of " +
-    "the file. A retry appends twice. Fails like write_file.",
+    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether it ended with a " +
+    "line break. All or nothing even if killed: it swaps in a copy plus the text (costs a copy of the file). Fails " +
+    "like write_file.",
   input: {
-    path: z.string().describe("File path; its directory must exist."),
-    content: z.string().describe("Text to add, as is (line breaks included)."),
+    path: z.string().describe("File path; its parent must exist."),
+    content: z.string().describe("Text to add, as is."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
@@ -66,12 +66,12 @@ export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
   description: () =>
-    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a directory tree; returns " +
-    "'Successfully copied <source> to <destination>' (trees: counts). Never replaces: fails with 'Destination " +
-    "already exists'; a failed copy leaves nothing. Renaming: move_file.",
+    "Copy a file (byte for byte, mode kept), a link (as a link) or, with recursive, a tree; returns 'Successfully " +
+    "copied <source> to <destination>'. Never replaces: fails with 'Destination already exists'; a failed copy " +
+    "leaves nothing. Renaming: move_file.",
   input: {
     source: z.string().describe("What to copy."),
-    destination: z.string().describe("Its full path; must not exist."),
+    destination: z.string().describe("Its full new path."),
     recursive: z.boolean().default(false).describe("true: a directory and all it holds."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
@@ -92,8 +92,8 @@ export const deleteFile = defineTool({
   title: "Delete File",
   description: () =>
     "Delete a file, a link (not its target) or an empty directory; recursive: a directory and all it holds, links " +
-    "never followed. Returns 'Successfully deleted <path>' (trees: entries). Fails on a missing path, a non-empty " +
-    "directory without recursive, an allowed directory.",
+    "not followed. Returns 'Successfully deleted <path>'. Fails on a missing path, a non-empty directory without " +
+    "recursive, an allowed directory.",
   input: {
     path: z.string().describe("What to delete."),
     recursive: z.boolean().default(false).describe("true: also a non-empty directory."),

@@ -52,11 +52,11 @@ export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or replace a file with UTF-8 text atomically, keeping owner, group and mode; returns 'Successfully wrote " +
-    "to <path>'. Refuses content ending with this server's cut notice (edit_file changes part, append_file adds). " +
-    "Fails on a missing parent (create_directory) or a file it may not write or re-own.",
+    "Create or replace a file with UTF-8 text atomically, keeping owner and mode; returns 'Successfully wrote to " +
+    "<path>'. Refuses text ending with a cut notice (part of a file: edit_file; at the end: append_file). Fails on a " +
+    "missing parent (create_directory) or a file it may not write.",
   input: {
-    path: z.string().describe("File path; its directory must exist."),
+    path: z.string().describe("File path; its parent must exist."),
     content: z.string().describe("The complete new content."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
@@ -73,23 +73,21 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order, each to the previous result: the first " +
-    "exact oldText, else the first lines equal to oldText's after trimming whitespace; newText then takes that " +
-    "line's indentation, later lines relative to it. Line endings are kept. All or nothing: fails, writing nothing, " +
-    "if edits[i] has no match (named), the file is not UTF-8 or writable, or changed meanwhile (read it again). " +
-    "Any size, atomic. Whole files: write_file.",
+    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the first exact oldText, else the first " +
+    "lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
+    "fails if edits[i] has no match, the file is not UTF-8 or writable, or changed meanwhile. Whole files: write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, copied from read_text_file output; enough to be unique."),
-          newText: z.string().describe("Its replacement, inserted literally ($ is not special); empty deletes."),
+          oldText: z.string().describe("Text to replace, as read; enough to be unique."),
+          newText: z.string().describe("Its replacement, literal ($ is not special)."),
         }),
       )
       .min(1)
       .describe("The replacements, at least one."),
-    dryRun: z.boolean().default(false).describe("true: return the diff and write nothing."),
+    dryRun: z.boolean().default(false).describe("true: only return the diff."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
@@ -103,8 +101,8 @@ export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
   description: () =>
-    "Create a directory with any missing parents (mkdir -p). Returns 'Successfully created directory <path>', also if " +
-    "it existed. write_file and move_file need the parent to exist. Fails if part of the path is a file.",
+    "Create a directory and missing parents (mkdir -p); returns 'Successfully created directory <path>', also if it " +
+    "existed. write_file and move_file need the parent. Fails if part of the path is a file.",
   input: { path: z.string().describe("Directory to create.") },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
@@ -119,12 +117,12 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file, directory or link (the link itself) to a full new path whose parent exists " +
+    "Move or rename a file, directory or link (the link itself) to a new full path whose parent exists " +
     "(create_directory); returns 'Successfully moved <source> to <destination>'. Never replaces: fails with " +
-    "'Destination already exists'; also across file systems and for a relative link that would lead outside.",
+    "'Destination already exists', or across file systems.",
   input: {
     source: z.string().describe("What to move."),
-    destination: z.string().describe("Its new full path; must not exist."),
+    destination: z.string().describe("Its full new path."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",

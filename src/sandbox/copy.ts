@@ -13,7 +13,6 @@ import type { BigIntStats, Dirent } from "node:fs";
 import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
-import { promisify } from "node:util";
 import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { DIR_NOFOLLOW_FLAGS, READ_FLAGS, TEMP_FLAGS } from "./flags.js";
@@ -27,9 +26,6 @@ import { strategy } from "./platform.js";
 import type { HeldDir } from "./strategy.js";
 import { type HeldLock, underSwapLock } from "./swap-lock.js";
 import { DirStack, Pacer, removeEntry } from "./tree.js";
-
-const fstatFd = promisify(fsSync.fstat);
-const fchmodFd = promisify(fsSync.fchmod);
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EMLINK"]);
@@ -68,7 +64,7 @@ function modeFor(source: BigIntStats, copy: { uid: number | bigint; gid: number 
 async function copyBytes(from: number, to: number, st: BigIntStats): Promise<number> {
   const size = Number(st.size);
   await strategy().copyContent(from, to, size);
-  await fchmodFd(to, modeFor(st, await fstatFd(to, { bigint: true })));
+  fsSync.fchmodSync(to, modeFor(st, fsSync.fstatSync(to, { bigint: true })));
   return size;
 }
 
@@ -163,16 +159,16 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
         } else if (st.isFile()) {
           const fd = await src.openFile(entry.name, READ_FLAGS);
           try {
-            const opened = await fstatFd(fd, { bigint: true });
+            const opened = fsSync.fstatSync(fd, { bigint: true });
             if (!opened.isFile() || !sameFile(opened, st)) throw new SafeFsError(`File changed while copying it: ${shown}`, { code: "EAGAIN" });
             const out = await dst.openFile(entry.name, TEMP_FLAGS, 0o600);
             try {
               done.bytes += await copyBytes(fd, out, opened);
             } finally {
-              await closeQuietly(out);
+              closeQuietly(out);
             }
           } finally {
-            await closeQuietly(fd);
+            closeQuietly(fd);
           }
           done.files++;
         } else {

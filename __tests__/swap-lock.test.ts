@@ -76,9 +76,11 @@ describeEachStrategy("what a killed holder left is settled by the next", () => {
   });
   const sandbox = () => __testing.unvalidated([dir]);
   const at = (name: string) => path.join(dir, name);
-  /** A lock of a dead holder, dated ahead so that only "gone" can break it. */
-  async function staleLock(name: string, intent?: Parameters<typeof lockTextFor>[1]): Promise<void> {
-    await symlink(lockTextFor(deadPid(), intent), at(swapLockName(name)));
+  /** The text of a dead holder's lock, made before what it may leave behind (as the holder makes it first). */
+  const staleText = (intent?: Parameters<typeof lockTextFor>[1]) => lockTextFor(deadPid(), intent);
+  /** A dead holder's lock of `name`, dated ahead so that only "gone" can break it. */
+  async function staleLock(name: string, intent?: Parameters<typeof lockTextFor>[1], text = staleText(intent)): Promise<void> {
+    await symlink(text, at(swapLockName(name)));
     const future = new Date(Date.now() + 3_600_000);
     await lutimes(at(swapLockName(name)), future, future);
   }
@@ -99,8 +101,9 @@ describeEachStrategy("what a killed holder left is settled by the next", () => {
   it("a directory move's empty placeholder is removed, so the retry succeeds; anything else there is kept", async () => {
     await mkdir(at("src"));
     await writeFile(at("src/x"), "x");
+    const text = staleText({ placeholder: true });
     await mkdir(at("dst"), 0o700);
-    await staleLock("dst", { placeholder: true });
+    await staleLock("dst", { placeholder: true }, text);
     await sandbox().move(at("src"), at("dst"));
     expect(await readFile(at("dst/x"), "utf8")).toBe("x");
     // Not a placeholder of ours: another mode, or not empty.

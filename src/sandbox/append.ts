@@ -127,6 +127,12 @@ export function appendText(c: Confinement, real: string, content: string): Promi
   const text = Buffer.from(content, "utf8");
   return c.inParent(real, "append to", async (t) => {
     const unchanged = `nothing was appended: ${t.shown} is as it was`;
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
+    const pre = await t.lstat().catch((err: unknown) => {
+      throw wrapError(err, `Cannot append to ${t.shown}`);
+    });
+    if (pre !== undefined && !pre.isFile()) refuseNonFile(t, pre);
+    if (pre !== undefined) assertWritable(pre, t.shown, "append to");
     try {
       return await underSwapLock(c, t, async (held) => {
         for (let attempt = 1; ; attempt++) {

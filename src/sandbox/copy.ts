@@ -24,7 +24,7 @@ import { isServerEntry } from "./names.js";
 import { openRegularIn } from "./open.js";
 import { strategy } from "./platform.js";
 import type { HeldDir } from "./strategy.js";
-import { type HeldLock, underSwapLock } from "./swap-lock.js";
+import { type HeldLock, lockPresent, underSwapLock } from "./swap-lock.js";
 import { DirStack, Pacer, removeEntry } from "./tree.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
@@ -220,15 +220,26 @@ async function copyDirectory(c: Confinement, src: Target, st: BigIntStats, held:
   }
 }
 
+/** The refusals of a copy: no source, a destination there, a directory without recursive, a link that would lead outside. */
+async function checkCopy(c: Confinement, src: Target, dst: Target, o: CopyOptions, early = false): Promise<{ st: BigIntStats; target?: string }> {
+  const st = await src.lstat();
+  if (st === undefined) throw new SafeFsError(`Cannot copy ${o.source}: it does not exist`, { code: "ENOENT" });
+  // Before the lock, a destination with a lock is left to the holder's check, as for move_file.
+  if ((await dst.lstat()) !== undefined && !(early && (await lockPresent(dst)))) throw destinationExists(o.destination);
+  if (st.isDirectory() && !o.recursive) {
+    throw new SafeFsError(`Cannot copy ${o.source}: it is a directory; pass recursive: true to copy it with everything in it`, { code: "EISDIR" });
+  }
+  if (!st.isSymbolicLink()) return { st };
+  const target = await fs.readlink(src.at);
+  if (!path.isAbsolute(target) && (await leadsOutside(target, dst.dir.real, c))) throw c.denied(o.destination);
+  return { st, target };
+}
+
 /** The copy itself, the destination's swap lock held. */
 async function copyHeld(c: Confinement, src: Target, held: HeldLock, o: CopyOptions): Promise<Copied> {
   const dst = held.t;
-  const st = await src.lstat();
-  if (st === undefined) throw new SafeFsError(`Cannot copy ${o.source}: it does not exist`, { code: "ENOENT" });
-  if ((await dst.lstat()) !== undefined) throw destinationExists(o.destination);
-  if (st.isSymbolicLink()) {
-    const target = await fs.readlink(src.at);
-    if (!path.isAbsolute(target) && (await leadsOutside(target, dst.dir.real, c))) throw c.denied(o.destination);
+  const { st, target } = await checkCopy(c, src, dst, o);
+  if (target !== undefined) {
     // symlink(2) fails with EEXIST rather than replacing: no temp is needed.
     await fs.symlink(target, dst.at).catch((err: unknown) => {
       throw errnoCode(err) === "EEXIST" ? destinationExists(o.destination, err) : err;
@@ -237,9 +248,6 @@ async function copyHeld(c: Confinement, src: Target, held: HeldLock, o: CopyOpti
   }
   if (st.isFile()) return copyOneFile(c, src, held, dst);
   if (!st.isDirectory()) throw notRegular(o.source, st);
-  if (!o.recursive) {
-    throw new SafeFsError(`Cannot copy ${o.source}: it is a directory; pass recursive: true to copy it with everything in it`, { code: "EISDIR" });
-  }
   return copyDirectory(c, src, st, held, dst, o);
 }
 
@@ -261,6 +269,8 @@ export async function copyEntry(c: Confinement, source: string, destination: str
   return c.inParent(from, "copy", (src) =>
     c.inParent(to, "copy to", async (dst) => {
       try {
+        // Refusals first, before the lock: a refused call leaves the directory as it was.
+        await checkCopy(c, src, dst, o, true);
         return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { placeholder: true });
       } catch (err) {
         if (errnoCode(err) === "ECANCELED") throw new SafeFsError(`Copy of ${o.source} cancelled; ${nothing}`, { cause: err, code: "ECANCELED" });

@@ -6,6 +6,7 @@
  * to outside while the tree is deleted deletes nothing outside. An allowed
  * directory itself, or one holding an allowed directory, is never deleted.
  */
+import type { BigIntStats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
@@ -39,15 +40,9 @@ async function removeEmptyDirectory(t: Target, shown: string): Promise<void> {
     await fs.rmdir(t.at);
   } catch (err) {
     if (errnoCode(err) !== "ENOTEMPTY" && errnoCode(err) !== "EEXIST") throw err;
+    await refuseNonEmpty(t, shown);
     const dir = await strategy().hold(t.dir, t.name);
     try {
-      const visible = (await dir.entries()).filter((entry) => !isServerEntry(entry.name));
-      if (visible.length > 0) {
-        throw new SafeFsError(
-          `Cannot delete ${shown}: the directory is not empty (${plural(visible.length)}); pass recursive: true to delete it with everything in it`,
-          { code: "ENOTEMPTY" },
-        );
-      }
       await emptyTree(dir);
     } finally {
       await dir.close();
@@ -72,14 +67,13 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
   if (held !== undefined) {
     throw new SafeFsError(`${context}: it holds one of the allowed directories (${held}), which cannot be deleted`, { code: "EPERM" });
   }
-  return c.inParent(abs, "delete", (t) =>
-    underSwapLock(c, t, async () => {
-      const st = await t.lstat().catch((err: unknown) => {
-        throw wrapError(err, context);
-      });
-      if (st === undefined) throw new SafeFsError(`${context}: no such file or directory (ENOENT)`, { code: "ENOENT" });
+  return c.inParent(abs, "delete", async (t) => {
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
+    const first = await checkDelete(t, shown, options);
+    if (first.isDirectory() && !options.recursive) await refuseNonEmpty(t, shown);
+    return underSwapLock(c, t, async () => {
+      const st = await checkDelete(t, shown, options);
       if (!st.isDirectory()) {
-        if (options.wantsDir) throw notADirectory(shown);
         await fs.unlink(t.at).catch((err: unknown) => {
           throw wrapError(err, context);
         });
@@ -110,6 +104,33 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
         throw wrapError(cause, context).withNote(rest);
       }
       return { kind: "directory", entries };
-    }),
-  );
+    });
+  });
+}
+
+/** The entry to delete: refused when there is none, or when the path named a directory and it is not one. */
+async function checkDelete(t: Target, shown: string, options: DeleteOptions): Promise<BigIntStats> {
+  const st = await t.lstat().catch((err: unknown) => {
+    throw wrapError(err, `Cannot delete ${shown}`);
+  });
+  if (st === undefined) throw new SafeFsError(`Cannot delete ${shown}: no such file or directory (ENOENT)`, { code: "ENOENT" });
+  if (!st.isDirectory() && options.wantsDir) throw notADirectory(shown);
+  return st;
+}
+
+/** Refuses a directory with entries a tool can see (the server's own leftovers do not count). */
+async function refuseNonEmpty(t: Target, shown: string): Promise<void> {
+  const dir = await strategy().hold(t.dir, t.name);
+  let visible: number;
+  try {
+    visible = (await dir.entries()).filter((entry) => !isServerEntry(entry.name)).length;
+  } finally {
+    await dir.close();
+  }
+  if (visible > 0) {
+    throw new SafeFsError(
+      `Cannot delete ${shown}: the directory is not empty (${plural(visible)}); pass recursive: true to delete it with everything in it`,
+      { code: "ENOTEMPTY" },
+    );
+  }
 }

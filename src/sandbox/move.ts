@@ -12,7 +12,7 @@ import { errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
 import { strategy } from "./platform.js";
-import { PLACEHOLDER_MODE, underSwapLock } from "./swap-lock.js";
+import { lockPresent, PLACEHOLDER_MODE, underSwapLock } from "./swap-lock.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
@@ -139,6 +139,8 @@ export async function moveEntry(c: Confinement, source: string, destination: str
     c.inParent(destination, "move to", async (to) => {
       const m: MoveEnds = { from, to };
       try {
+        // Refusals first, before the lock: a refused call leaves both directories as they were.
+        await checkMove(c, m, given, context, true);
         // Held so that no other process of this server writes, copies or moves to the destination meanwhile.
         await underSwapLock(c, to, () => moveHeld(c, m, given, context), { placeholder: true, movedFrom: path.join(from.dir.real, from.name) });
       } catch (err) {
@@ -148,14 +150,25 @@ export async function moveEntry(c: Confinement, source: string, destination: str
   );
 }
 
-/** The move itself, the destination's swap lock held. */
-async function moveHeld(c: Confinement, m: MoveEnds, given: AsGiven, context: string): Promise<void> {
+/**
+ * The refusals of a move: no source, a destination there, a file named as a directory, a link that would
+ * lead outside. Before the lock (`early`), a destination with a lock is left to the holder's check: what a
+ * killed holder left there (its placeholder) is settled once the lock is taken.
+ */
+async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: string, early = false): Promise<BigIntStats> {
   const before = await m.from.lstat();
   if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
   if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
     throw notADirectory(given.sourceIsDir ? given.source : given.destination);
   }
+  if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  return before;
+}
+
+/** The move itself, the destination's swap lock held. */
+async function moveHeld(c: Confinement, m: MoveEnds, given: AsGiven, context: string): Promise<void> {
+  const before = await checkMove(c, m, given, context);
   // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
   if (before.isDirectory()) await renameDirectoryInto(m.from.at, m.to);
   else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);

@@ -140,6 +140,14 @@ function assertReplaceable(existing: BigIntStats | undefined, shown: string): vo
 export function writeWhole(c: Confinement, real: string, content: string): Promise<void> {
   return c.inParent(real, "write", async (t) => {
     let existing: BigIntStats | undefined;
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
+    try {
+      existing = await t.lstat();
+    } catch (err) {
+      throw wrapError(err, `Cannot write ${t.shown}`);
+    }
+    assertReplaceable(existing, t.shown);
+    if (existing) assertWritable(existing, t.shown, "write");
     try {
       await underSwapLock(c, t, async (held) => {
         existing = await t.lstat();

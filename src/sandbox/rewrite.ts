@@ -77,6 +77,13 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
         await handle.close();
       }
     }
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
+    const probe = await openRegularIn(c, t);
+    try {
+      assertWritable(probe.stat, t.shown, "edit");
+    } finally {
+      await probe.handle.close();
+    }
     // The engine's own errors (no match, too large…) are its report and pass through unworded.
     let engineFailed = false;
     try {

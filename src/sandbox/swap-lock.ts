@@ -204,6 +204,11 @@ async function takeLock(c: Confinement, t: Target, lock: string, text: string): 
   }
 }
 
+/** Whether the target's entry has a swap lock now: a call that would refuse what it finds may find it settled once it holds it. */
+export async function lockPresent(t: Target): Promise<boolean> {
+  return (await readLock(t.dir.child(lockNameOf(t.name))).catch(() => undefined)) !== undefined;
+}
+
 /** What the holder of an entry's swap lock may use: the entry and its temp name. */
 export interface HeldLock {
   readonly t: Target;

@@ -164,6 +164,9 @@ async function createLock(lock: string, text: string): Promise<void> {
   }
 }
 
+/** Where a stale lock of entry `name` is moved to be looked at before it goes: one name per entry, so a breaker killed there leaves it for the next holder. */
+const asideNameOf = (name: string): string => tempNameOf(lockNameOf(name));
+
 /**
  * Removes the lock at `lock` if it is stale; true when the caller should try to take it again at once.
  * It is moved aside first and looked at there, so a lock another process took in the meantime is put back.
@@ -172,7 +175,7 @@ async function breakIfStale(c: Confinement, t: Target, lock: string): Promise<bo
   const seen = await readLock(lock);
   if (seen === undefined) return true;
   if (!lockIsStale(parseOwner(seen.text), seen.ageMs)) return false;
-  const aside = t.dir.child(tempNameOf(`${lockNameOf(t.name)}\0${seen.text}`));
+  const aside = t.dir.child(asideNameOf(t.name));
   try {
     await fs.rename(lock, aside);
   } catch (err) {
@@ -235,6 +238,9 @@ export async function underSwapLock<T>(c: Confinement, t: Target, task: (held: H
   try {
     const tempName = tempNameOf(t.name);
     await removeEntry(t.dir, tempName);
+    // Residual window: two waiters breaking the same stale lock at once, the second moving aside the lock the
+    // first has just taken, while the first removes what is aside; the second then takes the lock too.
+    await fs.rm(t.dir.child(asideNameOf(t.name)), { force: true });
     return await task({ t, tempName, temp: t.dir.child(tempName) });
   } finally {
     clearInterval(beat);

@@ -21,7 +21,8 @@ const SIBLINGS: Record<string, string[]> = {
   read_file: ["read_text_file"],
   read_media_file: ["read_text_file"],
   read_multiple_files: ["read_text_file", "read_media_file"],
-  write_file: ["edit_file", "create_directory"],
+  write_file: ["edit_file", "create_directory", "append_file"],
+  append_file: ["write_file"],
   edit_file: ["write_file"],
   create_directory: ["write_file", "move_file"],
   list_directory: ["list_directory_with_sizes", "directory_tree", "search_files"],
@@ -31,6 +32,8 @@ const SIBLINGS: Record<string, string[]> = {
   search_file_contents: ["search_files", "read_text_file"],
   get_file_info: ["list_directory_with_sizes"],
   move_file: ["create_directory"],
+  copy_file: ["move_file"],
+  delete_file: [],
   list_allowed_directories: [],
 };
 
@@ -80,7 +83,7 @@ afterAll(async () => {
 });
 
 describe("tool definitions and instructions as a client sees them", () => {
-  it("lists the 15 tools the sibling table expects", () => {
+  it("lists the 18 tools the sibling table expects", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(SIBLINGS).sort());
   });
 
@@ -118,7 +121,7 @@ describe("tool definitions and instructions as a client sees them", () => {
   });
 
   it("starts with what the tool does", () => {
-    const verb = /^(Deprecated alias of read_text_file|Read|Create|Edit|List|Return|Find|Move)\b/;
+    const verb = /^(Deprecated alias of read_text_file|Read|Create|Edit|List|Return|Find|Move|Add|Copy|Delete)\b/;
     for (const tool of tools) expect(tool.description, tool.name).toMatch(verb);
   });
 

@@ -3,11 +3,12 @@
  * one after another, another server process's replace cannot slip between the
  * last check and the rename, and a file's owner and read-only mode are respected.
  */
-import { appendFile, chmod, chown, readdir, readFile, rename, stat, unlink, utimes, writeFile } from "node:fs/promises";
+import { spawnSync } from "node:child_process";
+import { appendFile, chmod, chown, lutimes, readdir, readFile, rename, stat, symlink, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EditOperation } from "../src/editing/index.js";
-import { __testHooks, __testing, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
+import { __testHooks, __testing, isServerEntry, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
 import { editFileThrough } from "../src/tools/write.js";
 import { tempDir } from "./support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
@@ -43,9 +44,9 @@ const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, d
   editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
 const rewriteFile = <T>(file: string, dirs: readonly string[], options: { dryRun: boolean; signal?: AbortSignal }, engine: RewriteEngine<T>) =>
   __testing.unvalidated(dirs).rewrite(file, options, engine);
-const { heldLockCount, swapLockName: lockNameOf } = __testing;
+const { heldLockCount, swapLockName: lockNameOf, lockTextFor } = __testing;
 
-const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp"));
+const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
 describe("two edits of one file in one server", () => {
   it("both succeed and both are in the file, every round (120 rounds, sent together)", async () => {
@@ -149,20 +150,33 @@ describe("another writer's replace around the swap (in-process, deterministic)",
     const file = path.join(root, "locked.txt");
     await writeFile(file, "one\ntwo\n");
     const lock = path.join(root, lockNameOf("locked.txt"));
-    __testHooks.beforeReplace = async () => {
-      delete __testHooks.beforeReplace;
-      // Play the other process: it holds the lock, then renames its version in and lets go.
-      await writeFile(lock, "", { flag: "wx" });
-      setTimeout(() => {
-        void (async () => {
-          await writeFile(`${file}.theirs`, "theirs\n");
-          await rename(`${file}.theirs`, file);
-          await unlink(lock);
-        })();
-      }, 20);
-    };
-    await expect(editFileSafely(file, [{ oldText: "two", newText: "2" }], false, [root])).rejects.toThrow(/^File changed during edit: .*locked\.txt/);
-    expect(await readFile(file, "utf8")).toBe("theirs\n");
+    // Play the other process: it holds the lock (a live process of this machine: this one), renames
+    // its version in and lets go. Holders keep the lock for their whole change, so the edit waits
+    // for it and then works on their version: both changes end up in the file, in that order.
+    await symlink(lockTextFor(process.pid), lock);
+    setTimeout(() => {
+      void (async () => {
+        await writeFile(`${file}.theirs`, "theirs\ntwo\n");
+        await rename(`${file}.theirs`, file);
+        await unlink(lock);
+      })();
+    }, 20);
+    await editFileSafely(file, [{ oldText: "two", newText: "2" }], false, [root]);
+    expect(await readFile(file, "utf8")).toBe("theirs\n2\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
+
+  it("a lock naming a process of this machine that is gone is broken at once, whatever its age", async () => {
+    const file = path.join(root, "dead-holder.txt");
+    await writeFile(file, "one\ntwo\n");
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    const lock = path.join(root, lockNameOf("dead-holder.txt"));
+    await symlink(lockTextFor(Number(gone.stdout)), lock);
+    // Fresh for an hour: only the holder being gone can break it, so an edit that succeeds proves that rule.
+    const future = new Date(Date.now() + 3_600_000);
+    await lutimes(lock, future, future);
+    await editFileSafely(file, [{ oldText: "two", newText: "2" }], false, [root]);
+    expect(await readFile(file, "utf8")).toBe("one\n2\n");
     expect(await leftovers(root)).toEqual([]);
   });
 

@@ -58,6 +58,9 @@ const VALID: Record<string, Record<string, unknown>> = {
   list_directory_with_sizes: { path: ".", sortBy: "size" },
   directory_tree: { path: ".", excludePatterns: ["x"] },
   move_file: { source: "no-such-source", destination: "no-such-destination" },
+  append_file: { path: "ap.txt", content: "a" },
+  copy_file: { source: "no-such-source", destination: "no-such-destination", recursive: true },
+  delete_file: { path: "no-such-entry", recursive: true },
   search_files: { path: ".", pattern: "*.txt", excludePatterns: [] },
   search_file_contents: { path: ".", query: "alpha", pattern: "*.txt", contextLines: 1, outputMode: "lines", offset: 0 },
   get_file_info: { path: "a.txt" },
@@ -92,7 +95,7 @@ function junkFor(schema: { type?: string; items?: unknown; enum?: unknown[] }): 
 describe("arguments of the wrong type or shape", () => {
   it("every spoiled parameter of every tool is an isError result naming the parameter", async () => {
     const { tools } = await server.client.listTools();
-    expect(tools).toHaveLength(15);
+    expect(tools).toHaveLength(18);
     let checked = 0;
     for (const tool of tools) {
       const valid = VALID[tool.name]!;

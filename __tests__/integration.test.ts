@@ -55,13 +55,16 @@ describe("initialize and tools/list", () => {
     expect(server.client.getServerVersion()).toMatchObject({ name: "bounded-filesystem", version: "0.1.0" });
   });
 
-  it("lists the 15 tools with titles, annotations, described parameters and no outputSchema", async () => {
+  it("lists the 18 tools with titles, annotations, described parameters and no outputSchema", async () => {
     const { tools } = await server.client.listTools();
     const expected: Record<string, Record<string, boolean>> = {
       create_directory: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
       write_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
+      append_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
       edit_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: true },
       move_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
+      copy_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+      delete_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
     };
     const readOnly = [
       "read_text_file",
@@ -248,6 +251,21 @@ describe("every tool, success and failure", () => {
     expectError(await run("move_file", { source: p("moved.txt"), destination: p("m2.txt") }), /^Destination already exists: /);
     expect(await readFile(p("moved.txt"), "utf8")).toBe("m1");
     expect(await readFile(p("m2.txt"), "utf8")).toBe("m2");
+  });
+
+  it("append_file, copy_file and delete_file", async () => {
+    expect(expectOk(await run("append_file", { path: p("log.txt"), content: "one\n" }))).toBe(
+      `Successfully appended 4 bytes to ${p("log.txt")} (new file)`,
+    );
+    expectError(await run("append_file", { path: path.join(outside, "x.txt"), content: "x" }), /Access denied/);
+    expect(expectOk(await run("copy_file", { source: p("log.txt"), destination: p("log-copy.txt") }))).toBe(
+      `Successfully copied ${p("log.txt")} to ${p("log-copy.txt")}`,
+    );
+    expectError(await run("copy_file", { source: p("log.txt"), destination: p("log-copy.txt") }), /^Destination already exists: /);
+    expect(await readFile(p("log-copy.txt"), "utf8")).toBe("one\n");
+    expect(expectOk(await run("delete_file", { path: p("log-copy.txt") }))).toBe(`Successfully deleted ${p("log-copy.txt")}`);
+    expectError(await run("delete_file", { path: p("log-copy.txt") }), /^Cannot delete .*: no such file or directory/);
+    await expect(stat(p("log-copy.txt"))).rejects.toThrow(/ENOENT/);
   });
 
   it("search_files", async () => {

@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyFileEdits } from "../src/lib.js";
 import type { EditOperation } from "../src/editing/index.js";
-import { __testHooks, __testing } from "../src/sandbox/index.js";
+import { __testHooks, __testing, isServerEntry } from "../src/sandbox/index.js";
 import { editFileThrough } from "../src/tools/write.js";
 import { describeEachStrategy } from "./support/fixtures.js";
 
@@ -59,7 +59,7 @@ const exists = (p: string): Promise<boolean> =>
     () => true,
     () => false,
   );
-const tempFiles = async (dir: string): Promise<string[]> => (await fs.readdir(dir)).filter((n) => n.endsWith(".tmp"));
+const tempFiles = async (dir: string): Promise<string[]> => (await fs.readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
 describeEachStrategy("race-safe file operations", () => {
   describe("openRegularFile", () => {

@@ -1,12 +1,13 @@
 /**
- * write_file's promises (SPEC §12): a capped read is not written back, append
- * adds without truncating (from many calls at once), and a file's owner and
- * read-only mode are respected.
+ * write_file's promises (SPEC §12): a capped read is not written back, and a
+ * file's owner and read-only mode are respected (append_file's own promises:
+ * append-file.test.ts).
  */
-import { chmod, chown, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { endsWithNotice, pageNotice, truncationNotice } from "../src/bounded.js";
+import { isServerEntry } from "../src/sandbox/index.js";
 import { tempDir } from "./support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
@@ -24,10 +25,9 @@ afterAll(async () => {
   await remove();
 });
 
-const write = (file: string, content: string, append?: boolean) =>
-  call(s.client, "write_file", { path: file, content, ...(append === undefined ? {} : { append }) });
+const write = (file: string, content: string) => call(s.client, "write_file", { path: file, content });
 
-const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp"));
+const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
 describe("endsWithNotice: this server's notice frames, exactly", () => {
   const notices = [
@@ -69,60 +69,12 @@ describe("write_file refuses to write back a capped read", () => {
     expect(await readFile(file, "utf8")).toBe(full);
   });
 
-  it("refuses an append that ends with a non-pageable notice, and creates nothing", async () => {
-    const file = path.join(root, "never.txt");
-    const content = `x\n${truncationNotice(100, 5000, "list a subdirectory, or use search_files with a pattern")}`;
-    const result = await write(file, content, true);
-    expect(textOf(result)).toMatch(/^Refusing to write .*never\.txt/);
-    await expect(stat(file)).rejects.toThrow(/ENOENT/);
-  });
-
   it("accepts ordinary text that mentions a notice in the middle", async () => {
     const file = path.join(root, "doc.md");
     const content = `# Notices\nThe server ends a capped read with\n${pageNotice(0, 100, 520)}\nand nothing else.\n`;
     const result = await write(file, content);
     expect(textOf(result)).toBe(`Successfully wrote to ${file}`);
     expect(await readFile(file, "utf8")).toBe(content);
-  });
-});
-
-describe("write_file with append", () => {
-  it("creates a missing file, then adds at the end without truncating", async () => {
-    const file = path.join(root, "log.txt");
-    expect(textOf(await write(file, "first\n", true))).toBe(`Successfully appended to ${file}`);
-    expect(textOf(await write(file, "second\n", true))).toBe(`Successfully appended to ${file}`);
-    expect(await readFile(file, "utf8")).toBe("first\nsecond\n");
-  });
-
-  it("keeps every chunk of many appends sent at once", async () => {
-    const file = path.join(root, "many.txt");
-    await writeFile(file, "head\n");
-    const chunks = Array.from({ length: 40 }, (_, i) => `chunk-${i}:${"x".repeat(i * 50)}\n`);
-    const results = await Promise.all(chunks.map((chunk) => write(file, chunk, true)));
-    expect(results.filter((r) => r.isError)).toEqual([]);
-    const text = await readFile(file, "utf8");
-    expect(text.startsWith("head\n")).toBe(true);
-    expect(text.length).toBe(5 + chunks.reduce((n, c) => n + c.length, 0));
-    for (const chunk of chunks) expect(text.split(chunk).length - 1, chunk.slice(0, 9)).toBe(1);
-  });
-
-  it("refuses a symlink leading outside, a directory and a read-only file", async () => {
-    const { dir: outside, remove: removeOutside } = await tempDir("bfs-write-outside-");
-    try {
-      await writeFile(path.join(outside, "target.txt"), "t\n");
-      await symlink(path.join(outside, "target.txt"), path.join(root, "link.txt"));
-      expect(textOf(await write(path.join(root, "link.txt"), "x", true))).toMatch(/^Access denied/);
-      expect(await readFile(path.join(outside, "target.txt"), "utf8")).toBe("t\n");
-    } finally {
-      await removeOutside();
-    }
-    await mkdir(path.join(root, "adir"));
-    expect(textOf(await write(path.join(root, "adir"), "x", true))).toMatch(/^Cannot append to .*adir: it is a directory/);
-    const ro = path.join(root, "ro-append.txt");
-    await writeFile(ro, "ro\n");
-    await chmod(ro, 0o444);
-    expect(textOf(await write(ro, "x", true))).toMatch(/^Cannot append to .*ro-append\.txt: it is read-only/);
-    expect(await readFile(ro, "utf8")).toBe("ro\n");
   });
 });
 
@@ -161,9 +113,9 @@ describe("write_file: owner, group and permission", () => {
       expect([st.uid, st.gid]).toEqual([1234, NOBODY.gid]);
       expect(await readFile(file, "utf8")).toBe("one\n");
       expect(await leftovers(shared.dir())).toEqual([]);
-      // Appending changes no owner: it is allowed through the group's write bit.
-      expect(textOf(await call(shared.server().client, "write_file", { path: file, content: "more\n", append: true }))).toBe(
-        `Successfully appended to ${file}`,
+      // Appending changes no owner: it is allowed through the group's write bit (in place, as the file cannot be re-owned).
+      expect(textOf(await call(shared.server().client, "append_file", { path: file, content: "more\n" }))).toBe(
+        `Successfully appended 5 bytes to ${file} (it ended with a line break)`,
       );
       expect(await readFile(file, "utf8")).toBe("one\nmore\n");
     });

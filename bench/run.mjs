@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench`: SPEC §6, §11, §12 and §17 figures for this build. Generates (or reuses)
+ * `npm run bench`: SPEC §6, §11, §12, §15 and §17 figures for this build. Generates (or reuses)
  * deterministic fixtures, drives dist/index.js over stdio with the SDK client,
  * one fresh server per scenario, and prints one table. Exits 0 even when a
  * target is missed; such rows say FAIL.
@@ -15,6 +15,7 @@ import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
+import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./file-ops.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
@@ -85,6 +86,9 @@ async function main() {
   await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
+  await step("copy of the big file vs cp", () => bigCopyScenario(fx, 3));
+  await step("append to the big file", () => bigAppendScenario(fx, 3));
+  await step("tree copy and delete vs cp -r and rm -r", () => treeCopyDeleteScenario(fx, 2, fx.treeEntries));
   await step("wide directory listings", async () => [
     ...(await simpleScenario(fx, `list_directory (${group(spec.wideEntries)} entries)`, "list_directory", { path: fx.wide }, runs)),
     ...(await simpleScenario(

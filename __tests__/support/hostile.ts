@@ -11,6 +11,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { expect } from "vitest";
+import { isServerEntry } from "../../src/sandbox/index.js";
 import { SERVER_JS, textOf, type Connected } from "./spawn.js";
 import { tempDir } from "./fixtures.js";
 
@@ -154,9 +155,9 @@ export function startAttacker(setup: string, step: string, args: readonly string
   };
 }
 
-/** Names of leftover temp files (`*.tmp`) directly in `dir`. */
+/** Names of leftover temp and lock files (`*.tmp`, and the server's own) directly in `dir`. */
 export async function tempFilesIn(dir: string): Promise<string[]> {
-  return (await fs.readdir(dir)).filter((name) => name.endsWith(".tmp"));
+  return (await fs.readdir(dir)).filter((name) => name.endsWith(".tmp") || isServerEntry(name));
 }
 
 /** Calls a tool, failing (instead of hanging the suite) if no answer comes within `ms`. */

@@ -1,6 +1,6 @@
 /**
- * Directories read for walks and listings (SPEC §3.3, §4): a walk's root,
- * opened and verified once; the fd a walk's read holds, released once; a
+ * Directories read for walks and listings (SPEC §3.3, §4, §18): a walk's root,
+ * opened and verified once, and every read without the server's own temp and lock files; the fd a walk's read holds, released once; a
  * listing's entries, and their sizes as upstream's stat gives them, a symlink
  * followed only to a target inside.
  */
@@ -10,6 +10,7 @@ import path from "node:path";
 import type { Confinement } from "./confinement.js";
 import { directoryError, wrapError } from "./errors.js";
 import { followLink } from "./lookup.js";
+import { visible } from "./names.js";
 import type { Listing, Read } from "./strategy.js";
 
 /**
@@ -24,7 +25,7 @@ export async function openWalkRoot(c: Confinement, root: string): Promise<{ list
     const entries = await fs.readdir(opened.child(""), { withFileTypes: true }).catch((error: unknown) => {
       throw wrapError(error, `Cannot read directory ${root}`);
     });
-    return { listing: { entries, reach: opened.reach, fd: -1 }, close: () => opened.close() };
+    return { listing: { entries: visible(entries), reach: opened.reach, fd: -1 }, close: () => opened.close() };
   } catch (error) {
     await opened.close();
     throw error;
@@ -39,9 +40,9 @@ export function release(read: Read): void {
   closeSync(fd);
 }
 
-/** The entries of directory `dir` (an opened directory's `child("")`), in readdir order. */
-export function readEntries(dir: string): Promise<Dirent[]> {
-  return fs.readdir(dir, { withFileTypes: true });
+/** The entries of directory `dir` (an opened directory's `child("")`), in readdir order, without the server's own temp and lock files. */
+export async function readEntries(dir: string): Promise<Dirent[]> {
+  return visible(await fs.readdir(dir, { withFileTypes: true }));
 }
 
 /**

@@ -18,6 +18,11 @@ export class SafeFsError extends Error {
     this.name = "SafeFsError";
     this.code = options?.code ?? errnoCode(options?.cause);
   }
+
+  /** The same error with `; <note>` added: what was and was not changed (SPEC §18). */
+  withNote(note: string): SafeFsError {
+    return new SafeFsError(`${this.message}; ${note}`, { cause: this.cause, code: this.code });
+  }
 }
 
 /** The errno code (`ENOENT`, …) of a Node system error, if it is one. */
@@ -41,6 +46,12 @@ export function wrapError(err: unknown, context: string): SafeFsError {
   // result cap, so the reason goes first where the cut cannot hide it.
   if (errnoCode(err) === "ENAMETOOLONG") return new SafeFsError(`Path too long (ENAMETOOLONG): ${context}`, { cause: err });
   return new SafeFsError(`${context}: ${reason(err)}`, { cause: err });
+}
+
+/** A failure of the disk or the system (no space, I/O error, quota, size limit), not a refusal the sandbox worded. */
+export function isIoFailure(err: unknown): boolean {
+  const code = errnoCode(err);
+  return code === "ENOSPC" || code === "EIO" || code === "EDQUOT" || code === "EFBIG" || code === "EROFS";
 }
 
 /** True when an open with O_NOFOLLOW was refused because the final component is a symlink. */
@@ -73,9 +84,12 @@ export function accessDenied(shown: string, allowedDirs: readonly string[]): Saf
   });
 }
 
+/** The code of `changedDuringEdit`, so an operation that may redo itself (append_file) can tell it apart. */
+export const CHANGED = "ECHANGED";
+
 /** `File changed during edit: <path>; no changes were written.`, for an edit whose file another writer changed. */
 export function changedDuringEdit(shown: string): SafeFsError {
-  return new SafeFsError(`File changed during edit: ${shown}; no changes were written. Read it again and retry.`);
+  return new SafeFsError(`File changed during edit: ${shown}; no changes were written. Read it again and retry.`, { code: CHANGED });
 }
 
 /** Human name of what a stat describes ("directory", "FIFO", …). */

@@ -28,10 +28,7 @@ export const TEMP_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 export const LOCK_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 
 /**
- * write_file's append: the file is created when missing and never truncated; a FIFO swapped in fails
- * (ENXIO) or is refused after fstat instead of blocking.
+ * Appending to a file that must already exist (an edit carrying late appends over to its new version, an
+ * append_file in place); a FIFO swapped in fails (ENXIO) or is refused after fstat instead of blocking.
  */
-export const APPEND_OR_CREATE_FLAGS = O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK;
-
-/** Appending to a file that must already exist (an edit carrying late appends over to its new version). */
 export const APPEND_EXISTING_FLAGS = O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK;

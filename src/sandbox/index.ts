@@ -4,13 +4,18 @@
  * Each method resolves its path from inside (requested.ts), takes the per-file
  * lock of every file a change names, and runs its operation's module: open.ts,
  * replace.ts (write_file), append.ts, rewrite.ts (the seam edit_file plugs its
- * engine into), mkdir.ts, move.ts, directories.ts (walks and listings).
+ * engine into), mkdir.ts, move.ts, copy.ts, delete.ts, directories.ts (walks
+ * and listings). Across processes, each change also holds its entry's swap
+ * lock (swap-lock.ts); the server's own temp and lock files are named once
+ * (names.ts) and shown by no directory read.
  */
 import type { Dirent, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
-import { appendText } from "./append.js";
+import { appendText, type Ending } from "./append.js";
 import { Confinement } from "./confinement.js";
+import { type Copied, copyEntry } from "./copy.js";
+import { type Deleted, deleteEntry } from "./delete.js";
 import { entrySize, openWalkRoot, readEntries } from "./directories.js";
 import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
@@ -18,10 +23,17 @@ import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, readWalkedSmallFile, statInside, type Opened, type WalkedRead } from "./open.js";
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
-import { swapLockName, writeWhole } from "./replace.js";
+import { lockNameOf, tempNameOf } from "./names.js";
+import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
+
+export type { Ending } from "./append.js";
+export type { Copied } from "./copy.js";
+export type { Deleted } from "./delete.js";
+export { isServerEntry } from "./names.js";
 
 export { __testHooks } from "./confinement.js";
 export { release } from "./directories.js";
@@ -129,10 +141,35 @@ export class Sandbox {
     return entrySize(this.confinement, dir, name, isLink);
   }
 
-  /** Creates or atomically replaces the file `requested` with `content`; with `append`, adds it at the end instead. */
-  async writeFile(requested: string, content: string, append = false): Promise<void> {
+  /** Creates or atomically replaces the file `requested` with `content`. */
+  async writeFile(requested: string, content: string): Promise<void> {
     const real = await this.validate(requested);
-    await serialised([real], () => (append ? appendText : writeWhole)(this.confinement, real, content));
+    await serialised([real], () => writeWhole(this.confinement, real, content));
+  }
+
+  /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */
+  async appendFile(requested: string, content: string): Promise<Ending> {
+    const real = await this.validate(requested);
+    return serialised([real], () => appendText(this.confinement, real, content));
+  }
+
+  /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
+  async delete(requested: string, options: { recursive: boolean; signal?: AbortSignal; onProgress?: (deleted: number) => void }): Promise<Deleted> {
+    const entry = await this.entry(requested);
+    return serialised([entry.path], () => deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }));
+  }
+
+  /** Copies the entry `source` (a symlink as a link) to `destination`, never replacing anything there; a directory only with `recursive`. */
+  async copy(
+    source: string,
+    destination: string,
+    options: { recursive: boolean; signal?: AbortSignal; onProgress?: (copied: number) => void },
+  ): Promise<Copied> {
+    const from = await this.entry(source);
+    const to = await this.entry(destination);
+    return serialised([from.path, await lockKeyOf(to.path)], () =>
+      copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
+    );
   }
 
   /**
@@ -209,7 +246,13 @@ export const __testing = {
   /** How many per-file locks of this server are held or awaited (0 once every call has ended). */
   heldLockCount: (): number => tails.size,
   /** The name of the cross-process swap lock file beside entry `name`. */
-  swapLockName: (name: string): string => swapLockName(name),
+  swapLockName: (name: string): string => lockNameOf(name),
+  /** The name of the temp file (or temp tree) beside entry `name`. */
+  tempName: (name: string): string => tempNameOf(name),
+  /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
+  lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseOwner(text), ageMs, runs),
+  /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
+  lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
   resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> => resolveFromInside(absolute, new Confinement(dirs)),
   /** The strategies this platform can run (both on Linux, portable elsewhere). */

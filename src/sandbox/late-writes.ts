@@ -9,11 +9,11 @@
 import { createHash } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import type { Target } from "./confinement.js";
 import { changedDuringEdit, SafeFsError, wrapError } from "./errors.js";
-import { APPEND_EXISTING_FLAGS } from "./flags.js";
+import { APPEND_EXISTING_FLAGS, READ_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { replaceWith } from "./replace.js";
+import type { HeldLock } from "./swap-lock.js";
 
 const CHUNK = 1024 * 1024;
 
@@ -89,11 +89,12 @@ export class DigestingSource implements RewriteSource {
 
 /** Appends bytes [from, to) of the old file to the target's entry, but only while it is still the file the edit wrote. */
 async function carryOver(s: SwapDone, from: number, to: number): Promise<void> {
-  const handle = await fs.open(s.t.at, APPEND_EXISTING_FLAGS);
+  const { t } = s.held;
+  const handle = await fs.open(t.at, APPEND_EXISTING_FLAGS);
   try {
     if (!sameFile(await handle.stat({ bigint: true }), s.written)) {
       throw new SafeFsError(
-        `File changed during edit: ${s.t.shown} was replaced right after the edit; ${to - from} bytes appended by ` +
+        `File changed during edit: ${t.shown} was replaced right after the edit; ${to - from} bytes appended by ` +
           "another process to the previous version could not be added to it.",
       );
     }
@@ -110,9 +111,10 @@ async function carryOver(s: SwapDone, from: number, to: number): Promise<void> {
 
 /** Puts the old file's current content back in place of the edit's, keeping its owner and mode. */
 async function putBack(s: SwapDone): Promise<void> {
+  const { t } = s.held;
   try {
     await replaceWith(
-      s.t,
+      s.held,
       s.before,
       async (temp) => {
         for (let at = 0; ; ) {
@@ -123,12 +125,12 @@ async function putBack(s: SwapDone): Promise<void> {
         }
       },
       async () => {
-        if (!sameFile(await s.t.lstat(), s.written)) throw changedDuringEdit(s.t.shown);
+        if (!sameFile(await t.lstat(), s.written)) throw changedDuringEdit(t.shown);
       },
     );
   } catch (err) {
     throw new SafeFsError(
-      `File changed during edit: ${s.t.shown}; the edit was written, but another process changed the file meanwhile and ` +
+      `File changed during edit: ${t.shown}; the edit was written, but another process changed the file meanwhile and ` +
         "its change could not be put back because the file changed again. Read it and check.",
       { cause: err },
     );
@@ -137,14 +139,27 @@ async function putBack(s: SwapDone): Promise<void> {
 
 /** What keepLateWrites needs to know about one swap. */
 export interface SwapDone {
-  /** The edited file's entry in its opened parent. */
-  t: Target;
+  /** The edited file's entry, its swap lock held. */
+  held: HeldLock;
   /** The old file, still open. */
   old: FileHandle;
   before: BigIntStats;
   written: BigIntStats;
-  /** Digest of the `before.size` bytes the edit read. */
-  digest: string;
+  /** Digest of the `before.size` bytes the edit read (asked only when the old file changed after the swap). */
+  digest: () => Promise<string>;
+}
+
+/**
+ * The digest of the first `size` bytes of the file the swap put in place, which began with a copy of them,
+ * or "" when the entry no longer holds it; for a rewrite that copied the old bytes without reading them.
+ */
+export async function digestOfCopy(held: HeldLock, written: BigIntStats, size: number): Promise<string> {
+  const handle = await fs.open(held.t.at, READ_FLAGS);
+  try {
+    return sameFile(await handle.stat({ bigint: true }), written) ? await digestOf(handle, size) : "";
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
@@ -161,13 +176,13 @@ export async function keepLateWrites(s: SwapDone): Promise<number> {
     if (now.size === seen.size && now.mtimeNs === seen.mtimeNs) continue;
     seen = { size: now.size, mtimeNs: now.mtimeNs };
     const size = Number(now.size);
-    if (size >= Number(s.before.size) && (await digestOf(s.old, Number(s.before.size))) === s.digest) {
+    if (size >= Number(s.before.size) && (await digestOf(s.old, Number(s.before.size))) === (await s.digest())) {
       if (size > known) await carryOver(s, known, size);
       known = Math.max(known, size);
       continue;
     }
     await putBack(s);
-    throw changedDuringEdit(s.t.shown);
+    throw changedDuringEdit(s.held.t.shown);
   }
   return known - Number(s.before.size);
 }

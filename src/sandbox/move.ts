@@ -4,7 +4,7 @@
  * once, never replacing anything at the destination, also when it appears
  * during the call.
  */
-import type { BigIntStats } from "node:fs";
+import { type BigIntStats, linkSync, lstatSync, unlinkSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
@@ -12,11 +12,13 @@ import { errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
 import { strategy } from "./platform.js";
+import { lockPresent, PLACEHOLDER_MODE, underSwapLock } from "./swap-lock.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
 
-function destinationExists(destination: string, cause?: unknown): SafeFsError {
+/** `Destination already exists: <path>`: nothing there was replaced. */
+export function destinationExists(destination: string, cause?: unknown): SafeFsError {
   return new SafeFsError(`Destination already exists: ${destination}`, { cause, code: "EEXIST" });
 }
 
@@ -33,27 +35,33 @@ interface MoveEnds {
  * where link(2) is unavailable, for directories on Windows (whose rename never
  * replaces a directory) and for symlinks without /proc/self/fd.
  */
-async function renameIfAbsent({ from, to }: MoveEnds): Promise<void> {
+async function renameIfAbsent(from: string, to: Target): Promise<void> {
   if ((await to.lstat()) !== undefined) throw destinationExists(to.shown);
-  await fs.rename(from.at, to.at);
+  await fs.rename(from, to.at);
 }
 
-/** Non-directories: link(2) fails atomically with EEXIST, so nothing at the destination is ever replaced. */
+/**
+ * Non-directories: link(2) fails atomically with EEXIST, so nothing at the destination is ever replaced.
+ * The link, the check and the unlink are made synchronously, one right after the other, so a kill can
+ * hardly land between them; if one does, both names hold the file, and the next change of the destination
+ * finishes the move (its swap lock names the source, swap-lock.ts).
+ */
 async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Promise<void> {
   const { from, to } = m;
   try {
-    await fs.link(from.at, to.at);
+    linkSync(from.at, to.at);
   } catch (err) {
     const code = errnoCode(err);
     if (code === "EEXIST") throw destinationExists(to.shown, err);
-    if (code !== undefined && LINK_UNSUPPORTED.has(code)) return renameIfAbsent(m);
+    if (code !== undefined && LINK_UNSUPPORTED.has(code)) return renameIfAbsent(m.from.at, m.to);
     throw err;
   }
   // If the source name was replaced before the link (or, without /proc/self/fd,
   // swapped for a symlink that link(2) followed), the new name holds the wrong
   // object: drop it. If it was replaced after the link, keep it in place.
   // Residual window: a replacement between this check and the unlink is unlinked.
-  const [atDst, atSrc] = await Promise.all([to.lstat(), from.lstat()]);
+  const atDst = lstatSync(to.at, { bigint: true, throwIfNoEntry: false });
+  const atSrc = lstatSync(from.at, { bigint: true, throwIfNoEntry: false });
   if (!sameFile(atDst, before)) {
     await fs.unlink(to.at).catch(() => undefined);
     throw new SafeFsError(`${context}: the source changed during the move; nothing was moved`);
@@ -62,7 +70,7 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
     throw new SafeFsError(`${context}: the source was replaced during the move; ${to.shown} holds the original and ${from.shown} the replacement`);
   }
   try {
-    await fs.unlink(from.at);
+    unlinkSync(from.at);
   } catch (err) {
     // Undo the new name so the move is all or nothing.
     await fs.unlink(to.at).catch(() => undefined);
@@ -74,21 +82,24 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
  * Directories: mkdir(2) reserves the destination atomically (EEXIST if taken),
  * and rename(2) may then replace only that still-empty placeholder, so
  * anything put there meanwhile makes the rename fail instead of being lost.
+ * The swap lock is taken marked as one that may leave such a placeholder: if
+ * the server is killed between the two calls, the next change of that name
+ * finds the lock stale and removes the placeholder (still empty, ours, made
+ * after the lock), so a retry succeeds.
  * Residual window: if someone swaps the placeholder for an empty directory of
  * their own, that empty directory is replaced; no content can be lost.
  * (renameat2 RENAME_NOREPLACE would do this directly; Node has no binding.)
  */
-async function moveDirectory(m: MoveEnds): Promise<void> {
-  if (process.platform === "win32") return renameIfAbsent(m);
-  const { from, to } = m;
+export async function renameDirectoryInto(from: string, to: Target): Promise<void> {
+  if (process.platform === "win32") return renameIfAbsent(from, to);
   try {
-    await fs.mkdir(to.at, 0o700);
+    await fs.mkdir(to.at, PLACEHOLDER_MODE);
   } catch (err) {
     if (errnoCode(err) === "EEXIST") throw destinationExists(to.shown, err);
     throw err;
   }
   try {
-    await fs.rename(from.at, to.at);
+    await fs.rename(from, to.at);
   } catch (err) {
     // rmdir removes the placeholder only while it is still an empty directory.
     await fs.rmdir(to.at).catch(() => undefined);
@@ -128,19 +139,38 @@ export async function moveEntry(c: Confinement, source: string, destination: str
     c.inParent(destination, "move to", async (to) => {
       const m: MoveEnds = { from, to };
       try {
-        const before = await from.lstat();
-        if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
-        if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
-          throw notADirectory(given.sourceIsDir ? given.source : given.destination);
-        }
-        if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
-        // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
-        if (before.isDirectory()) await moveDirectory(m);
-        else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);
-        else await renameIfAbsent(m);
+        // Refusals first, before the lock: a refused call leaves both directories as they were.
+        await checkMove(c, m, given, context, true);
+        // Held so that no other process of this server writes, copies or moves to the destination meanwhile.
+        await underSwapLock(c, to, () => moveHeld(c, m, given, context), { placeholder: true, movedFrom: path.join(from.dir.real, from.name) });
       } catch (err) {
         throw wrapError(err, context);
       }
     }),
   );
+}
+
+/**
+ * The refusals of a move: no source, a destination there, a file named as a directory, a link that would
+ * lead outside. Before the lock (`early`), a destination with a lock is left to the holder's check: what a
+ * killed holder left there (its placeholder) is settled once the lock is taken.
+ */
+async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: string, early = false): Promise<BigIntStats> {
+  const before = await m.from.lstat();
+  if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
+  if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
+    throw notADirectory(given.sourceIsDir ? given.source : given.destination);
+  }
+  if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
+  if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  return before;
+}
+
+/** The move itself, the destination's swap lock held. */
+async function moveHeld(c: Confinement, m: MoveEnds, given: AsGiven, context: string): Promise<void> {
+  const before = await checkMove(c, m, given, context);
+  // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
+  if (before.isDirectory()) await renameDirectoryInto(m.from.at, m.to);
+  else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);
+  else await renameIfAbsent(m.from.at, m.to);
 }

@@ -8,7 +8,9 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
 import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
+import { copyByChunks, copyByKernel, holdByCwd, holdThroughFd } from "./held.js";
 import { sameFile } from "./identity.js";
+import { visible } from "./names.js";
 import type { Read, Strategy, StrategyName } from "./strategy.js";
 
 /*
@@ -38,7 +40,7 @@ async function readChildThroughFd(parent: { reach: string }, name: string): Prom
   }
   let entries: Dirent[];
   try {
-    entries = await fs.readdir(fdLink(fd), { withFileTypes: true });
+    entries = visible(await fs.readdir(fdLink(fd), { withFileTypes: true }));
   } catch (error) {
     closeSync(fd);
     return { error };
@@ -72,6 +74,8 @@ const procfd: Strategy = {
     return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
   },
   readChild: readChildThroughFd,
+  hold: holdThroughFd,
+  copyContent: copyByKernel,
 };
 
 /*
@@ -88,6 +92,9 @@ const procfd: Strategy = {
  * - move_file's check-then-rename for symlinks (link(2) may follow them here)
  *   and for directories on Windows, whose rename never replaces a directory.
  * Each is the best these platforms allow from Node; docs/SECURITY.md lists them.
+ * Tree operations (delete_file, copy_file's trees) have no such window: they
+ * hold each directory by entering it and checking its identity (held.ts), at
+ * the cost of paths longer than PATH_MAX, which cannot be entered.
  */
 
 // open(2) refuses a path this long with ENAMETOOLONG at once; realpath(3) may walk it first, and
@@ -122,10 +129,12 @@ const portable: Strategy = {
   },
   readChild(_parent, _name, shown) {
     return fs.readdir(shown, { withFileTypes: true }).then(
-      (entries) => ({ entries, reach: shown + path.sep, fd: -1 }),
+      (entries) => ({ entries: visible(entries), reach: shown + path.sep, fd: -1 }),
       (error: unknown) => ({ error }),
     );
   },
+  hold: holdByCwd,
+  copyContent: copyByChunks,
 };
 
 // Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act

@@ -1,30 +1,29 @@
 /**
- * A file replaced by a new version (SPEC §4, §12), and write_file's whole
- * write through it. The one temp-file replacement: a fresh, unguessable temp
- * file beside the file, given the replaced file's owner, group and mode, filled
- * by the caller, then renamed over the file after the caller's check.
+ * A file replaced by a new version (SPEC §4, §12, §18), and write_file's whole
+ * write through it. The one temp-file replacement: a temp file beside the file
+ * (the entry's one temp name, created O_EXCL while its swap lock is held, so a
+ * kill at any moment leaves the file wholly old or wholly new and at most a
+ * hidden temp file that the next holder removes), given the replaced file's
+ * owner, group and mode, filled by the caller, then renamed over the file
+ * after the caller's check.
  *
  * rename(2) cannot tell what it replaced, so "the name still holds what was
- * read" is checked just before it, and the check and the rename are made one
- * step for every process of this server by a lock file beside the file
- * (O_EXCL), so another server process's replace can never land between them.
- * A writer that does not take the lock (an editor saving by rename) can still
- * land in that window of a few system calls: the residual window.
+ * read" is checked just before it; every process of this server holds the
+ * entry's swap lock (swap-lock.ts) for the whole change, so another server
+ * process's replace can never land in between. A writer that does not take the
+ * lock (an editor saving by rename) can still land in that window of a few
+ * system calls: the residual window.
  *
  * A replace never hands a file to the server's user, and a file whose mode
  * does not let the server's user write it is refused rather than replaced
  * through its (writable) directory.
  */
-import { createHash, randomBytes } from "node:crypto";
 import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
-import { __testHooks, type Confinement, type Target } from "./confinement.js";
-import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
-import { LOCK_FLAGS, TEMP_FLAGS } from "./flags.js";
-
-// A lock is held for a few system calls; one this old was left by a process that died holding it.
-const STALE_LOCK_MS = 5_000;
-const MAX_WAIT_STEP_MS = 8;
+import { __testHooks, type Confinement } from "./confinement.js";
+import { notRegular, SafeFsError, wrapError } from "./errors.js";
+import { TEMP_FLAGS } from "./flags.js";
+import { type HeldLock, underSwapLock } from "./swap-lock.js";
 
 const octal = (mode: bigint): string => (Number(mode) & 0o7777).toString(8).padStart(4, "0");
 
@@ -76,29 +75,6 @@ async function keepOwnerAndMode(temp: FileHandle, previous: BigIntStats, shown: 
   await temp.chmod(Number(previous.mode) & 0o7777);
 }
 
-/** The swap lock's file name for entry `name`: fixed length, so a long name cannot make it too long. */
-export function swapLockName(name: string): string {
-  return `.${createHash("sha256").update(name).digest("hex").slice(0, 20)}.swap-lock.tmp`;
-}
-
-/** Creates the lock file `lock`, waiting while another process holds it and breaking one left stale. */
-async function takeSwapLock(lock: string): Promise<void> {
-  for (let step = 1; ; step = Math.min(step * 2, MAX_WAIT_STEP_MS)) {
-    try {
-      await (await fs.open(lock, LOCK_FLAGS, 0o600)).close();
-      return;
-    } catch (err) {
-      if (errnoCode(err) !== "EEXIST") throw err;
-    }
-    const held = await fs.lstat(lock).catch(() => undefined);
-    if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
-      await fs.unlink(lock).catch(() => undefined);
-      continue;
-    }
-    await new Promise((resolve) => setTimeout(resolve, step));
-  }
-}
-
 /** What a replacement did: the filler's report, and the stat of the new file as it was renamed in. */
 export interface Replaced<T> {
   value: T;
@@ -106,20 +82,19 @@ export interface Replaced<T> {
 }
 
 /**
- * Replaces the target's entry with a new file: creates a temp file beside it under a fresh, unguessable
- * name (never an existing file, never through a symlink), gives it the owner and mode of `previous` (the
- * file it replaces; a new file's mode is left to the umask), lets `fill` write it, then, holding the swap
- * lock every process of this server takes for the entry, runs `check` (which throws when the entry no
- * longer holds what the caller read) and renames the temp file over the entry. On any failure the temp
- * file is removed and the entry left as it was; errors pass through for the caller to word.
+ * Replaces the held entry with a new file: creates its temp file (never an existing file, never through a
+ * symlink), gives it the owner and mode of `previous` (the file it replaces; a new file's mode is left to
+ * the umask), lets `fill` write it, runs `check` (which throws when the entry no longer holds what the
+ * caller read) and renames the temp file over the entry. On any failure the temp file is removed and the
+ * entry left as it was; errors pass through for the caller to word.
  */
 export async function replaceWith<T>(
-  t: Target,
+  held: HeldLock,
   previous: BigIntStats | undefined,
   fill: (temp: FileHandle) => Promise<T>,
   check?: () => Promise<void>,
 ): Promise<Replaced<T>> {
-  const temp = t.dir.child(`${t.name}.${randomBytes(16).toString("hex")}.tmp`);
+  const { t, temp } = held;
   let created = false;
   try {
     // 0o666 lets the umask decide a new file's mode, as writeFile would; a replacement stays private
@@ -137,16 +112,10 @@ export async function replaceWith<T>(
       await handle.close();
     }
     await __testHooks.beforeReplace?.(t.shown);
-    const lock = t.dir.child(swapLockName(t.name));
-    await takeSwapLock(lock);
-    try {
-      await check?.();
-      await __testHooks.afterCheck?.(t.shown);
-      await fs.rename(temp, t.at);
-      created = false;
-    } finally {
-      await fs.unlink(lock).catch(() => undefined);
-    }
+    await check?.();
+    await __testHooks.afterCheck?.(t.shown);
+    await fs.rename(temp, t.at);
+    created = false;
     return { value, written };
   } finally {
     if (created) await fs.unlink(temp).catch(() => undefined);
@@ -171,6 +140,7 @@ function assertReplaceable(existing: BigIntStats | undefined, shown: string): vo
 export function writeWhole(c: Confinement, real: string, content: string): Promise<void> {
   return c.inParent(real, "write", async (t) => {
     let existing: BigIntStats | undefined;
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
     try {
       existing = await t.lstat();
     } catch (err) {
@@ -179,9 +149,16 @@ export function writeWhole(c: Confinement, real: string, content: string): Promi
     assertReplaceable(existing, t.shown);
     if (existing) assertWritable(existing, t.shown, "write");
     try {
-      await replaceWith(t, existing, (temp) => temp.writeFile(content, "utf8"));
+      await underSwapLock(c, t, async (held) => {
+        existing = await t.lstat();
+        assertReplaceable(existing, t.shown);
+        if (existing) assertWritable(existing, t.shown, "write");
+        await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
+      });
     } catch (err) {
-      throw wrapError(err, `Cannot write ${t.shown}`);
+      if (err instanceof SafeFsError) throw err;
+      const kept = existing ? `${t.shown} keeps its previous content` : "no file was created";
+      throw wrapError(err, `Cannot write ${t.shown}`).withNote(`nothing was written: ${kept}`);
     }
   });
 }

@@ -2,17 +2,19 @@
  * A file rewritten in place of itself (SPEC §12), the seam edit_file plugs
  * its engine into: the file is opened through its verified parent, the engine
  * reads a re-readable byte source and writes a temp file (replace.ts), and the
- * result takes the file's place only if the file is still the one read. A write
+ * result takes the file's place only if the file is still the one read; the
+ * entry's swap lock is held from before the open to after the swap. A write
  * that slipped in just before the swap is carried over or put back
  * (late-writes.ts). Any size: memory holds what the engine keeps, not the file.
  */
 import type { FileHandle } from "node:fs/promises";
 import type { Confinement } from "./confinement.js";
-import { changedDuringEdit, SafeFsError, wrapError } from "./errors.js";
+import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
 import { sameVersion } from "./identity.js";
 import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
 import { assertWritable, replaceWith } from "./replace.js";
+import { underSwapLock } from "./swap-lock.js";
 
 export type { RewriteSource } from "./late-writes.js";
 
@@ -36,9 +38,9 @@ export interface Rewritten<T> {
   appendedBytes: number;
 }
 
-/** A sink writing at increasing positions of `handle`, looping over short writes; failures name `shown`. */
-function sinkFor(handle: FileHandle, shown: string): RewriteSink {
-  let position = 0;
+/** A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are worded `<context>: <reason>`. */
+export function sinkFor(handle: FileHandle, context: string, start = 0): RewriteSink {
+  let position = start;
   return {
     async write(data) {
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
@@ -50,7 +52,7 @@ function sinkFor(handle: FileHandle, shown: string): RewriteSink {
           position += bytesWritten;
         }
       } catch (err) {
-        throw wrapError(err, `Cannot write ${shown}`);
+        throw wrapError(err, context);
       }
     },
   };
@@ -67,38 +69,58 @@ function checkAborted(signal: AbortSignal | undefined, shown: string): void {
  */
 export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
   return c.inParent(real, "edit", async (t) => {
-    // The handle stays open until after the swap: it is how a write to the old
-    // file that slipped in just before is noticed (keepLateWrites).
-    const { handle: old, stat: before } = await openRegularIn(c, t);
-    try {
-      const source = new DigestingSource(old, Number(before.size), !options.dryRun, t.shown);
-      if (options.dryRun) return { value: await engine(source, null, options.signal), appendedBytes: 0 };
-      assertWritable(before, t.shown, "edit");
-      // The engine's own errors (no match, too large…) are its report and pass through unworded.
-      let engineFailed = false;
+    if (options.dryRun) {
+      const { handle, stat } = await openRegularIn(c, t);
       try {
-        const { value, written } = await replaceWith(
-          t,
-          before,
-          async (temp) => {
-            engineFailed = true;
-            const report = await engine(source, sinkFor(temp, t.shown), options.signal);
-            engineFailed = false;
-            const digest = await source.digest();
-            checkAborted(options.signal, t.shown);
-            return { report, digest };
-          },
-          async () => {
-            if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
-          },
-        );
-        const appendedBytes = await keepLateWrites({ t, old, before, written, digest: value.digest });
-        return { value: value.report, appendedBytes };
-      } catch (err) {
-        throw engineFailed ? err : wrapError(err, `Cannot edit ${t.shown}`);
+        return { value: await engine(new DigestingSource(handle, Number(stat.size), false, t.shown), null, options.signal), appendedBytes: 0 };
+      } finally {
+        await handle.close();
       }
+    }
+    // Refusals first, before the lock: a refused call leaves the directory as it was.
+    const probe = await openRegularIn(c, t);
+    try {
+      assertWritable(probe.stat, t.shown, "edit");
     } finally {
-      await old.close();
+      await probe.handle.close();
+    }
+    // The engine's own errors (no match, too large…) are its report and pass through unworded.
+    let engineFailed = false;
+    try {
+      return await underSwapLock(c, t, async (held) => {
+        // The handle stays open until after the swap: it is how a write to the old
+        // file that slipped in just before is noticed (keepLateWrites).
+        const { handle: old, stat: before } = await openRegularIn(c, t);
+        try {
+          assertWritable(before, t.shown, "edit");
+          const source = new DigestingSource(old, Number(before.size), true, t.shown);
+          const { value, written } = await replaceWith(
+            held,
+            before,
+            async (temp) => {
+              engineFailed = true;
+              const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
+              engineFailed = false;
+              const digest = await source.digest();
+              checkAborted(options.signal, t.shown);
+              return { report, digest };
+            },
+            async () => {
+              if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
+            },
+          );
+          const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
+          return { value: value.report, appendedBytes };
+        } finally {
+          await old.close();
+        }
+      });
+    } catch (err) {
+      if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
+      if (engineFailed) throw err;
+      throw wrapError(err, `Cannot edit ${t.shown}`).withNote(UNCHANGED);
     }
   });
 }
+
+const UNCHANGED = "no changes were written: the file keeps its previous content";

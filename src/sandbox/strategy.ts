@@ -4,7 +4,7 @@
  * through `/proc/self/fd/<fd>/<name>`, `portable` (macOS, BSD, Windows) uses
  * checked paths — and picks one, once; callers never branch on the platform.
  */
-import type { Dirent } from "node:fs";
+import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 
 /** A directory opened once; its entries are reached as `reach + name`. */
@@ -15,6 +15,41 @@ export interface OpenedDir {
   readonly reach: string;
   /** `reach + name`: entry `name` of this directory (`""` is the directory itself). */
   child(name: string): string;
+  close(): Promise<void>;
+}
+
+/** A directory's identity: device and inode. */
+export interface DirId {
+  dev: bigint;
+  ino: bigint;
+}
+
+/**
+ * A directory held for a tree operation (delete_file, copy_file): its entries are read and changed
+ * through the directory object that was opened and checked, whatever happens to its path meanwhile.
+ * Nothing at an entry's end is followed; low-level errors are rethrown for the caller to word.
+ */
+export interface HeldDir {
+  readonly id: DirId;
+  /** Its real path when it was opened (for messages and link checks). */
+  readonly real: string;
+  /** Its entries, in readdir order. */
+  entries(): Promise<Dirent[]>;
+  /** The entry's lstat, or undefined when there is none. */
+  lstat(name: string): Promise<BigIntStats | undefined>;
+  /** Opens entry `name` as a directory; a symlink there is refused (ENOTDIR or ELOOP), and so is any other directory than `expected`. */
+  openDir(name: string, expected?: DirId): Promise<HeldDir>;
+  /** Opens this directory's parent again, refused unless it is the directory `expected` describes. */
+  openParent(expected: DirId): Promise<HeldDir>;
+  /** open(2) of entry `name` with `flags` (which must hold O_NOFOLLOW); the caller closes the fd. */
+  openFile(name: string, flags: number, mode?: number): Promise<number>;
+  unlink(name: string): Promise<void>;
+  rmdir(name: string): Promise<void>;
+  mkdir(name: string, mode: number): Promise<void>;
+  symlink(target: string, name: string): Promise<void>;
+  readlink(name: string): Promise<string>;
+  /** chmod of entry `name`, which must be a directory (a symlink swapped in is refused, never followed). */
+  chmodDir(name: string, mode: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -54,6 +89,10 @@ export interface Strategy {
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
   readChild(parent: Listing, name: string, shown: string): Promise<Read>;
+  /** Holds entry `name` of the opened directory `dir` for a tree operation; refused unless it is a directory (with `expected`, that one). */
+  hold(dir: OpenedDir, name: string, expected?: DirId): Promise<HeldDir>;
+  /** Copies the first `length` bytes of the file open as `from` into the empty file open as `to`, by the kernel where it can (a reflink where the file system has them). */
+  copyContent(from: number, to: number, length: number): Promise<void>;
 }
 
 /** The two strategies' names. */

@@ -8,8 +8,8 @@ import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
 const DIR_DOC = "Directory path.";
 const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
-const GITIGNORE_DOC = "true: leave out .git and what the tree's .gitignore files ignore (counted in a note).";
-const NOT_A_DIR = "Fails on a missing path or one that is not a directory.";
+const GITIGNORE_DOC = "true: skip .git and what .gitignore files ignore.";
+const NOT_A_DIR = "Fails on a missing path or a non-directory.";
 
 /**
  * Runs `list` on the validated directory opened once: on Linux it reads through
@@ -32,8 +32,8 @@ export const listDirectory = defineTool({
   name: "list_directory",
   title: "List Directory",
   description: () =>
-    "List one directory: '[DIR] name' or '[FILE] name' per line (links count as FILE). Sizes: " +
-    `list_directory_with_sizes; deeper: directory_tree; names anywhere: search_files. ${NOT_A_DIR}`,
+    "List one directory: '[DIR] name' or '[FILE] name' per line. Sizes: list_directory_with_sizes; " +
+    `deeper: directory_tree; by name: search_files. ${NOT_A_DIR}`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -47,12 +47,11 @@ export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
   description: () =>
-    "List one directory with sizes: '[DIR]'/'[FILE]', name padded to 30, a file's size in B/KB/MB/GB (1 KB = 1024 B); " +
-    "by name, or sortBy 'size' largest first (directories last). Ends with totals of files, directories and bytes, " +
-    `lost if cut. Without sizes: list_directory. ${NOT_A_DIR}`,
+    "List one directory with sizes (B/KB/MB/GB, 1 KB = 1024 B), by name or by size (largest first), then totals. " +
+    `Without sizes: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z.enum(["name", "size"]).default("name").describe("'name' (alphabetical) or 'size' (largest first)."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("'name' or 'size' (largest first)."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -66,18 +65,12 @@ export const directoryTree = defineTool({
   name: "directory_tree",
   title: "Directory Tree",
   description: () =>
-    "Return the tree under a directory as JSON indented by 2: [{name, type: 'file'|'directory', children}]; links " +
-    "show as files, never followed. A cut tree is invalid JSON: use a deeper path, excludePatterns or maxDepth. One " +
-    `level: list_directory; names: search_files. ${NOT_A_DIR}`,
+    "Return the tree under a directory as JSON: [{name, type: 'file'|'directory', children}]; links as files. A cut " +
+    `tree is invalid JSON: narrow it. One level: list_directory; names: search_files. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to leave out; here a bare name matches at any depth."),
-    maxDepth: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe("Levels to list (1: its entries). A directory on the last level gets depthLimited: true, not children."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; a bare name at any depth."),
+    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a directory cut there gets depthLimited: true."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -94,13 +87,12 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose path relative to the directory matches a glob; returns absolute paths, one per " +
-    "line, or 'No matches found'. '*.md' is the top level only, '**/*.md' any depth. Names only: text in files is " +
-    `search_file_contents; one level is list_directory. ${NOT_A_DIR}`,
+    "Find files and directories whose relative path matches a glob; returns absolute paths, one per line, or 'No " +
+    `matches found'. Text in files: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    pattern: z.string().describe("Glob for the relative paths to find, e.g. '**/*.ts' or 'src/**'."),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to leave out (not entered)."),
+    pattern: z.string().describe("Glob, e.g. '**/*.ts' or 'src/**'."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out (not entered)."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -117,8 +109,8 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return metadata as 'key: value' lines: size (bytes), created, modified, accessed (Date strings), isDirectory, " +
-    "isFile, permissions (octal). Reads no content. A whole directory: list_directory_with_sizes. Fails on a missing path.",
+    "Return 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, isFile, permissions (octal). " +
+    "A whole directory: list_directory_with_sizes. Fails on a missing path.",
   input: { path: z.string().describe("File or directory path.") },
   annotations: READ_ONLY,
   advice: "shorten the path",
@@ -136,9 +128,7 @@ const allowedList = (dirs: readonly Shown[]): string => `Allowed directories:\n$
 export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
   title: "List Allowed Directories",
-  description: () =>
-    "List the directories this server may access, after 'Allowed directories:', one per line. They change when the " +
-    "client sends new roots. 'Access denied' means a path lay outside them.",
+  description: () => "List the directories this server may access, one per line after 'Allowed directories:'.",
   input: {},
   annotations: READ_ONLY,
   advice: "use the directories shown",

@@ -80,21 +80,20 @@ export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
   description: () =>
-    "Find lines containing a text (or regex) in a file or all files under a directory (names: search_files). lines: " +
-    "per file its path, then '<n>:<line>' per match, '<n>-<line>' context, '--' between groups, long lines clipped; " +
-    "files: '<path>: N matching lines'; count: totals. n is read_text_file's startLine. Ends with exact totals, what " +
-    "was not searched and why, and the offset to continue. Any file size. Fails on an invalid or too costly regex.",
+    "Find lines containing a text or regex in a file or a tree (names: search_files). lines: per file its path, " +
+    "'<n>:<line>' per match, '<n>-<line>' context; files: '<path>: N matching lines'; count: totals. n is " +
+    "read_text_file's startLine. Ends with exact totals and what was skipped. Fails on an invalid or too costly regex.",
   input: {
-    path: z.string().describe("A file, or a directory to search recursively."),
+    path: z.string().describe("A file or a directory."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
-    regex: z.boolean().default(false).describe("query is a JavaScript regex source, without slashes or flags."),
+    regex: z.boolean().default(false).describe("query is a JavaScript regex, no slashes or flags."),
     caseSensitive: z.boolean().default(false).describe("Match case exactly."),
-    pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs of entries to skip (not entered)."),
-    respectGitignore: z.boolean().default(true).describe("Leave out .git and what the tree's .gitignore files ignore."),
-    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after each match."),
+    pattern: z.string().optional().describe("Glob of files to search, e.g. '**/*.ts'."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs to skip (not entered)."),
+    respectGitignore: z.boolean().default(true).describe("Skip .git and what .gitignore files ignore."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown around each match."),
     outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' or 'count'."),
-    offset: z.number().int().min(0).default(0).describe("Matches (files in files mode) to skip: a cut result's offset."),
+    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern or query, or continue with the offset given above",

@@ -15,13 +15,12 @@ export function instructions({ maxResultChars }: Limits): string {
   const cap = formatCount(maxResultChars);
   return [
     "Files inside the allowed directories only (list_allowed_directories).",
-    "Paths: absolute, or relative to an allowed directory (several: the first where the path, else its parent, " +
-      "exists); ~ is home. Symlinks are followed only inside; anything leading outside gets 'Access denied - path " +
-      "outside allowed directories'. Walks never enter linked directories.",
-    `Cap: a text result over ${cap} characters (UTF-16 units) is cut and ends with a notice line. '${PAGED}' pages; ` +
+    "Paths: absolute, or relative to an allowed directory (the first where it, else its parent, exists); ~ is home. " +
+      "Symlinks are followed only inside; outside is 'Access denied - path outside allowed directories'. Walks never " +
+      "enter linked directories.",
+    `Cap: a text result over ${cap} characters is cut and ends with a notice line. '${PAGED}' pages; ` +
       `'${CUT}' does not: the result is incomplete, narrow the request. Never write a cut text back.`,
-    "Globs match the path relative to the given directory, case-sensitive, dotfiles included: '*.md' the top level " +
-      "only, '**/*.md' any depth, '**/node_modules' that name anywhere.",
-    "Errors: isError results naming the path or parameter and the limit.",
+    "Globs match the path relative to the given directory, case-sensitive, dotfiles included: '*.md' the top level " + "only, '**/*.md' any depth.",
+    "Errors name the path or parameter and the limit.",
   ].join("\n");
 }

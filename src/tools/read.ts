@@ -11,21 +11,21 @@ export const PATH_DOC = "File path.";
 const HEAD_TAIL_ADVICE = "ask for fewer lines, or use startLine and lineCount";
 
 const count = z.number().int().min(0);
-const ALONE = "Combines with no other option.";
+const ALONE = "No other option with it.";
 
 const readTextInput = {
   path: z.string().describe(PATH_DOC),
-  offset: count.optional().describe("First character (a notice's offset continues); past the end: empty."),
-  limit: z.number().int().min(1).optional().describe("Most characters; default and most: the cap."),
-  head: count.optional().describe(`Only the first N lines. ${ALONE}`),
-  tail: count.optional().describe(`Only the last N lines (CRLF as LF). ${ALONE}`),
-  startLine: z.number().int().min(1).optional().describe("First line (1-based); combines only with lineCount."),
-  lineCount: z.number().int().min(1).optional().describe("Lines from startLine; default: up to the cap."),
+  offset: count.optional().describe("First character (as a notice gives it)."),
+  limit: z.number().int().min(1).optional().describe("Most characters; at most the cap."),
+  head: count.optional().describe(`First N lines. ${ALONE}`),
+  tail: count.optional().describe(`Last N lines. ${ALONE}`),
+  startLine: z.number().int().min(1).optional().describe("First line (1-based); only with lineCount."),
+  lineCount: z.number().int().min(1).optional().describe("Lines from startLine; default: to the cap."),
 };
 
 /** read_file's parameters: read_text_file's, each described by reference. */
 const aliasInput = Object.fromEntries(
-  Object.entries(readTextInput).map(([key, schema]) => [key, schema.describe("As in read_text_file.")]),
+  Object.entries(readTextInput).map(([key, schema]) => [key, schema.describe("As read_text_file's.")]),
 ) as typeof readTextInput;
 
 type ReadTextArgs = {
@@ -76,10 +76,9 @@ export const readTextFile = defineTool({
   name: "read_text_file",
   title: "Read Text File",
   description: ({ maxResultChars }) =>
-    `Read a UTF-8 text file, ${formatCount(maxResultChars)} characters per call; a longer text ends with the notice ` +
-    "giving the next offset. startLine/lineCount: whole lines, numbered as search_file_contents prints them. " +
-    "head/tail: first/last N lines, cut at the cap. Bad UTF-8 shows as U+FFFD (images, audio: read_media_file; " +
-    "several files: read_multiple_files). Fails on a directory, special file or clashing options.",
+    `Read a UTF-8 text file, ${formatCount(maxResultChars)} characters per call, a notice giving the next offset; ` +
+    "startLine/lineCount: whole lines (as search_file_contents numbers them). Media: read_media_file; several: " +
+    "read_multiple_files. Fails on a directory, special file or clashing options.",
   input: readTextInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
@@ -102,9 +101,8 @@ export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
   description: () =>
-    "Read several UTF-8 text files in order: each as '<path as given>:', newline, text; joined by a line '---' (also " +
-    "possible inside a file). A failing file shows '<path>: Error - <reason>'. One cap for all; its notice counts the " +
-    "files in full. Continue a cut file with read_text_file; images: read_media_file.",
+    "Read several UTF-8 text files in order, each as '<path>:', newline, text, joined by lines '---'; a failing one " +
+    "as '<path>: Error - <reason>'. One cap for all. A cut file: read_text_file; images: read_media_file.",
   input: {
     paths: z.array(z.string()).min(1).describe("Files to read, in order."),
   },
@@ -148,9 +146,9 @@ export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
-    "Read a file as base64: .png .jpg .jpeg .gif .webp .bmp .svg as image content, .mp3 .wav .ogg .flac as audio, " +
-    `others as an embedded resource. Over ${formatCount(maxMediaBytes)} bytes (base64 ` +
-    `${formatCount(4 * Math.ceil(maxMediaBytes / 3))} characters) is refused unread. Text: read_text_file.`,
+    "Read a file as base64: images (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else an " +
+    `embedded resource. Over ${formatCount(maxMediaBytes)} bytes (base64 ${formatCount(4 * Math.ceil(maxMediaBytes / 3))} ` +
+    "characters): refused unread. Text: read_text_file.",
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

@@ -1,4 +1,4 @@
-/** The changing tools: write_file, edit_file, create_directory, move_file. */
+/** The changing tools that write and move: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
 import { endsWithNotice } from "../bounded.js";
 import { streamEdit, type EditOperation } from "../editing/index.js";
@@ -10,12 +10,12 @@ import { PATH_DOC } from "./read.js";
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 
 // The results that name a path: each takes it as shown (escaped), so none can be built from a raw one.
-const wrote = (path: Shown, append: boolean) => text(`Successfully ${append ? "appended" : "wrote"} to ${path}`);
+const wrote = (path: Shown) => text(`Successfully wrote to ${path}`);
 const createdDirectory = (path: Shown) => text(`Successfully created directory ${path}`);
 const moved = (source: Shown, destination: Shown) => text(`Successfully moved ${source} to ${destination}`);
 
 /** The refusal of content that ends like a capped result of this server (SPEC §12). */
-function writingBackCappedRead(path: Shown): Error {
+export function writingBackCappedRead(path: Shown): Error {
   return new Error(
     `Refusing to write ${path}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
       "looks like a capped read being written back, which would cut the file short and write the notice into it. " +
@@ -47,26 +47,24 @@ export async function editFileThrough(
   return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }
 
-/** write_file: create or atomically replace a file, or append to one. */
+/** write_file: create or atomically replace a file. */
 export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner, group and mode; append: add at the " +
-    "end instead. Returns 'Successfully wrote to <path>' (or 'appended to'). Refuses content whose last line is this " +
-    "server's truncation notice (a cut read written back; edit_file changes part of a file). Fails on a missing parent " +
-    "(create_directory) or a file it may not write or re-own.",
+    "Create or replace a file with UTF-8 text atomically, keeping owner and mode; returns 'Successfully wrote to " +
+    "<path>'. Refuses text ending with a cut notice (part of a file: edit_file; at the end: append_file). Fails on a " +
+    "missing parent (create_directory) or a file it may not write.",
   input: {
-    path: z.string().describe("File path; its directory must exist."),
-    content: z.string().describe("The complete new content, or with append the text to add."),
-    append: z.boolean().default(false).describe("true: add content at the end instead of replacing the file."),
+    path: z.string().describe("File path; its parent must exist."),
+    content: z.string().describe("The complete new content."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
-  async handler({ path, content, append }, ctx) {
+  async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
-    await ctx.sandbox.writeFile(path, content, append);
-    return wrote(escapeControls(path), append);
+    await ctx.sandbox.writeFile(path, content);
+    return wrote(escapeControls(path));
   },
 });
 
@@ -75,23 +73,21 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order, each to the previous result: the first " +
-    "exact oldText, else the first lines equal to oldText's after trimming whitespace; newText then takes that " +
-    "line's indentation, later lines relative to it. Line endings are kept. All or nothing: fails, writing nothing, " +
-    "if edits[i] has no match (named), the file is not UTF-8 or writable, or changed meanwhile (read it again). " +
-    "Any size, atomic. Whole files: write_file.",
+    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the first exact oldText, else the first " +
+    "lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
+    "fails if edits[i] has no match, the file is not UTF-8 or writable, or changed meanwhile. Whole files: write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, copied from read_text_file output; enough to be unique."),
-          newText: z.string().describe("Its replacement, inserted literally ($ is not special); empty deletes."),
+          oldText: z.string().describe("Text to replace, as read; enough to be unique."),
+          newText: z.string().describe("Its replacement, literal ($ is not special)."),
         }),
       )
       .min(1)
       .describe("The replacements, at least one."),
-    dryRun: z.boolean().default(false).describe("true: return the diff and write nothing."),
+    dryRun: z.boolean().default(false).describe("true: only return the diff."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
@@ -105,8 +101,8 @@ export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
   description: () =>
-    "Create a directory with any missing parents (mkdir -p). Returns 'Successfully created directory <path>', also if " +
-    "it existed. write_file and move_file need the parent to exist. Fails if part of the path is a file.",
+    "Create a directory and missing parents (mkdir -p); returns 'Successfully created directory <path>', also if it " +
+    "existed. write_file and move_file need the parent. Fails if part of the path is a file.",
   input: { path: z.string().describe("Directory to create.") },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
@@ -121,13 +117,12 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file, directory or link (the link itself). destination is the full new path, not a folder; its " +
-    "parent must exist (create_directory). Never replaces: an existing destination fails with 'Destination already exists', nothing " +
-    "moved. Returns 'Successfully moved <source> to <destination>'. Fails across file systems and for a relative link " +
-    "that would lead outside.",
+    "Move or rename a file, directory or link (the link itself) to a new full path whose parent exists " +
+    "(create_directory); returns 'Successfully moved <source> to <destination>'. Never replaces: fails with " +
+    "'Destination already exists', or across file systems.",
   input: {
     source: z.string().describe("What to move."),
-    destination: z.string().describe("Its new full path; must not exist."),
+    destination: z.string().describe("Its full new path."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",

@@ -1,0 +1,36 @@
+/**
+ * The one name form of the files this server creates in users' directories
+ * (SPEC §18): `.bfs-<32 hex>.tmp` for a new version, a copy or a tree being
+ * built, `.bfs-<32 hex>.lock` for the swap lock, where the digits are the
+ * first half of the SHA-256 of the entry's name. One name per entry and kind,
+ * so a leftover of a killed server is found with one look, not a directory
+ * scan, the next time that entry is written; and one predicate, so no
+ * listing, walk or search ever shows, counts or searches them.
+ * (lib.ts keeps upstream's `<path>.<32 hex>.tmp`, SPEC §7; it is not ours.)
+ */
+import { createHash } from "node:crypto";
+import type { Dirent } from "node:fs";
+
+const SERVER_ENTRY = /^\.bfs-[0-9a-f]{32}\.(?:tmp|lock)$/;
+
+const digits = (name: string): string => createHash("sha256").update(name).digest("hex").slice(0, 32);
+
+/** The temp entry that holds the next version (or the copy being built) of entry `name`. */
+export function tempNameOf(name: string): string {
+  return `.bfs-${digits(name)}.tmp`;
+}
+
+/** The cross-process swap lock of entry `name`: fixed length, so a long name cannot make it too long. */
+export function lockNameOf(name: string): string {
+  return `.bfs-${digits(name)}.lock`;
+}
+
+/** True for a name of this server's own temp and lock files, which no tool shows. */
+export function isServerEntry(name: string): boolean {
+  return name.length === 41 || name.length === 42 ? SERVER_ENTRY.test(name) : false;
+}
+
+/** The entries a tool may see: `entries` without this server's own temp and lock files. */
+export function visible(entries: Dirent[]): Dirent[] {
+  return entries.some((entry) => isServerEntry(entry.name)) ? entries.filter((entry) => !isServerEntry(entry.name)) : entries;
+}

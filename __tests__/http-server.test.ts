@@ -89,9 +89,15 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
       expect(await ok("list_directory_with_sizes", { path: work })).toMatch(/Total: 1 files, 0 directories/);
       expect(JSON.parse(await ok("directory_tree", { path: work }))).toEqual([{ name: "w.txt", type: "file" }]);
       expect(await ok("move_file", { source: path.join(work, "w.txt"), destination: path.join(work, "m.txt") })).toMatch(/^Successfully moved/);
+      expect(await ok("append_file", { path: path.join(work, "m.txt"), content: "trois\n" })).toMatch(
+        /^Successfully appended 6 bytes to .*\(it ended with a line break\)$/,
+      );
+      expect(await ok("copy_file", { source: path.join(work, "m.txt"), destination: path.join(work, "c.txt") })).toMatch(/^Successfully copied/);
+      expect(await readFile(path.join(work, "c.txt"), "utf8")).toBe("one\ndeux\ntrois\n");
+      expect(await ok("delete_file", { path: path.join(work, "c.txt") })).toBe(`Successfully deleted ${path.join(work, "c.txt")}`);
       expect(await ok("search_files", { path: work, pattern: "*.txt" })).toBe(path.join(work, "m.txt"));
       expect(await ok("search_file_contents", { path: work, query: "deux" })).toMatch(/^.*m\.txt\n2:deux\n\nFound 1 matching line in 1 file/);
-      expect(await ok("get_file_info", { path: path.join(work, "m.txt") })).toMatch(/^size: 9$/m);
+      expect(await ok("get_file_info", { path: path.join(work, "m.txt") })).toMatch(/^size: 15$/m);
       expect(await ok("list_allowed_directories", {})).toBe(`Allowed directories:\n${root}`);
       const media = await call("read_media_file", { path: p("img.png") });
       expect(media.content[0]).toMatchObject({ type: "image", mimeType: "image/png", data: PNG.toString("base64") });

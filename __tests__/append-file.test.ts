@@ -123,6 +123,18 @@ describe("write_file is upstream's again", () => {
       readOnlyHint: false,
     });
   });
+
+  // Regression: zod drops unknown keys, so `append: true` from a second-round client replaced the whole file.
+  it("refuses write_file's retired append: true, naming append_file, and leaves the file as it was", async () => {
+    const file = path.join(root, "kept.txt");
+    await writeFile(file, "precious\n");
+    const result = await call(s.client, "write_file", { path: file, content: "more\n", append: true });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^Invalid arguments for write_file: append: .*use append_file.*Nothing was written\.$/);
+    expect(await readFile(file, "utf8")).toBe("precious\n");
+    expect(textOf(await call(s.client, "write_file", { path: file, content: "new\n", append: false }))).toBe(`Successfully wrote to ${file}`);
+    expect(await readFile(file, "utf8")).toBe("new\n");
+  });
 });
 
 describe("two server processes appending to one file", () => {

@@ -102,6 +102,8 @@ export function buildServer(options: ServerOptions): Server {
         max,
       );
     }
+    const retired = Object.entries(entry.tool.retired ?? {}).find(([key]) => args[key] !== undefined && args[key] !== false);
+    if (retired) return boundError(`Invalid arguments for ${name}: ${retired[0]}: ${retired[1]}. Nothing was written.`, max);
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
     await roots.ready(extra);

@@ -34,6 +34,11 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   readonly annotations: ToolAnnotations;
   /** How to narrow the request when its result is cut (SPEC §3.1). */
   readonly advice: string;
+  /**
+   * Parameters this tool had in an earlier version and no longer takes, with why: a call that still
+   * sends one (with a value other than false) is refused, rather than the key being dropped silently.
+   */
+  readonly retired?: Readonly<Record<string, string>>;
   handler(args: z.infer<z.ZodObject<Shape>>, ctx: ToolContext): Promise<ToolOutput>;
 }
 

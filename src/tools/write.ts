@@ -61,6 +61,8 @@ export const writeFile = defineTool({
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
+  // Dropped silently, `append: true` from a client of the second round would replace the file it meant to extend.
+  retired: { append: "write_file no longer appends (it would replace the whole file); use append_file to add text at the end" },
   async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
     await ctx.sandbox.writeFile(path, content);

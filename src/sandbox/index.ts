@@ -19,9 +19,10 @@ import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, readWalkedSmallFile, statInside, type Opened, type WalkedRead } from "./open.js";
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
 import { swapLockName, writeWhole } from "./replace.js";
+import type { FileObjectId } from "./identity.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
-import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
 export { __testHooks } from "./confinement.js";
 export { release } from "./directories.js";
@@ -31,7 +32,7 @@ export type { LinkVerdict } from "./lookup.js";
 export type { WalkedRead } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
-export type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
 // Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,
 // so two calls on one file in this server never interleave their read, check and replace. Keys are real
@@ -80,9 +81,38 @@ async function lockKeyOf(target: string): Promise<string> {
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
   protected readonly confinement: Confinement;
+  private liveChecked: readonly string[] | undefined;
+  private liveConfinement: Confinement | undefined;
 
-  constructor(readonly allowedDirs: readonly string[]) {
+  /**
+   * `allowedDirs` are the call's, fixed when it starts; `current`, when given, tells the server's
+   * allowed directories now, which roots from the client may have replaced since (SPEC §2 Roots).
+   */
+  constructor(
+    readonly allowedDirs: readonly string[],
+    private readonly current?: () => readonly string[],
+  ) {
     this.confinement = new Confinement(allowedDirs);
+  }
+
+  /**
+   * True unless the allowed directories were replaced during the call by ones that no longer hold the real
+   * path `real`; a walk asks before each step, so it never goes on inside a directory no longer allowed.
+   */
+  stillAllowed(real: string): boolean {
+    const now = this.current?.();
+    // The server replaces the array whenever roots change, so the same array means nothing changed.
+    if (now === undefined || now === this.allowedDirs) return true;
+    if (now !== this.liveChecked) {
+      this.liveChecked = now;
+      this.liveConfinement = new Confinement(now);
+    }
+    return this.liveConfinement!.inside(real);
+  }
+
+  /** The allowed directories now: the call's, or what replaced them since it started. */
+  currentDirs(): readonly string[] {
+    return this.current?.() ?? this.allowedDirs;
   }
 
   /** The real path of `requested` (or the path of a new file in a real parent inside), resolved from inside. */
@@ -177,8 +207,21 @@ export class Sandbox {
   }
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. */
-  readChild(parent: Listing, name: string, shown: string): Promise<Read> {
+  readChild(parent: Reach, name: string, shown: string): Promise<Read> {
     return strategy().readChild(parent, name, shown);
+  }
+
+  /**
+   * Reopens entry `name` of a walked directory (held as `parent`) as the directory `id` read before; synchronous.
+   * @throws when it is gone, not a directory, or another one than the directory read
+   */
+  reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
+    return strategy().reopenChild(parent, name, shown, id);
+  }
+
+  /** How many descriptors this process may hold open, or Infinity where walks hold none. */
+  descriptorLimit(): number {
+    return strategy().descriptorLimit();
   }
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */

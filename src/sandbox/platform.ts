@@ -3,13 +3,13 @@
  * them, made once: `procfd` where /proc/self/fd exists, `portable` elsewhere.
  * Callers ask `strategy()` and never branch on the platform.
  */
-import { closeSync, existsSync, openSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
 import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
-import { sameFile } from "./identity.js";
-import type { Read, Strategy, StrategyName } from "./strategy.js";
+import { sameFile, type FileObjectId } from "./identity.js";
+import type { Reach, Read, Strategy, StrategyName } from "./strategy.js";
 
 /*
  * procfd (Linux): a directory is opened once and every child is reached
@@ -27,8 +27,17 @@ function fdLink(fd: number): string {
   return `${FD_DIR}${fd}`;
 }
 
-async function readChildThroughFd(parent: { reach: string }, name: string): Promise<Read> {
+/** The device and inode of what `fd` holds: numbers when exact, else bigints (the same form for the same object). */
+function objectIdOf(fd: number): FileObjectId {
+  const st = fstatSync(fd);
+  if (st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER) return { dev: st.dev, ino: st.ino };
+  const exact = fstatSync(fd, { bigint: true });
+  return { dev: exact.dev, ino: exact.ino };
+}
+
+async function readChildThroughFd(parent: Reach, name: string): Promise<Read> {
   let fd: number;
+  let id: FileObjectId;
   try {
     // Opened synchronously: one lookup in a directory already open, where a thread-pool round
     // trip per directory doubled the walk time over 10,000 small directories (SPEC §6).
@@ -38,15 +47,45 @@ async function readChildThroughFd(parent: { reach: string }, name: string): Prom
   }
   let entries: Dirent[];
   try {
+    id = objectIdOf(fd);
     entries = await fs.readdir(fdLink(fd), { withFileTypes: true });
   } catch (error) {
     closeSync(fd);
     return { error };
   }
-  // Kept open until the walk leaves the directory, also for leaves: a content search opens each
-  // file through it, which the kernel resolves in this very directory, so no readlink per file
-  // is needed (that check and the path checks after it were a sixth of a 100,000-file search).
-  return { entries, reach: `${fdLink(fd)}/`, fd };
+  // Held while the walk is in the directory, also for leaves: a content search opens each file
+  // through it, which the kernel resolves in this very directory, so no readlink per file is
+  // needed (that check and the path checks after it were a sixth of a 100,000-file search). The
+  // walk may release it to bound its descriptors; `id` then checks the directory it reopens.
+  return { entries, reach: `${fdLink(fd)}/`, fd, id };
+}
+
+function reopenThroughFd(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
+  const fd = openSync(parent.reach + name, DIR_NOFOLLOW_FLAGS);
+  try {
+    const now = objectIdOf(fd);
+    if (id === undefined || now.dev !== id.dev || now.ino !== id.ino) {
+      throw new SafeFsError(`Directory replaced during the walk: ${shown}`, { code: "ESTALE" });
+    }
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return { reach: `${fdLink(fd)}/`, fd };
+}
+
+let openFileLimit: number | undefined;
+/** The soft RLIMIT_NOFILE as the kernel reports it (Node raises it to the hard limit at start). */
+function softOpenFileLimit(): number {
+  if (openFileLimit !== undefined) return openFileLimit;
+  try {
+    const row = /^Max open files\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "latin1"));
+    const soft = Number(row?.[1]);
+    openFileLimit = row?.[1] === "unlimited" ? Infinity : Number.isFinite(soft) && soft > 0 ? soft : 1024;
+  } catch {
+    openFileLimit = 1024;
+  }
+  return openFileLimit;
 }
 
 const procfd: Strategy = {
@@ -72,6 +111,8 @@ const procfd: Strategy = {
     return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
   },
   readChild: readChildThroughFd,
+  reopenChild: reopenThroughFd,
+  descriptorLimit: softOpenFileLimit,
 };
 
 /*
@@ -120,12 +161,17 @@ const portable: Strategy = {
     if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
     return real;
   },
-  readChild(_parent, _name, shown) {
+  async readChild(_parent, _name, shown) {
+    // Said as it is rather than met as a failed read: past the limit no path reaches it (SPEC §5).
+    if (Buffer.byteLength(shown) >= PATH_MAX) return { error: errnoError("ENAMETOOLONG", shown) };
     return fs.readdir(shown, { withFileTypes: true }).then(
       (entries) => ({ entries, reach: shown + path.sep, fd: -1 }),
       (error: unknown) => ({ error }),
     );
   },
+  // Its reach is a path and holds no fd, so a walk never releases it and nothing needs reopening.
+  reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),
+  descriptorLimit: () => Infinity,
 };
 
 // Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act

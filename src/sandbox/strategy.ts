@@ -6,6 +6,7 @@
  */
 import type { Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import type { FileObjectId } from "./identity.js";
 
 /** A directory opened once; its entries are reached as `reach + name`. */
 export interface OpenedDir {
@@ -18,13 +19,19 @@ export interface OpenedDir {
   close(): Promise<void>;
 }
 
-/** A directory read during a walk. */
-export interface Listing {
-  entries: Dirent[];
-  /** Prefix that reaches this very directory's entries. */
+/** Where a walked directory's entries are reached: a prefix, and the fd it depends on (or -1). */
+export interface Reach {
+  /** Prefix that reaches this very directory's entries; it reaches nothing once `fd` is released. */
   reach: string;
-  /** The fd still to be closed by `release`, or -1. */
+  /** The fd still to be closed by `release`, or -1 when the reach holds none. */
   fd: number;
+}
+
+/** A directory read during a walk. */
+export interface Listing extends Reach {
+  entries: Dirent[];
+  /** The directory read (device and inode) when the reach holds an fd, so that it can be reopened and checked. */
+  id?: FileObjectId;
 }
 
 /** A directory read, or why it could not be read. */
@@ -53,7 +60,15 @@ export interface Strategy {
    */
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
-  readChild(parent: Listing, name: string, shown: string): Promise<Read>;
+  readChild(parent: Reach, name: string, shown: string): Promise<Read>;
+  /**
+   * Opens again, synchronously, entry `name` of `parent` as the directory `id` read before (its fd was
+   * released to bound the descriptors a walk holds).
+   * @throws when it is gone, not a directory, or another directory than the one read
+   */
+  reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
+  /** How many descriptors this process may hold open, or Infinity where walks hold none. */
+  descriptorLimit(): number;
 }
 
 /** The two strategies' names. */

@@ -69,7 +69,8 @@ export function buildServer(options: ServerOptions): Server {
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
-    const sandbox = new Sandbox(allowedDirs);
+    // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
+    const sandbox = new Sandbox(allowedDirs, () => allowedDirs);
     return runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,

@@ -11,7 +11,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { appendText } from "./append.js";
 import { Confinement } from "./confinement.js";
-import { entrySize, openWalkRoot, readEntries } from "./directories.js";
+import { entrySize, openWalkRoot, readEntries, release } from "./directories.js";
 import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
@@ -25,7 +25,6 @@ import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } fr
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
 export { __testHooks } from "./confinement.js";
-export { release } from "./directories.js";
 export { errnoCode, reason } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
@@ -81,6 +80,10 @@ async function lockKeyOf(target: string): Promise<string> {
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
   protected readonly confinement: Confinement;
+  // Directories this call's walks read and reach by path (the portable strategy), by reach: their identity,
+  // so that a file opened in one is checked against it instead of by a realpath, whose cost grows with
+  // the square of the depth. An entry goes when the walk leaves the directory (`release`).
+  private readonly walkedByPath = new Map<string, FileObjectId>();
   private liveChecked: readonly string[] | undefined;
   private liveConfinement: Confinement | undefined;
 
@@ -198,17 +201,25 @@ export class Sandbox {
 
   /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
   openWalkedFile(reach: string, name: string, shown: string): Promise<Opened> {
-    return openWalkedFile(this.confinement, reach, name, shown);
+    return openWalkedFile(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
   /** Reads entry `name` of a walked directory (reached through `reach`) into `into` if it is a regular file shorter than `into`; synchronous. */
   readWalkedSmallFile(reach: string, name: string, shown: string, into: Buffer): WalkedRead {
-    return readWalkedSmallFile(this.confinement, reach, name, shown, into);
+    return readWalkedSmallFile(this.confinement, reach, name, shown, into, this.walkedByPath.get(reach));
   }
 
-  /** Reads entry `name` of a walked directory as a directory; never rejects. */
-  readChild(parent: Reach, name: string, shown: string): Promise<Read> {
-    return strategy().readChild(parent, name, shown);
+  /** Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`. */
+  async readChild(parent: Reach, name: string, shown: string): Promise<Read> {
+    const read = await strategy().readChild(parent, name, shown);
+    if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
+    return read;
+  }
+
+  /** Lets go of a walked directory's reach: its fd is closed, once, and a reach by path forgotten. */
+  release(read: Reach): void {
+    if (read.fd < 0) this.walkedByPath.delete(read.reach);
+    release(read);
   }
 
   /**

@@ -3,7 +3,7 @@
  * them, made once: `procfd` where /proc/self/fd exists, `portable` elsewhere.
  * Callers ask `strategy()` and never branch on the platform.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { closeSync, existsSync, fstatSync, lstatSync, openSync, readFileSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
@@ -135,6 +135,8 @@ const procfd: Strategy = {
 // mkdir -p walks up one component per call, so without this bound a 66 KB path costs minutes.
 const PATH_MAX = process.platform === "linux" ? 4096 : process.platform === "win32" ? 32_767 : 1024;
 
+const lstatId = (p: string): { dev: bigint; ino: bigint } => lstatSync(p, { bigint: true });
+
 function changedWhileOpening(shown: string): SafeFsError {
   return new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
 }
@@ -155,17 +157,41 @@ const portable: Strategy = {
     if (!sameFile(await fs.stat(real, { bigint: true }), byHandle)) throw changedWhileOpening(shown);
     return real;
   },
-  realPathOfFdSync(_fd, reach, name, shown, byHandle) {
-    const real = realpathSync.native(reach + name);
+  realPathOfFdSync(_fd, reach, name, shown, byHandle, dir) {
     const opened = { dev: BigInt(byHandle.dev), ino: BigInt(byHandle.ino) };
+    if (dir !== undefined) {
+      // A directory the walk read from its verified parent (readChild): its path is its real path as
+      // long as it still leads to that directory, and the name in it to the file opened. A realpath
+      // would cost a lookup per component for each component: quadratic in the depth, per file.
+      if (!sameFile(lstatId(reach.slice(0, -path.sep.length)), { dev: BigInt(dir.dev), ino: BigInt(dir.ino) })) throw changedWhileOpening(shown);
+      if (!sameFile(lstatId(reach + name), opened)) throw changedWhileOpening(shown);
+      return reach + name;
+    }
+    const real = realpathSync.native(reach + name);
     if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
     return real;
   },
-  async readChild(_parent, _name, shown) {
-    // Said as it is rather than met as a failed read: past the limit no path reaches it (SPEC §5).
+  async readChild(parent, _name, shown) {
+    // Refused before any lookup: past the limit no path reaches it, and the walk says so (SPEC §5).
     if (Buffer.byteLength(shown) >= PATH_MAX) return { error: errnoError("ENAMETOOLONG", shown) };
+    let id: FileObjectId;
+    try {
+      // The parent still the directory read, and the entry a directory, not a symlink swapped in: then the
+      // child's path is its real path (a swap between this look and the read stays possible; see above).
+      if (
+        parent.id !== undefined &&
+        !sameFile(lstatId(parent.reach.slice(0, -path.sep.length)), { dev: BigInt(parent.id.dev), ino: BigInt(parent.id.ino) })
+      ) {
+        throw new SafeFsError(`Directory replaced during the walk: ${parent.reach.slice(0, -path.sep.length)}`, { code: "ESTALE" });
+      }
+      const st = lstatSync(shown, { bigint: true });
+      if (!st.isDirectory()) throw errnoError("ENOTDIR", shown);
+      id = { dev: st.dev, ino: st.ino };
+    } catch (error) {
+      return { error };
+    }
     return fs.readdir(shown, { withFileTypes: true }).then(
-      (entries) => ({ entries, reach: shown + path.sep, fd: -1 }),
+      (entries) => ({ entries, reach: shown + path.sep, fd: -1, id }),
       (error: unknown) => ({ error }),
     );
   },

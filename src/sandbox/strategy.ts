@@ -25,13 +25,13 @@ export interface Reach {
   reach: string;
   /** The fd still to be closed by `release`, or -1 when the reach holds none. */
   fd: number;
+  /** The directory read (device and inode), to check that what the reach leads to is still it. */
+  id?: FileObjectId;
 }
 
 /** A directory read during a walk. */
 export interface Listing extends Reach {
   entries: Dirent[];
-  /** The directory read (device and inode) when the reach holds an fd, so that it can be reopened and checked. */
-  id?: FileObjectId;
 }
 
 /** A directory read, or why it could not be read. */
@@ -54,11 +54,12 @@ export interface Strategy {
   realPathOf(handle: FileHandle, childPath: string, shown: string): Promise<string>;
   /**
    * `realPathOf` without a thread-pool round trip, for `fd` opened (final symlink not followed) as entry
-   * `name` of a walked directory reached through `reach`, with `stat` from that fd; undefined when the
-   * reach alone proves the object inside (the kernel resolved `name` in a directory held open and verified).
-   * @throws when the object at `reach + name` is no longer the one opened
+   * `name` of a walked directory reached through `reach` (whose identity when the walk read it is
+   * `dir`, when known), with `stat` from that fd; undefined when the reach alone proves the object inside
+   * (the kernel resolved `name` in a directory held open and verified).
+   * @throws when the object at `reach + name` is no longer the one opened, or its directory no longer the one read
    */
-  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
+  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: FileObjectId, dir?: FileObjectId): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
   readChild(parent: Reach, name: string, shown: string): Promise<Read>;
   /**

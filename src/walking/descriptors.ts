@@ -8,7 +8,7 @@
 /** Most descriptors one walk holds (SPEC §6: deep trees in bounded descriptors). */
 export const MAX_WALK_FDS = 64;
 /** Fewest a walk is given, however many walks run: enough to go on, reopening more often. */
-export const MIN_WALK_FDS = 12;
+export const MIN_WALK_FDS = 24;
 
 let granted = 0;
 

@@ -9,7 +9,7 @@
  * goes down elsewhere. Portable reaches are paths and hold nothing to release.
  */
 import type { Dirent } from "node:fs";
-import { errnoCode, release, type FileObjectId, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
+import { errnoCode, type FileObjectId, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
 
 /** One directory of the walk's current path. */
 export interface Frame {
@@ -124,6 +124,7 @@ export class DirStack {
   pop(): Frame {
     const frame = this.frames.pop()!;
     this.letGo(frame);
+    if (frame.reach !== undefined && this.frames.length > 0) this.sandbox.release({ reach: frame.reach, fd: -1 });
     this.park(frame);
     return frame;
   }
@@ -147,7 +148,7 @@ export class DirStack {
       let reopened: { reach: string; fd: number };
       try {
         reopened = await this.retryingEmfile(parent, () =>
-          this.sandbox.reopenChild({ reach: parent.reach!, fd: parent.fd }, f.name, this.shownOf(f), f.id),
+          this.sandbox.reopenChild({ reach: parent.reach!, fd: parent.fd, id: parent.id }, f.name, this.shownOf(f), f.id),
         );
       } catch (error) {
         for (let k = j; k <= last; k++) this.frames[k]!.lost = true;
@@ -181,7 +182,7 @@ export class DirStack {
         if (read.id === undefined) return read;
         // Parked, its fd was let go: it is opened again, and read afresh if it is gone or another directory now.
         try {
-          const again = this.sandbox.reopenChild({ reach, fd: top.fd }, name, shown, read.id);
+          const again = this.sandbox.reopenChild({ reach, fd: top.fd, id: top.id }, name, shown, read.id);
           return { ...read, ...again };
         } catch {}
       } else if (!isEmfile(read.error)) {
@@ -189,7 +190,7 @@ export class DirStack {
       }
     }
     return this.retryingEmfile(top, async () => {
-      const r = await this.sandbox.readChild({ reach, fd: top.fd }, name, shown);
+      const r = await this.sandbox.readChild({ reach, fd: top.fd, id: top.id }, name, shown);
       if ("error" in r && isEmfile(r.error)) throw r.error;
       return r;
     }).catch((error: unknown) => ({ error }));
@@ -203,7 +204,8 @@ export class DirStack {
   /** Starts reading entry `index` of the top frame (held) ahead of the walk. */
   readAhead(frame: Frame, index: number, name: string, shown: string): void {
     this.aheadOpen++;
-    const ahead: Ahead = { read: this.sandbox.readChild({ reach: frame.reach!, fd: frame.fd }, name, shown), settled: undefined, parked: false };
+    const parent = { reach: frame.reach!, fd: frame.fd, id: frame.id };
+    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown), settled: undefined, parked: false };
     const settling = ahead.read.then((read) => {
       ahead.settled = read;
       if ("entries" in read) this.aheadEntries += read.entries.length;
@@ -235,13 +237,13 @@ export class DirStack {
   }
 
   private letGoAhead(read: Listing): void {
-    release(read);
+    this.sandbox.release(read);
     this.aheadOpen--;
   }
 
   private letGo(frame: Frame): void {
     if (frame.fd < 0 || this.frames[0] === frame) return;
-    release({ entries: frame.entries, reach: frame.reach!, fd: frame.fd });
+    this.sandbox.release({ reach: frame.reach!, fd: frame.fd });
     frame.fd = -1;
     frame.reach = undefined;
     this.held--;

@@ -133,6 +133,12 @@ function listed(shown: readonly string[], count: number): string {
   return `${shown.join(", ")}${more > 0 ? `, and ${formatCount(more)} more` : ""}`;
 }
 
+/** Test-only hooks into a walk; not part of the tool API. */
+export const __walkHooks: {
+  /** Runs before a subdirectory (its shown path) is read, so a test can change things around a walk at that point. */
+  beforeDirectory?: (dir: string) => void | Promise<void>;
+} = {};
+
 const UNKNOWN = 0;
 const OMIT = 1;
 const LEAF = 2;
@@ -240,6 +246,9 @@ class Walk {
 
   private async descend(top: Frame, i: number, name: string, childRel: string): Promise<void> {
     const childDir = joinDir(this.dir, name);
+    await __walkHooks.beforeDirectory?.(childDir);
+    // Asked again before the read: a directory no longer allowed is not even read.
+    this.checkAllowed(top, this.dir);
     const read = await this.stack.child(i, name, childDir);
     if ("error" in read) {
       this.skipped.add(escapeControls(childDir), read.error);

@@ -15,6 +15,7 @@ import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
+import { hostileTreeScenario } from "./deep.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
@@ -84,6 +85,7 @@ async function main() {
   await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
+  await step("hostile trees: 5,000 levels deep, large and hostile .gitignore files", () => hostileTreeScenario(cacheRoot, quick ? 1 : 3));
   await step("wide directory listings", async () => [
     ...(await simpleScenario(fx, `list_directory (${group(spec.wideEntries)} entries)`, "list_directory", { path: fx.wide }, runs)),
     ...(await simpleScenario(

@@ -36,11 +36,12 @@ export interface Frame {
   lost: boolean;
 }
 
-/** A subdirectory read ahead; `parked` once the walk went down elsewhere, so its fd is let go when it settles. */
+/** A subdirectory read ahead; `parked` once the walk went down elsewhere, so its fd is let go (`released`) when it settles. */
 interface Ahead {
   readonly read: Promise<Read>;
   settled: Read | undefined;
   parked: boolean;
+  released: boolean;
 }
 
 // Sequential readdir costs ~4x `find` in thread-pool round trips; reading a few
@@ -88,11 +89,6 @@ export class DirStack {
 
   get top(): Frame {
     return this.frames[this.frames.length - 1]!;
-  }
-
-  /** Frame `index` from the root (0). */
-  at(index: number): Frame {
-    return this.frames[index]!;
   }
 
   /** Stands in `listing` (entry `name` of the top frame, or the root). */
@@ -174,13 +170,12 @@ export class DirStack {
       const read = await ahead.read;
       if ("entries" in read) {
         this.aheadEntries -= read.entries.length;
-        // Not parked, its fd passes to the frame.
-        if (!ahead.parked) {
+        if (!ahead.released) {
+          // Its fd, if any, passes to the frame.
           if (read.fd >= 0) this.aheadOpen--;
           return read;
         }
-        if (read.id === undefined) return read;
-        // Parked, its fd was let go: it is opened again, and read afresh if it is gone or another directory now.
+        // Its fd was let go: it is opened again, and read afresh if it is gone or another directory now.
         try {
           const again = this.sandbox.reopenChild({ reach, fd: top.fd, id: top.id }, name, shown, read.id);
           return { ...read, ...again };
@@ -205,12 +200,12 @@ export class DirStack {
   readAhead(frame: Frame, index: number, name: string, shown: string): void {
     this.aheadOpen++;
     const parent = { reach: frame.reach!, fd: frame.fd, id: frame.id };
-    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown), settled: undefined, parked: false };
+    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown), settled: undefined, parked: false, released: false };
     const settling = ahead.read.then((read) => {
       ahead.settled = read;
       if ("entries" in read) this.aheadEntries += read.entries.length;
       if (!("fd" in read) || read.fd < 0) this.aheadOpen--;
-      else if (ahead.parked) this.letGoAhead(read);
+      else if (ahead.parked) this.letGoAhead(ahead, read);
     });
     this.track(settling);
     frame.pending.set(index, ahead);
@@ -232,12 +227,13 @@ export class DirStack {
     for (const ahead of frame.pending.values()) {
       if (ahead.parked) continue;
       ahead.parked = true;
-      if (ahead.settled !== undefined && "fd" in ahead.settled && ahead.settled.fd >= 0) this.letGoAhead(ahead.settled);
+      if (ahead.settled !== undefined && "fd" in ahead.settled && ahead.settled.fd >= 0) this.letGoAhead(ahead, ahead.settled);
     }
   }
 
-  private letGoAhead(read: Listing): void {
+  private letGoAhead(ahead: Ahead, read: Listing): void {
     this.sandbox.release(read);
+    ahead.released = true;
     this.aheadOpen--;
   }
 

@@ -10,11 +10,10 @@
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { formatCount } from "../bounded.js";
-import type { TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
-import { errnoCode, type Sandbox } from "../sandbox/index.js";
+import { escapeControls } from "../escape.js";
+import type { Sandbox } from "../sandbox/index.js";
 import { takeShare } from "./descriptors.js";
+import { SkipLog } from "./skip-log.js";
 import { DirStack, type Frame } from "./walk-stack.js";
 
 /** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
@@ -57,7 +56,6 @@ const TURN_MS = 10;
 // Entries judged per read-ahead scan, so one huge directory is not judged in a single
 // synchronous burst between cancellation checks.
 const SCAN_AHEAD = 256;
-const NOTE_PATHS = 10;
 
 /** Counts visited entries, checks cancellation and reports progress at fixed intervals. */
 export class Ticker {
@@ -84,53 +82,6 @@ export class Ticker {
     }
     return undefined;
   }
-}
-
-/** Directories that could not be read during a walk, for the note appended after the output. */
-export class SkipLog {
-  private readonly shown: string[] = [];
-  private readonly tooLong: string[] = [];
-  /** Entries skipped, for any reason. */
-  count = 0;
-  /** Of those, directories past the platform's path limit (the portable strategy reaches things by path). */
-  pastPathLimit = 0;
-
-  /** Records an unreadable path (as shown) with the error's code. */
-  add(p: Shown, error: unknown): void {
-    this.count++;
-    const code = errnoCode(error) ?? (error as Error | undefined)?.name ?? "error";
-    if (code === "ENAMETOOLONG") {
-      if (this.pastPathLimit++ < NOTE_PATHS) this.tooLong.push(p);
-    } else if (this.shown.length < NOTE_PATHS) {
-      this.shown.push(`${p} (${escapeControls(code)})`);
-    }
-  }
-
-  /**
-   * Appends `\n\n[Skipped N unreadable entries: …]` (and, for paths past the platform's limit, a note of
-   * their own) to `sink`, only when something was skipped, and tells the sink the count, so a cut that
-   * hides the note still states it (SPEC §13).
-   */
-  appendNote(sink: TextSink): void {
-    if (this.count === 0) return;
-    sink.noteSkipped(this.count);
-    const unreadable = this.count - this.pastPathLimit;
-    if (unreadable > 0) {
-      sink.append(`\n\n[Skipped ${formatCount(unreadable)} unreadable ${unreadable === 1 ? "entry" : "entries"}: ${listed(this.shown, unreadable)}]`);
-    }
-    if (this.pastPathLimit > 0) {
-      const what = this.pastPathLimit === 1 ? "directory" : "directories";
-      sink.append(
-        `\n\n[Not read: ${formatCount(this.pastPathLimit)} ${what} past the platform's path limit (ENAMETOOLONG), which this ` +
-          `platform reaches only by path: ${listed(this.tooLong, this.pastPathLimit)}]`,
-      );
-    }
-  }
-}
-
-function listed(shown: readonly string[], count: number): string {
-  const more = count - shown.length;
-  return `${shown.join(", ")}${more > 0 ? `, and ${formatCount(more)} more` : ""}`;
 }
 
 /** Test-only hooks into a walk; not part of the tool API. */

@@ -182,7 +182,8 @@ const portable: Strategy = {
         parent.id !== undefined &&
         !sameFile(lstatId(parent.reach.slice(0, -path.sep.length)), { dev: BigInt(parent.id.dev), ino: BigInt(parent.id.ino) })
       ) {
-        throw new SafeFsError(`Directory replaced during the walk: ${parent.reach.slice(0, -path.sep.length)}`, { code: "ESTALE" });
+        // The directory read is no longer at its path (what is there now is another): ENOENT, as for one removed.
+        throw new SafeFsError(`Directory gone from its path during the walk: ${parent.reach.slice(0, -path.sep.length)}`, { code: "ENOENT" });
       }
       const st = lstatSync(shown, { bigint: true });
       if (!st.isDirectory()) throw errnoError("ENOTDIR", shown);

@@ -5,8 +5,9 @@
  * the stride doubling as the walk goes deeper), and a released one is opened
  * again when the walk comes back to it, through its nearest held ancestor, one
  * name at a time with O_NOFOLLOW, each checked to be the directory first read.
- * Sibling directories are read ahead, their descriptors let go once the walk
- * goes down elsewhere. Portable reaches are paths and hold nothing to release.
+ * Sibling directories are read ahead; the descriptors of those read ahead by
+ * directories above are let go when a deeper one wants to read ahead. Portable
+ * reaches are paths and hold nothing to release.
  */
 import type { Dirent } from "node:fs";
 import { errnoCode, type FileObjectId, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
@@ -109,7 +110,6 @@ export class DirStack {
       allowedUnder: root ? this.sandbox.allowedDirs : this.top.allowedUnder,
       lost: false,
     };
-    if (!root) this.park(this.top);
     this.frames.push(frame);
     if (frame.fd >= 0) this.held++;
     this.bound();
@@ -193,7 +193,10 @@ export class DirStack {
 
   /** True when another subdirectory of `frame` (the top one, held) may be read ahead now. */
   mayReadAhead(frame: Frame): boolean {
-    return frame.pending.size < AHEAD_PER_DIR && this.aheadOpen < this.aheadFds && this.aheadEntries < AHEAD_ENTRY_BUDGET;
+    if (frame.pending.size >= AHEAD_PER_DIR || this.aheadEntries >= AHEAD_ENTRY_BUDGET) return false;
+    // The directories above read ahead too and the walk went down since: theirs let go of their fds first.
+    if (this.aheadOpen >= this.aheadFds) for (const f of this.frames) if (f !== frame) this.park(f);
+    return this.aheadOpen < this.aheadFds;
   }
 
   /** Starts reading entry `index` of the top frame (held) ahead of the walk. */

@@ -72,6 +72,8 @@ export class DirStack {
   private aheadOpen = 0;
   private aheadEntries = 0;
   private readonly inFlight = new Set<Promise<unknown>>();
+  // Frames with read-ahead not parked yet, so that parking never scans the whole path.
+  private readonly reading = new Set<Frame>();
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -195,7 +197,7 @@ export class DirStack {
   mayReadAhead(frame: Frame): boolean {
     if (frame.pending.size >= AHEAD_PER_DIR || this.aheadEntries >= AHEAD_ENTRY_BUDGET) return false;
     // The directories above read ahead too and the walk went down since: theirs let go of their fds first.
-    if (this.aheadOpen >= this.aheadFds) for (const f of this.frames) if (f !== frame) this.park(f);
+    if (this.aheadOpen >= this.aheadFds) for (const f of this.reading) if (f !== frame) this.park(f);
     return this.aheadOpen < this.aheadFds;
   }
 
@@ -212,6 +214,7 @@ export class DirStack {
     });
     this.track(settling);
     frame.pending.set(index, ahead);
+    this.reading.add(frame);
   }
 
   /** Closes every descriptor this stack holds, once what it reads ahead has settled. */
@@ -227,6 +230,7 @@ export class DirStack {
 
   // The read-ahead of a frame the walk leaves or goes down from lets go of its descriptors.
   private park(frame: Frame): void {
+    this.reading.delete(frame);
     for (const ahead of frame.pending.values()) {
       if (ahead.parked) continue;
       ahead.parked = true;

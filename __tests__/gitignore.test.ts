@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { __testing, Sandbox, type StrategyName } from "../src/sandbox/index.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
-import { MAX_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
+import { MAX_GITIGNORE_BYTES, MAX_HELD_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
 import { bigSink } from "./walk-reference.js";
@@ -144,6 +144,13 @@ function spyDirectoryReads(): string[] {
     read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
     return (original as (p: fs.PathLike, o?: unknown) => Promise<unknown>)(p, o);
   }) as typeof fsp.readdir);
+  // Small directories are read with readdirSync (in one burst), bigger ones with fs/promises' readdir.
+  const originalSync = fs.readdirSync.bind(fs);
+  vi.spyOn(fs, "readdirSync").mockImplementation(((p: fs.PathLike, o?: unknown) => {
+    const shown = String(p).replace(/\/$/, "");
+    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
+    return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
+  }) as typeof fs.readdirSync);
   return read;
 }
 
@@ -386,6 +393,27 @@ describe("respectGitignore on random trees and rules", () => {
       // Each run builds a repository, so a failure is reported as found rather than shrunk at length
       // (600 runs over these atoms passed while this was written; raise numRuns to explore).
       { numRuns: 25, endOnFailure: true },
+    );
+  });
+});
+
+describe("the .gitignore files held along one path", () => {
+  it("stop being applied past the limit on their total size, and the note names the one left out", async () => {
+    // Nine nested files of 1,000,000 bytes each, each ignoring the x.txt beside it: the ninth passes the limit.
+    const padding = `# ${"p".repeat(98)}\n`.repeat(9_000);
+    let dir = root;
+    for (let level = 1; level <= 9; level++) {
+      dir = path.join(dir, `l${level}`);
+      fs.mkdirSync(dir);
+      const text = `/x.txt\n${padding}`;
+      fs.writeFileSync(path.join(dir, ".gitignore"), `${text}${"#".repeat(1_000_000 - Buffer.byteLength(text) - 1)}\n`);
+      fs.writeFileSync(path.join(dir, "x.txt"), "");
+    }
+    const { body, notes } = splitNotes(await searchText(true, "**/x.txt"));
+    expect(body.split("\n").map(relPosix)).toEqual(["l1/l2/l3/l4/l5/l6/l7/l8/l9/x.txt"]);
+    const held = MAX_HELD_GITIGNORE_BYTES.toLocaleString("en-US");
+    expect(notes).toContain(
+      `[.gitignore not applied: ${path.join(dir, ".gitignore")} (with the .gitignore files above it, over ${held} bytes on one path; the limit is ${held})]`,
     );
   });
 });

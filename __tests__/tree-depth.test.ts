@@ -71,6 +71,13 @@ function spyDirectoryReads(): string[] {
     read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
     return (original as (p: fs.PathLike, o?: unknown) => Promise<unknown>)(p, o);
   }) as typeof fsp.readdir);
+  // Small directories are read with readdirSync (in one burst), bigger ones with fs/promises' readdir.
+  const originalSync = fs.readdirSync.bind(fs);
+  vi.spyOn(fs, "readdirSync").mockImplementation(((p: fs.PathLike, o?: unknown) => {
+    const shown = String(p).replace(/\/$/, "");
+    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
+    return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
+  }) as typeof fs.readdirSync);
   return read;
 }
 

@@ -8,7 +8,7 @@ import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec }
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
-import { SkipLog } from "../src/walking/walker.js";
+import { SkipLog } from "../src/walking/skip-log.js";
 import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
 
 const ADVICE = "pass a deeper path, or add excludePatterns";

@@ -17,6 +17,7 @@ import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
 import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./file-ops.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
+import { hostileTreeScenario } from "./deep.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
@@ -89,6 +90,7 @@ async function main() {
   await step("copy of the big file vs cp", () => bigCopyScenario(fx, 3));
   await step("append to the big file", () => bigAppendScenario(fx, 3));
   await step("tree copy and delete vs cp -r and rm -r", () => treeCopyDeleteScenario(fx, 2, fx.treeEntries));
+  await step("hostile trees: 5,000 levels deep, large and hostile .gitignore files", () => hostileTreeScenario(cacheRoot, quick ? 1 : 3));
   await step("wide directory listings", async () => [
     ...(await simpleScenario(fx, `list_directory (${group(spec.wideEntries)} entries)`, "list_directory", { path: fx.wide }, runs)),
     ...(await simpleScenario(

@@ -53,6 +53,8 @@ export async function startServer(dir, flags = []) {
       if (!kb) throw new Error(`no VmHWM in /proc/${pid}/status`);
       return Number(kb[1]) / 1024;
     },
+    /** A ping's round trip: answered only when the server's event loop gets to it. */
+    ping: () => client.ping(),
     stderr: () => stderr,
     close: () => client.close(),
   };

@@ -7,13 +7,15 @@ import { formatCount } from "../bounded.js";
 import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */
-export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink";
+export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
 
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
   gitignored: "ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them)",
   unreadable: "unreadable or not a regular file",
   outsideLink: "symlinks leading outside the allowed directories",
+  linkLoop: "symlink loops or chains of more than 40 links (too many levels of symbolic links, ELOOP)",
+  pathLimit: "past the platform's path limit (ENAMETOOLONG), which this platform reaches only by path",
 };
 
 const plural = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
@@ -23,7 +25,7 @@ export class SearchTotals {
   matchingLines = 0;
   matchingFiles = 0;
   filesSearched = 0;
-  readonly skipped: Record<SkipReason, number> = { binary: 0, gitignored: 0, unreadable: 0, outsideLink: 0 };
+  readonly skipped: Record<SkipReason, number> = { binary: 0, gitignored: 0, unreadable: 0, outsideLink: 0, linkLoop: 0, pathLimit: 0 };
 
   /** Records a searched file and its matching lines. */
   addFile(matchingLines: number): void {

@@ -11,7 +11,7 @@ import type { Confinement } from "./confinement.js";
 import { directoryError, wrapError } from "./errors.js";
 import { followLink } from "./lookup.js";
 import { visible } from "./names.js";
-import type { Listing, Read } from "./strategy.js";
+import type { Listing, Reach, Read } from "./strategy.js";
 
 /**
  * Opens and reads a walk's root (an already validated path), verified inside; `close` releases it.
@@ -33,7 +33,7 @@ export async function openWalkRoot(c: Confinement, root: string): Promise<{ list
 }
 
 /** Closes the fd a walk's read holds, once; nothing to do for a failed read or a listing without one. */
-export function release(read: Read): void {
+export function release(read: Read | Reach): void {
   if (!("fd" in read) || read.fd < 0) return;
   const fd = read.fd;
   read.fd = -1;

@@ -16,7 +16,7 @@ import { appendText, type Ending } from "./append.js";
 import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
-import { entrySize, openWalkRoot, readEntries } from "./directories.js";
+import { entrySize, openWalkRoot, readEntries, release } from "./directories.js";
 import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
@@ -27,7 +27,8 @@ import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
-import type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+import type { FileObjectId } from "./identity.js";
+import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
@@ -36,14 +37,13 @@ export type { Deleted } from "./delete.js";
 export { isServerEntry } from "./names.js";
 
 export { __testHooks } from "./confinement.js";
-export { release } from "./directories.js";
 export { errnoCode, reason } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedRead } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
-export type { Listing, OpenedDir, Read, StrategyName } from "./strategy.js";
+export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
 // Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,
 // so two calls on one file in this server never interleave their read, check and replace. Keys are real
@@ -92,9 +92,42 @@ async function lockKeyOf(target: string): Promise<string> {
 /** The allowed directories of one call, and every operation confined to them. */
 export class Sandbox {
   protected readonly confinement: Confinement;
+  // Directories this call's walks read and reach by path (the portable strategy), by reach: their identity,
+  // so that a file opened in one is checked against it instead of by a realpath, whose cost grows with
+  // the square of the depth. An entry goes when the walk leaves the directory (`release`).
+  private readonly walkedByPath = new Map<string, FileObjectId>();
+  private liveChecked: readonly string[] | undefined;
+  private liveConfinement: Confinement | undefined;
 
-  constructor(readonly allowedDirs: readonly string[]) {
+  /**
+   * `allowedDirs` are the call's, fixed when it starts; `current`, when given, tells the server's
+   * allowed directories now, which roots from the client may have replaced since (SPEC §2 Roots).
+   */
+  constructor(
+    readonly allowedDirs: readonly string[],
+    private readonly current?: () => readonly string[],
+  ) {
     this.confinement = new Confinement(allowedDirs);
+  }
+
+  /**
+   * True unless the allowed directories were replaced during the call by ones that no longer hold the real
+   * path `real`; a walk asks before each step, so it never goes on inside a directory no longer allowed.
+   */
+  stillAllowed(real: string): boolean {
+    const now = this.current?.();
+    // The server replaces the array whenever roots change, so the same array means nothing changed.
+    if (now === undefined || now === this.allowedDirs) return true;
+    if (now !== this.liveChecked) {
+      this.liveChecked = now;
+      this.liveConfinement = new Confinement(now);
+    }
+    return this.liveConfinement!.inside(real);
+  }
+
+  /** The allowed directories now: the call's, or what replaced them since it started. */
+  currentDirs(): readonly string[] {
+    return this.current?.() ?? this.allowedDirs;
   }
 
   /** The real path of `requested` (or the path of a new file in a real parent inside), resolved from inside. */
@@ -205,17 +238,38 @@ export class Sandbox {
 
   /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
   openWalkedFile(reach: string, name: string, shown: string): Promise<Opened> {
-    return openWalkedFile(this.confinement, reach, name, shown);
+    return openWalkedFile(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
   /** Reads entry `name` of a walked directory (reached through `reach`) into `into` if it is a regular file shorter than `into`; synchronous. */
   readWalkedSmallFile(reach: string, name: string, shown: string, into: Buffer): WalkedRead {
-    return readWalkedSmallFile(this.confinement, reach, name, shown, into);
+    return readWalkedSmallFile(this.confinement, reach, name, shown, into, this.walkedByPath.get(reach));
   }
 
-  /** Reads entry `name` of a walked directory as a directory; never rejects. */
-  readChild(parent: Listing, name: string, shown: string): Promise<Read> {
-    return strategy().readChild(parent, name, shown);
+  /** Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`. */
+  async readChild(parent: Reach, name: string, shown: string): Promise<Read> {
+    const read = await strategy().readChild(parent, name, shown);
+    if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
+    return read;
+  }
+
+  /** Lets go of a walked directory's reach: its fd is closed, once, and a reach by path forgotten. */
+  release(read: Reach): void {
+    if (read.fd < 0) this.walkedByPath.delete(read.reach);
+    release(read);
+  }
+
+  /**
+   * Reopens entry `name` of a walked directory (held as `parent`) as the directory `id` read before; synchronous.
+   * @throws when it is gone, not a directory, or another one than the directory read
+   */
+  reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
+    return strategy().reopenChild(parent, name, shown, id);
+  }
+
+  /** How many descriptors this process may hold open, or Infinity where walks hold none. */
+  descriptorLimit(): number {
+    return strategy().descriptorLimit();
   }
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */

@@ -30,8 +30,16 @@ export type Resolved =
   /** More than MAX_LINKS symlinks were followed. */
   | { kind: "loop" };
 
-/** Where a symlink met in a walk leads: inside (its target's real path and size), nowhere, or outside. */
-export type LinkVerdict = { kind: "inside"; target: { real: string; size: number } } | { kind: "dangling" } | { kind: "outside" };
+/**
+ * Where a symlink met in a walk leads: inside (its target's real path and size), nowhere, outside, round
+ * in a loop (or through more than MAX_LINKS links), or where it cannot be told (`code`: why not).
+ */
+export type LinkVerdict =
+  | { kind: "inside"; target: { real: string; size: number } }
+  | { kind: "dangling" }
+  | { kind: "outside" }
+  | { kind: "loop" }
+  | { kind: "unresolved"; code: string };
 
 /** The root of absolute path `p` and its components (empty ones dropped). */
 function splitPath(p: string): { root: string; parts: string[] } {
@@ -148,18 +156,28 @@ export async function leadsOutside(target: string, dir: string, c: Confinement):
 
 /**
  * Where the symlink at `link` (an entry of a walked or listed directory) leads, resolved from inside: a
- * link leading outside is "outside" whether or not its target exists. Never rejects.
+ * link leading outside is "outside" whether or not its target exists, and so is a loop that passes
+ * outside (nothing there is looked at); a loop inside is "loop". Never rejects.
  */
 export async function followLink(link: string, withSize: boolean, c: Confinement): Promise<LinkVerdict> {
+  let dir: string;
   try {
     // On Linux `link` is reached through /proc/self/fd/<fd>/, whose real path is the directory read.
-    const dir = await fs.realpath(path.dirname(link));
-    if (!c.inside(dir)) return { kind: "outside" };
+    dir = await fs.realpath(path.dirname(link));
+  } catch (error) {
+    return { kind: "unresolved", code: errnoCode(error) ?? "EIO" };
+  }
+  if (!c.inside(dir)) return { kind: "outside" };
+  try {
     const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
     if (result.kind === "found") return { kind: "inside", target: { real: result.real, size: withSize ? result.stat.size : 0 } };
     if (result.kind === "missing" || result.kind === "noParent") return { kind: "dangling" };
+    if (result.kind === "loop") return { kind: "loop" };
+    // Upstream's realpath fails here with ENOTDIR, which its validation does not take as a new file.
+    if (result.kind === "notDir") return { kind: "unresolved", code: "ENOTDIR" };
     return { kind: "outside" };
-  } catch {
-    return { kind: "outside" };
+  } catch (error) {
+    // Failures of looks inside only (nothing outside is looked at), so saying why reveals nothing outside.
+    return { kind: "unresolved", code: errnoCode(error) ?? "EIO" };
   }
 }

@@ -20,8 +20,11 @@ export interface Opened {
   stat: BigIntStats;
 }
 
+/** Verifies that the file opened as `reach` lies inside (by its handle, or by how it was reached). */
+type InsideCheck = (handle: FileHandle, stat: BigIntStats) => Promise<void> | void;
+
 /** Opens `reach` (an entry reached through a verified directory) for reading; the opened object must be a regular file inside. */
-async function openVerified(c: Confinement, reach: string, shown: string): Promise<Opened> {
+async function openVerified(c: Confinement, reach: string, shown: string, checkInside?: InsideCheck): Promise<Opened> {
   let handle: FileHandle;
   try {
     handle = await fs.open(reach, READ_FLAGS);
@@ -35,7 +38,7 @@ async function openVerified(c: Confinement, reach: string, shown: string): Promi
     // The object actually opened is what counts; any look before the open was only a first look.
     const stat = await handle.stat({ bigint: true });
     if (!stat.isFile()) throw notRegular(shown, stat);
-    await c.assertHandleInside(handle, reach, shown);
+    await (checkInside ? checkInside(handle, stat) : c.assertHandleInside(handle, reach, shown));
     return { handle, stat };
   } catch (err) {
     await handle.close();
@@ -64,11 +67,16 @@ export function openRegularFile(c: Confinement, real: string): Promise<FileHandl
 }
 
 /**
- * Opens entry `name` of a walked directory (reached as `reach + name`) as a regular file for reading.
+ * Opens entry `name` of a walked directory (reached as `reach + name`; `dir` is its identity when the walk read it) as a regular file for reading.
  * @throws naming `shown` when it is not a regular file, cannot be opened, or lies outside
  */
-export function openWalkedFile(c: Confinement, reach: string, name: string, shown: string): Promise<Opened> {
-  return openVerified(c, reach + name, shown);
+export function openWalkedFile(c: Confinement, reach: string, name: string, shown: string, dir?: FileObjectId): Promise<Opened> {
+  // As for a small walked file: where the reach proves the file inside, no real path is asked
+  // for, which past PATH_MAX the kernel could not give (readlink fails with ENAMETOOLONG).
+  return openVerified(c, reach + name, shown, (handle, stat) => {
+    const real = strategy().realPathOfFdSync(handle.fd, reach, name, shown, stat, dir);
+    if (real !== undefined) c.assertInside(real, shown);
+  });
 }
 
 /** A walked file read whole into the caller's buffer (`length` bytes), or too big for it ("large": nothing read). */
@@ -82,7 +90,7 @@ export type WalkedRead = { kind: "whole"; length: number; stat: FileObjectId } |
  * file is small. Bigger files are left to `openWalkedFile`, which hands out a handle to stream.
  * @throws naming `shown` when it is not a regular file, cannot be opened or read, or lies outside
  */
-export function readWalkedSmallFile(c: Confinement, reach: string, name: string, shown: string, into: Buffer): WalkedRead {
+export function readWalkedSmallFile(c: Confinement, reach: string, name: string, shown: string, into: Buffer, dir?: FileObjectId): WalkedRead {
   let fd: number;
   try {
     fd = openSync(reach + name, READ_FLAGS);
@@ -98,7 +106,7 @@ export function readWalkedSmallFile(c: Confinement, reach: string, name: string,
     // numbers of some file systems lie: those are asked again as bigints.
     const exact = st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER;
     const stat = exact ? st : fstatSync(fd, { bigint: true });
-    const real = strategy().realPathOfFdSync(fd, reach, name, shown, stat);
+    const real = strategy().realPathOfFdSync(fd, reach, name, shown, stat, dir);
     if (real !== undefined) c.assertInside(real, shown);
     // A size of 0 may still hide content (files of pseudo file systems), so it is read until EOF.
     const want = st.size > 0 ? st.size : into.length;

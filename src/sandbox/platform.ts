@@ -3,15 +3,26 @@
  * them, made once: `procfd` where /proc/self/fd exists, `portable` elsewhere.
  * Callers ask `strategy()` and never branch on the platform.
  */
-import { closeSync, existsSync, openSync, readlinkSync, realpathSync, statSync, type Dirent } from "node:fs";
+import syncFs, {
+  closeSync,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  type Dirent,
+} from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { errnoError, SafeFsError } from "./errors.js";
 import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
 import { copyByChunks, copyByKernel, holdByCwd, holdThroughFd } from "./held.js";
-import { sameFile } from "./identity.js";
+import { type FileObjectId, sameFile } from "./identity.js";
 import { visible } from "./names.js";
-import type { Read, Strategy, StrategyName } from "./strategy.js";
+import type { Reach, Read, Strategy, StrategyName } from "./strategy.js";
 
 /*
  * procfd (Linux): a directory is opened once and every child is reached
@@ -29,8 +40,22 @@ function fdLink(fd: number): string {
   return `${FD_DIR}${fd}`;
 }
 
-async function readChildThroughFd(parent: { reach: string }, name: string): Promise<Read> {
+/** The device and inode of what `fd` holds: numbers when exact, else bigints (the same form for the same object). */
+function objectIdOf(fd: number): FileObjectId & { size: number } {
+  const st = fstatSync(fd);
+  if (st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER) return { dev: st.dev, ino: st.ino, size: st.size };
+  const exact = fstatSync(fd, { bigint: true });
+  return { dev: exact.dev, ino: exact.ino, size: st.size };
+}
+
+// A directory this small (st_size, in bytes; 0 says nothing) is read in one synchronous burst: down a
+// chain thousands of levels deep, a thread-pool round trip per directory made a walk ten times slower
+// than find. readdirSync keeps fs.readdir's order (libuv sorts by name), which listings promise.
+const SMALL_DIR_BYTES = 16 * 1024;
+
+async function readChildThroughFd(parent: Reach, name: string): Promise<Read> {
   let fd: number;
+  let id: FileObjectId;
   try {
     // Opened synchronously: one lookup in a directory already open, where a thread-pool round
     // trip per directory doubled the walk time over 10,000 small directories (SPEC §6).
@@ -40,15 +65,47 @@ async function readChildThroughFd(parent: { reach: string }, name: string): Prom
   }
   let entries: Dirent[];
   try {
-    entries = visible(await fs.readdir(fdLink(fd), { withFileTypes: true }));
+    const { dev, ino, size } = objectIdOf(fd);
+    id = { dev, ino };
+    const small = size > 0 && size <= SMALL_DIR_BYTES;
+    entries = visible(small ? syncFs.readdirSync(fdLink(fd), { withFileTypes: true }) : await fs.readdir(fdLink(fd), { withFileTypes: true }));
   } catch (error) {
     closeSync(fd);
     return { error };
   }
-  // Kept open until the walk leaves the directory, also for leaves: a content search opens each
-  // file through it, which the kernel resolves in this very directory, so no readlink per file
-  // is needed (that check and the path checks after it were a sixth of a 100,000-file search).
-  return { entries, reach: `${fdLink(fd)}/`, fd };
+  // Held while the walk is in the directory, also for leaves: a content search opens each file
+  // through it, which the kernel resolves in this very directory, so no readlink per file is
+  // needed (that check and the path checks after it were a sixth of a 100,000-file search). The
+  // walk may release it to bound its descriptors; `id` then checks the directory it reopens.
+  return { entries, reach: `${fdLink(fd)}/`, fd, id };
+}
+
+function reopenThroughFd(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
+  const fd = openSync(parent.reach + name, DIR_NOFOLLOW_FLAGS);
+  try {
+    const now = objectIdOf(fd);
+    if (id === undefined || now.dev !== id.dev || now.ino !== id.ino) {
+      throw new SafeFsError(`Directory replaced during the walk: ${shown}`, { code: "ESTALE" });
+    }
+  } catch (error) {
+    closeSync(fd);
+    throw error;
+  }
+  return { reach: `${fdLink(fd)}/`, fd };
+}
+
+let openFileLimit: number | undefined;
+/** The soft RLIMIT_NOFILE as the kernel reports it (Node raises it to the hard limit at start). */
+function softOpenFileLimit(): number {
+  if (openFileLimit !== undefined) return openFileLimit;
+  try {
+    const row = /^Max open files\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "latin1"));
+    const soft = Number(row?.[1]);
+    openFileLimit = row?.[1] === "unlimited" ? Infinity : Number.isFinite(soft) && soft > 0 ? soft : 1024;
+  } catch {
+    openFileLimit = 1024;
+  }
+  return openFileLimit;
 }
 
 const procfd: Strategy = {
@@ -74,6 +131,8 @@ const procfd: Strategy = {
     return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
   },
   readChild: readChildThroughFd,
+  reopenChild: reopenThroughFd,
+  descriptorLimit: softOpenFileLimit,
   hold: holdThroughFd,
   copyContent: copyByKernel,
 };
@@ -101,6 +160,8 @@ const procfd: Strategy = {
 // mkdir -p walks up one component per call, so without this bound a 66 KB path costs minutes.
 const PATH_MAX = process.platform === "linux" ? 4096 : process.platform === "win32" ? 32_767 : 1024;
 
+const lstatId = (p: string): { dev: bigint; ino: bigint } => lstatSync(p, { bigint: true });
+
 function changedWhileOpening(shown: string): SafeFsError {
   return new SafeFsError(`File changed while opening it: ${shown}`, { code: "EAGAIN" });
 }
@@ -121,18 +182,48 @@ const portable: Strategy = {
     if (!sameFile(await fs.stat(real, { bigint: true }), byHandle)) throw changedWhileOpening(shown);
     return real;
   },
-  realPathOfFdSync(_fd, reach, name, shown, byHandle) {
-    const real = realpathSync.native(reach + name);
+  realPathOfFdSync(_fd, reach, name, shown, byHandle, dir) {
     const opened = { dev: BigInt(byHandle.dev), ino: BigInt(byHandle.ino) };
+    if (dir !== undefined) {
+      // A directory the walk read from its verified parent (readChild): its path is its real path as
+      // long as it still leads to that directory, and the name in it to the file opened. A realpath
+      // would cost a lookup per component for each component: quadratic in the depth, per file.
+      if (!sameFile(lstatId(reach.slice(0, -path.sep.length)), { dev: BigInt(dir.dev), ino: BigInt(dir.ino) })) throw changedWhileOpening(shown);
+      if (!sameFile(lstatId(reach + name), opened)) throw changedWhileOpening(shown);
+      return reach + name;
+    }
+    const real = realpathSync.native(reach + name);
     if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
     return real;
   },
-  readChild(_parent, _name, shown) {
+  async readChild(parent, _name, shown) {
+    // Refused before any lookup: past the limit no path reaches it, and the walk says so (SPEC §5).
+    if (Buffer.byteLength(shown) >= PATH_MAX) return { error: errnoError("ENAMETOOLONG", shown) };
+    let id: FileObjectId;
+    try {
+      // The parent still the directory read, and the entry a directory, not a symlink swapped in: then the
+      // child's path is its real path (a swap between this look and the read stays possible; see above).
+      if (
+        parent.id !== undefined &&
+        !sameFile(lstatId(parent.reach.slice(0, -path.sep.length)), { dev: BigInt(parent.id.dev), ino: BigInt(parent.id.ino) })
+      ) {
+        // The directory read is no longer at its path (what is there now is another): ENOENT, as for one removed.
+        throw new SafeFsError(`Directory gone from its path during the walk: ${parent.reach.slice(0, -path.sep.length)}`, { code: "ENOENT" });
+      }
+      const st = lstatSync(shown, { bigint: true });
+      if (!st.isDirectory()) throw errnoError("ENOTDIR", shown);
+      id = { dev: st.dev, ino: st.ino };
+    } catch (error) {
+      return { error };
+    }
     return fs.readdir(shown, { withFileTypes: true }).then(
-      (entries) => ({ entries: visible(entries), reach: shown + path.sep, fd: -1 }),
+      (entries) => ({ entries: visible(entries), reach: shown + path.sep, fd: -1, id }),
       (error: unknown) => ({ error }),
     );
   },
+  // Its reach is a path and holds no fd, so a walk never releases it and nothing needs reopening.
+  reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),
+  descriptorLimit: () => Infinity,
   hold: holdByCwd,
   copyContent: copyByChunks,
 };

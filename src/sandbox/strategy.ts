@@ -6,6 +6,7 @@
  */
 import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import type { FileObjectId } from "./identity.js";
 
 /** A directory opened once; its entries are reached as `reach + name`. */
 export interface OpenedDir {
@@ -53,13 +54,19 @@ export interface HeldDir {
   close(): Promise<void>;
 }
 
-/** A directory read during a walk. */
-export interface Listing {
-  entries: Dirent[];
-  /** Prefix that reaches this very directory's entries. */
+/** Where a walked directory's entries are reached: a prefix, and the fd it depends on (or -1). */
+export interface Reach {
+  /** Prefix that reaches this very directory's entries; it reaches nothing once `fd` is released. */
   reach: string;
-  /** The fd still to be closed by `release`, or -1. */
+  /** The fd still to be closed by `release`, or -1 when the reach holds none. */
   fd: number;
+  /** The directory read (device and inode), to check that what the reach leads to is still it. */
+  id?: FileObjectId;
+}
+
+/** A directory read during a walk. */
+export interface Listing extends Reach {
+  entries: Dirent[];
 }
 
 /** A directory read, or why it could not be read. */
@@ -82,13 +89,22 @@ export interface Strategy {
   realPathOf(handle: FileHandle, childPath: string, shown: string): Promise<string>;
   /**
    * `realPathOf` without a thread-pool round trip, for `fd` opened (final symlink not followed) as entry
-   * `name` of a walked directory reached through `reach`, with `stat` from that fd; undefined when the
-   * reach alone proves the object inside (the kernel resolved `name` in a directory held open and verified).
-   * @throws when the object at `reach + name` is no longer the one opened
+   * `name` of a walked directory reached through `reach` (whose identity when the walk read it is
+   * `dir`, when known), with `stat` from that fd; undefined when the reach alone proves the object inside
+   * (the kernel resolved `name` in a directory held open and verified).
+   * @throws when the object at `reach + name` is no longer the one opened, or its directory no longer the one read
    */
-  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: { dev: number | bigint; ino: number | bigint }): string | undefined;
+  realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: FileObjectId, dir?: FileObjectId): string | undefined;
   /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
-  readChild(parent: Listing, name: string, shown: string): Promise<Read>;
+  readChild(parent: Reach, name: string, shown: string): Promise<Read>;
+  /**
+   * Opens again, synchronously, entry `name` of `parent` as the directory `id` read before (its fd was
+   * released to bound the descriptors a walk holds).
+   * @throws when it is gone, not a directory, or another directory than the one read
+   */
+  reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
+  /** How many descriptors this process may hold open, or Infinity where walks hold none. */
+  descriptorLimit(): number;
   /** Holds entry `name` of the opened directory `dir` for a tree operation; refused unless it is a directory (with `expected`, that one). */
   hold(dir: OpenedDir, name: string, expected?: DirId): Promise<HeldDir>;
   /** Copies the first `length` bytes of the file open as `from` into the empty file open as `to`, by the kernel where it can (a reflink where the file system has them). */

@@ -111,7 +111,8 @@ export function buildServer(options: ServerOptions): Server {
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
-    const sandbox = new Sandbox(roots.current());
+    // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
+    const sandbox = new Sandbox(roots.current(), () => roots.current());
     return runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,

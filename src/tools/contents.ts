@@ -32,6 +32,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     contextLines: args.contextLines,
     offset: args.offset,
   });
+  let notes = "";
   try {
     // One resolution for a file: it is opened as one, and only a directory (EISDIR) is walked instead.
     const file = await ctx.sandbox.openFile(args.path).catch((error: unknown) => {
@@ -52,7 +53,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       const searchBytes = search.scansInThread
         ? (bytes: Buffer, shown: Shown) => search.searchSmall(bytes, shown, { signal: ctx.signal })
         : undefined;
-      await walkFiles(
+      notes = await walkFiles(
         target,
         selection,
         async (handle, shown) => {
@@ -70,6 +71,8 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       );
     }
     search.finish();
+    // What no .gitignore rule could say (a file unread, a rule too costly) follows the totals.
+    if (notes !== "") ctx.bounds.sink.append(notes);
   } finally {
     await search.close();
   }

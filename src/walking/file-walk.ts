@@ -15,7 +15,10 @@ import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
-export type FileSkip = "gitignored" | "unreadable" | "outsideLink";
+export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
+
+// Past the platform's path limit a file is not unreadable: the portable strategy has no path to reach it by.
+const failed = (error: unknown): FileSkip => (errnoCode(error) === "ENAMETOOLONG" ? "pathLimit" : "unreadable");
 
 /** What to walk and which files to take. */
 export interface FileSelection {
@@ -87,12 +90,15 @@ class Pacer {
 
 async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
   const verdict = await sandbox.followLink(link, false);
-  if (verdict.kind !== "inside") return verdict.kind === "outside" ? "outsideLink" : "unreadable";
+  if (verdict.kind === "outside") return "outsideLink";
+  if (verdict.kind === "loop") return "linkLoop";
+  if (verdict.kind === "unresolved") return verdict.code === "ENAMETOOLONG" ? "pathLimit" : "unreadable";
+  if (verdict.kind === "dangling") return "unreadable";
   try {
     return { handle: (await sandbox.openFile(verdict.target.real)).handle };
   } catch (error) {
     // A link to a directory is listed by search_files but never descended; it holds no file to search.
-    return errnoCode(error) === "EISDIR" ? "directory" : "unreadable";
+    return errnoCode(error) === "EISDIR" ? "directory" : failed(error);
   }
 }
 
@@ -140,9 +146,9 @@ class FileEntries {
   private readSmall(reach: string, name: string, shown: Shown): WalkedRead | undefined {
     try {
       return this.opts.sandbox.readWalkedSmallFile(reach, name, shown, this.probe);
-    } catch {
+    } catch (error) {
       this.opts.signal?.throwIfAborted();
-      this.onSkip("unreadable", 1);
+      this.onSkip(failed(error), 1);
       return undefined;
     }
   }
@@ -161,9 +167,9 @@ class FileEntries {
     let stat: BigIntStats;
     try {
       ({ handle, stat } = await this.opts.sandbox.openWalkedFile(reach, name, shown));
-    } catch {
+    } catch (error) {
       this.opts.signal?.throwIfAborted();
-      this.onSkip("unreadable", 1);
+      this.onSkip(failed(error), 1);
       return;
     }
     return this.visit(handle, shown, stat);
@@ -179,8 +185,10 @@ class FileEntries {
 }
 
 /**
- * Walks `root`, calling `onFile` for each selected file and `onSkip` for each entry left out.
- * @throws when `root` cannot be read, or the signal's reason when cancelled
+ * Walks `root`, calling `onFile` for each selected file and `onSkip` for each entry left out; returns the
+ * notes of `.gitignore` files not read and rules not applied ("" when none), for the result to end with.
+ * @throws when `root` cannot be read, when the allowed directories changed so that it is no longer inside
+ * them, or the signal's reason when cancelled
  */
 export async function walkFiles(
   root: string,
@@ -189,7 +197,7 @@ export async function walkFiles(
   onSkip: (reason: FileSkip, count: number) => void,
   opts: WalkOptions,
   onSmallFile?: SmallFileVisitor,
-): Promise<void> {
+): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const files = new FileEntries(selection.pattern, onFile, onSkip, opts, onSmallFile);
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
@@ -205,6 +213,8 @@ export async function walkFiles(
     ),
     opts,
   );
-  if (skipped.count > 0) onSkip("unreadable", skipped.count);
+  if (skipped.count > skipped.pastPathLimit) onSkip("unreadable", skipped.count - skipped.pastPathLimit);
+  if (skipped.pastPathLimit > 0) onSkip("pathLimit", skipped.pastPathLimit);
   if (gitignore !== undefined && gitignore.ignored + gitignore.gitDirs > 0) onSkip("gitignored", gitignore.ignored + gitignore.gitDirs);
+  return gitignore?.problemsNote() ?? "";
 }

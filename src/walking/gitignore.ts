@@ -1,17 +1,18 @@
 /**
  * `.gitignore` support for the walkers (SPEC §10, §11 respectGitignore): the
- * `.gitignore` files inside the walked tree, with git's rules (the `ignore`
- * library matches the patterns; the nesting is done here), and `.git` skipped.
- * Each file is read through the directory the walk actually read, never
- * through a symlink (git does not follow a symlinked .gitignore either) and
- * only when it is inside the allowed directories.
+ * `.gitignore` files inside the walked tree, with git's rules (each file
+ * compiled once, gitignore-rules.ts; the nesting is done here), and `.git`
+ * skipped. Each file is read through the directory the walk actually read,
+ * never through a symlink (git does not follow a symlinked .gitignore either)
+ * and only when it is inside the allowed directories. What could not be read
+ * or applied is said in a note, never left out in silence.
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import ignore, { type Ignore } from "ignore";
 import { formatCount, type TextSink } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
 import { reason, type Sandbox } from "../sandbox/index.js";
+import { compileRules, IGNORED, REINCLUDED, type CostlyRule, type RuleSet, type Subject } from "./gitignore-rules.js";
 import type { WalkVisitor } from "./walker.js";
 
 const GITIGNORE = ".gitignore";
@@ -20,61 +21,41 @@ export const MAX_GITIGNORE_BYTES = 1 << 20;
 const NOTE_PATHS = 5;
 const BOM = "\uFEFF";
 
-/** One file's verdict on one path: the last rule matching it ignores it, re-includes it, or none matches. */
-type RuleTest = (rel: string) => { ignored: boolean; unignored: boolean };
-
-/** The rules of one `.gitignore`, for the paths under `prefix` (its directory relative to the root, with '/'). */
+/** The rules of one `.gitignore`, for the paths below its directory. */
 interface Frame {
-  prefix: string;
-  test: RuleTest;
+  /** Its directory's path relative to the root, with "/" and a trailing "/" ("" for the root). */
+  prefixLength: number;
+  /** Components of that directory below the root (0 for the root). */
+  components: number;
+  rules: RuleSet;
+  bytes: number;
 }
 
-// The library's public test() also applies one file's rules to every parent directory of the path,
-// which is right for a lone .gitignore but not across nested ones: a directory that a deeper file
-// re-includes is entered, and the outer file's verdict on that directory must not then fall on its
-// entries. Git matches each path on its own while it walks, which is what the library's per-path rule
-// list test does; `ignore` is pinned to an exact version, and the probe below checks that internal
-// behaves that way, falling back to the public test otherwise.
-type RuleList = { test(rel: string, mode: string): { ignored: boolean; unignored: boolean } };
-const rulesOf = (ig: Ignore): RuleList | undefined => {
-  const rules = (ig as unknown as { _rules?: Partial<RuleList> })._rules;
-  return typeof rules?.test === "function" ? (rules as RuleList) : undefined;
-};
-const PER_PATH_MODE = "regex";
-// Probed on the first .gitignore compiled, not at start-up: most calls never read one.
-let perPath: boolean | undefined;
-const perPathWorks = (): boolean => (perPath ??= probePerPath());
-function probePerPath(): boolean {
-  const probe = rulesOf(ignore().add("a/\n!b\n"));
-  try {
-    return (
-      probe?.test("a/", PER_PATH_MODE).ignored === true &&
-      probe.test("a/c", PER_PATH_MODE).ignored === false &&
-      probe.test("b", PER_PATH_MODE).unignored === true
-    );
-  } catch {
-    return false;
+/** Bytes of all the `.gitignore` files on one path together held compiled; a deeper one past this is not applied, and said so. */
+export const MAX_HELD_GITIGNORE_BYTES = 8 << 20;
+/** Costly rules named in the note; the rest are counted. */
+const COSTLY_SHOWN = 5;
+
+/** An entry as the rules of every frame see it: built once per entry, its bytes only when a wildmatch rule asks. */
+class Asked implements Subject {
+  relative = "";
+  first = 0;
+  private made: { path: Uint8Array; starts: Int32Array; name: Uint8Array } | undefined;
+
+  constructor(
+    readonly path: string,
+    readonly name: string,
+    readonly isDir: boolean,
+  ) {}
+
+  bytes(): { path: Uint8Array; starts: Int32Array; name: Uint8Array } {
+    if (this.made !== undefined) return this.made;
+    const path = Buffer.from(this.path, "utf8");
+    const starts = [0];
+    for (let i = 0; i < path.length; i++) if (path[i] === 0x2f) starts.push(i + 1);
+    this.made = { path, starts: Int32Array.from(starts), name: Buffer.from(this.name, "utf8") };
+    return this.made;
   }
-}
-// The public test() caches a result per path asked (and per parent), which would grow with the
-// tree; the fallback rebuilds its instance after this many tests.
-const CACHE_RESET_EVERY = 1024;
-
-/**
- * Compiles the text of one `.gitignore` into a test of paths relative to its directory ('/'
- * separators, a directory with a trailing '/'). Case-sensitive, as git is unless core.ignorecase
- * is set, which a walk cannot see.
- */
-function compileGitignore(text: string): RuleTest {
-  const build = (): Ignore => ignore({ ignorecase: false }).add(text);
-  let ig = build();
-  const rules = perPathWorks() ? rulesOf(ig) : undefined;
-  if (rules) return (rel) => rules.test(rel, PER_PATH_MODE);
-  let tests = 0;
-  return (rel) => {
-    if (++tests % CACHE_RESET_EVERY === 0) ig = build();
-    return ig.test(rel);
-  };
 }
 
 const toPosix = path.sep === "/" ? (rel: string) => rel : (rel: string) => rel.split(path.sep).join("/");
@@ -90,14 +71,17 @@ export async function readGitignore(reach: string, shown: string, sandbox: Sandb
     if (st.size > BigInt(MAX_GITIGNORE_BYTES)) {
       throw new Error(`${formatCount(Number(st.size))} bytes, over the limit of ${formatCount(MAX_GITIGNORE_BYTES)}`);
     }
-    // One byte more than the limit tells a file that grew since the stat.
-    const buf = Buffer.alloc(MAX_GITIGNORE_BYTES + 1);
+    // One byte more than its size tells a file that grew since the stat (a size of 0 may hide content:
+    // files of pseudo file systems, read up to the limit).
+    const size = Number(st.size);
+    const buf = Buffer.allocUnsafe((size > 0 ? size : MAX_GITIGNORE_BYTES) + 1);
     let length = 0;
     for (;;) {
       const { bytesRead } = await handle.read(buf, length, buf.length - length, length);
       if (bytesRead === 0) break;
       length += bytesRead;
       if (length > MAX_GITIGNORE_BYTES) throw new Error(`grew over the limit of ${formatCount(MAX_GITIGNORE_BYTES)} bytes`);
+      if (length === buf.length) throw new Error(`grew while being read, past its ${formatCount(size)} bytes`);
     }
     const text = buf.toString("utf8", 0, length);
     return text.startsWith(BOM) ? text.slice(1) : text;
@@ -108,7 +92,8 @@ export async function readGitignore(reach: string, shown: string, sandbox: Sandb
 
 /**
  * What `.gitignore` files say about the entries of one walk. `opened` is the walker's
- * hook (it loads the directory's `.gitignore`); `excluded` judges an entry and counts it.
+ * hook (it loads the directory's `.gitignore`); `excluded` judges an entry and counts it;
+ * `left` drops the rules of a directory the walk has left.
  */
 export class GitignoreFilter {
   /** Entries left out by a `.gitignore` rule (an ignored directory counts once; it is not entered). */
@@ -118,9 +103,12 @@ export class GitignoreFilter {
   /** `.gitignore` files that were not read (symlinks, unreadable, too big, outside). */
   unread = 0;
   private readonly unreadShown: string[] = [];
-  // The .gitignore frames of the directories on the walk's current path, outermost first; a frame
-  // of a finished directory lingers until the next directory is opened and is skipped by prefix.
-  private frames: Frame[] = [];
+  /** Rules left out as too costly to match, over all the files read. */
+  costly = 0;
+  private readonly costlyShown: string[] = [];
+  // The .gitignore frames of the directories on the walk's current path, outermost first.
+  private readonly frames: Frame[] = [];
+  private heldBytes = 0;
 
   constructor(
     private readonly root: string,
@@ -129,62 +117,97 @@ export class GitignoreFilter {
 
   /** Walk hook: loads the `.gitignore` of directory `rel` (read through `reach`), if it has one. */
   async opened(rel: string, entries: readonly Dirent[], reach: string): Promise<void> {
-    const prefix = rel === "" ? "" : `${toPosix(rel)}/`;
-    this.frames = this.frames.filter((f) => prefix.startsWith(f.prefix));
     const entry = entries.find((e) => e.name === GITIGNORE);
     if (entry === undefined || entry.isDirectory()) return;
     const shown = escapeControls(path.join(this.root, rel, GITIGNORE));
     if (entry.isSymbolicLink()) return this.noteUnread(shown, escapeControls("a symbolic link, not followed (as git does)"));
+    let text: string;
     try {
-      const text = await readGitignore(reach, shown, this.sandbox);
-      this.frames.push({ prefix, test: compileGitignore(text) });
+      text = await readGitignore(reach, shown, this.sandbox);
     } catch (error) {
-      this.noteUnread(shown, escapeControls(reason(error)));
+      return this.noteUnread(shown, escapeControls(reason(error)));
+    }
+    const bytes = Buffer.byteLength(text);
+    if (this.heldBytes + bytes > MAX_HELD_GITIGNORE_BYTES) {
+      const held = formatCount(MAX_HELD_GITIGNORE_BYTES);
+      return this.noteUnread(shown, escapeControls(`with the .gitignore files above it, over ${held} bytes on one path; the limit is ${held}`));
+    }
+    const rules = await compileRules(text);
+    for (const rule of rules.costly) this.noteCostly(shown, rule);
+    const prefix = rel === "" ? "" : `${toPosix(rel)}/`;
+    this.frames.push({ prefixLength: prefix.length, components: rel === "" ? 0 : rel.split(path.sep).length, rules, bytes });
+    this.heldBytes += bytes;
+  }
+
+  /** Walk hook: the directory entered at `depth` (its entries one deeper) is done, and so are its rules. */
+  left(depth: number): void {
+    for (let last = this.frames.at(-1); last !== undefined && last.components > depth; last = this.frames.at(-1)) {
+      this.heldBytes -= last.bytes;
+      this.frames.pop();
     }
   }
 
   /** True (and counted) when `.gitignore` rules or the `.git` rule leave out the entry at `rel`. */
   excluded(rel: string, entry?: Dirent): boolean {
-    const posix = toPosix(rel);
+    const name = entry?.name ?? path.basename(rel);
     // Git never lists a `.git`, be it a repository directory or a worktree's or submodule's file.
-    if ((entry?.name ?? path.basename(rel)) === ".git") {
+    if (name === ".git") {
       this.gitDirs++;
       return true;
     }
-    const asked = entry?.isDirectory() ? `${posix}/` : posix;
+    if (this.frames.length === 0) return false;
+    const asked = new Asked(toPosix(rel), name, entry?.isDirectory() ?? false);
     // Deeper files take precedence; within one file the last matching rule decides. The path's
     // ancestors need no test: the walk entered them, so none of them is ignored.
     for (let i = this.frames.length - 1; i >= 0; i--) {
       const frame = this.frames[i]!;
-      if (asked.length <= frame.prefix.length || !asked.startsWith(frame.prefix)) continue;
-      const verdict = frame.test(asked.slice(frame.prefix.length));
-      if (verdict.ignored) {
+      asked.relative = asked.path.slice(frame.prefixLength);
+      asked.first = frame.components;
+      const verdict = frame.rules.test(asked);
+      if (verdict === IGNORED) {
         this.ignored++;
         return true;
       }
-      if (verdict.unignored) return false;
+      if (verdict === REINCLUDED) return false;
     }
     return false;
   }
 
-  /** Appends a note of what was left out and what was not read, only when something was. */
+  /** Appends a note of what was left out and what was not read or applied, only when something was. */
   appendNote(sink: TextSink): void {
     const parts: string[] = [];
     if (this.ignored > 0) parts.push(`${formatCount(this.ignored)} ${this.ignored === 1 ? "entry" : "entries"} ignored by .gitignore`);
     if (this.gitDirs > 0) parts.push(`${formatCount(this.gitDirs)} .git ${this.gitDirs === 1 ? "entry" : "entries"}`);
     if (parts.length > 0) sink.append(`\n\n[Left out ${parts.join(" and ")}; respectGitignore=false includes them]`);
-    if (this.unread > 0) {
-      const more = this.unread - this.unreadShown.length;
-      const tail = more > 0 ? `, and ${formatCount(more)} more` : "";
-      sink.append(`\n\n[.gitignore not applied: ${this.unreadShown.join("; ")}${tail}]`);
+    sink.append(this.problemsNote());
+  }
+
+  /** The notes of `.gitignore` files not read and of rules not applied (`\n\n[…]` each), or "" when there are none. */
+  problemsNote(): string {
+    let note = "";
+    if (this.unread > 0) note += `\n\n[.gitignore not applied: ${this.unreadShown.join("; ")}${more(this.unread, this.unreadShown.length)}]`;
+    if (this.costly > 0) {
+      note +=
+        `\n\n[.gitignore ${this.costly === 1 ? "rule" : "rules"} not applied, too costly to match on every entry (what ` +
+        `${this.costly === 1 ? "it" : "they"} would leave out is included): ${this.costlyShown.join("; ")}${more(this.costly, this.costlyShown.length)}]`;
     }
+    return note;
   }
 
   private noteUnread(shown: Shown, why: Shown): void {
     this.unread++;
     if (this.unreadShown.length < NOTE_PATHS) this.unreadShown.push(`${shown} (${why})`);
   }
+
+  private noteCostly(shown: Shown, rule: CostlyRule): void {
+    this.costly++;
+    if (this.costlyShown.length < COSTLY_SHOWN) {
+      this.costlyShown.push(`${shown} line ${formatCount(rule.line)} "${escapeControls(rule.pattern)}" (${escapeControls(rule.why)})`);
+    }
+  }
 }
+
+const more = (count: number, shown: number): string => (count > shown ? `, and ${formatCount(count - shown)} more` : "");
 
 /** `visitor` with `filter` applied after its own exclusions (which are not counted as ignored); `visitor` itself without a filter. */
 export function withGitignore(visitor: WalkVisitor, filter: GitignoreFilter | undefined): WalkVisitor {
@@ -196,6 +219,9 @@ export function withGitignore(visitor: WalkVisitor, filter: GitignoreFilter | un
       await filter.opened(rel, entries, reach);
     },
     enter: (dir, entry, rel, depth, reach) => visitor.enter(dir, entry, rel, depth, reach),
-    leave: (depth) => visitor.leave(depth),
+    leave(depth) {
+      filter.left(depth);
+      visitor.leave(depth);
+    },
   };
 }

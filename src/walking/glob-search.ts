@@ -54,7 +54,8 @@ export async function searchInto(
           // not its target exists (it is resolved from inside, so nothing outside is looked at).
           const link = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
           return opts.sandbox.followLink(link, false).then((verdict) => {
-            if (verdict.kind !== "outside") record(dir, entry);
+            // A loop, or a target that cannot be resolved, fails upstream's validation too.
+            if (verdict.kind === "inside" || verdict.kind === "dangling") record(dir, entry);
           });
         },
         leave() {},

@@ -32,6 +32,18 @@ function entryHead(first: boolean, ind: string, name: ShownJson): string {
   return `${first ? "\n" : ",\n"}${ind}{\n${ind}  "name": ${name},\n${ind}  "type": `;
 }
 
+// The lengths of the pieces below for an indentation of `ind` characters, counted once the sink keeps
+// nothing more: in a tree thousands of levels deep, the indentation alone makes the text quadratic.
+const headLength = (first: boolean, ind: number, name: number): number => (first ? 1 : 2) + 3 * ind + 24 + name;
+const LENGTHS = {
+  limited: (ind: number) => 2 * ind + 25 + DEPTH_LIMITED.length,
+  directory: (ind: number) => ind + 28,
+  file: (ind: number) => ind + 8,
+  close: (ind: number, empty: boolean) => (empty ? 1 : ind + 4) + ind + 2,
+};
+// Indentations of the first levels are kept; deeper ones are made when written, not held.
+const KEPT_INDENTS = 64;
+
 /**
  * Writes the directory_tree JSON of `root` into `sink`, byte-identical to
  * upstream's without `tree` options, then a note if subdirectories could not
@@ -48,7 +60,9 @@ export async function treeInto(
   // childCounts[d] = elements written so far into the innermost open array at depth d.
   const childCounts: number[] = [0];
   const indents: string[] = [];
-  const indent = (depth: number): string => (indents[depth] ??= " ".repeat(2 + 4 * depth));
+  const indentLength = (depth: number): number => 2 + 4 * depth;
+  const indent = (depth: number): string =>
+    depth < KEPT_INDENTS ? (indents[depth] ??= " ".repeat(indentLength(depth))) : " ".repeat(indentLength(depth));
   const maxDepth = tree.maxDepth ?? Infinity;
   const gitignore = tree.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   sink.append("[");
@@ -60,19 +74,26 @@ export async function treeInto(
         enter(_dir, entry, _rel, depth) {
           const written = childCounts[depth] ?? 0;
           childCounts[depth] = written + 1;
+          if (entry.isDirectory()) childCounts[depth + 1] = 0;
+          const name = jsonName(entry.name);
+          if (sink.full) {
+            const ind = indentLength(depth);
+            const kind = !entry.isDirectory() ? LENGTHS.file(ind) : depth + 1 >= maxDepth ? LENGTHS.limited(ind) : LENGTHS.directory(ind);
+            return sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+          }
           const ind = indent(depth);
-          const head = entryHead(written === 0, ind, jsonName(entry.name));
+          const head = entryHead(written === 0, ind, name);
           if (entry.isDirectory() && depth + 1 >= maxDepth) {
             // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
             sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);
           } else if (entry.isDirectory()) {
-            childCounts[depth + 1] = 0;
             sink.append(`${head}"directory",\n${ind}  "children": [`);
           } else {
             sink.append(`${head}"file"\n${ind}}`);
           }
         },
         leave(depth) {
+          if (sink.full) return sink.appendCount(LENGTHS.close(indentLength(depth), !childCounts[depth + 1]));
           const ind = indent(depth);
           sink.append(`${childCounts[depth + 1] ? `\n${ind}  ]` : "]"}\n${ind}}`);
         },

@@ -1,16 +1,20 @@
 /**
- * The depth-first directory walker shared by directory_tree and search_files:
- * readdir order, never follows symlinks, holds one readdir result per level
- * (plus a few prefetched siblings), survives unreadable subdirectories, and
- * honours cancellation and progress. Directories are reached through the
- * sandbox's platform strategy: on Linux through the fd of the directory actually read.
+ * The depth-first directory walker shared by directory_tree, search_files and
+ * content search: readdir order, never follows symlinks, holds one readdir
+ * result per level of the current path (plus a few read ahead) in a bounded
+ * number of descriptors (walk-stack.ts), so a tree of any depth is walked
+ * whole; survives unreadable subdirectories; honours cancellation and
+ * progress; and stops when the allowed directories change under it so that
+ * the walk's directory is no longer allowed. Directories are reached through
+ * the sandbox's platform strategy: on Linux through the fd of the directory actually read.
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { formatCount } from "../bounded.js";
-import type { TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
-import { release, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
+import { escapeControls } from "../escape.js";
+import type { Sandbox } from "../sandbox/index.js";
+import { takeShare } from "./descriptors.js";
+import { SkipLog } from "./skip-log.js";
+import { DirStack, type Frame } from "./walk-stack.js";
 
 /** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
 export interface WalkOptions {
@@ -43,23 +47,20 @@ export interface WalkVisitor {
 
 const ABORT_EVERY = 256;
 const PROGRESS_EVERY = 1000;
-// Long synchronous runs (one huge directory) would starve the event loop, so
-// cancellation requests and progress notifications could not get through.
+// Long synchronous runs (one huge directory, costly exclusion rules) would starve the event loop, so
+// cancellation requests, progress notifications and other calls could not get through: a turn is
+// given every so many entries, and sooner when the clock says the walk held the loop for a while.
 const YIELD_EVERY = 2048;
-// Sequential readdir costs ~4x `find` in thread-pool round trips; reading a few
-// upcoming sibling directories ahead brings it near 1.5x (SPEC §6).
-const PREFETCH_DIRS = 8;
-// Stops prefetching while this many prefetched entries wait to be walked, so
-// wide trees cannot pile up memory ahead of the walk.
-const PREFETCH_ENTRY_BUDGET = 50_000;
-// Entries examined per look-ahead scan, so one huge directory is not scanned
-// in a single synchronous burst between cancellation checks.
-const SCAN_AHEAD = 1024;
-const NOTE_PATHS = 10;
+const CLOCK_EVERY = 32;
+const TURN_MS = 10;
+// Entries judged per read-ahead scan, so one huge directory is not judged in a single
+// synchronous burst between cancellation checks.
+const SCAN_AHEAD = 256;
 
 /** Counts visited entries, checks cancellation and reports progress at fixed intervals. */
 export class Ticker {
   visited = 0;
+  private lastTurn = performance.now();
 
   constructor(private readonly opts: WalkOptions) {}
 
@@ -73,146 +74,156 @@ export class Ticker {
     const n = ++this.visited;
     if (n % ABORT_EVERY === 0) this.check();
     if (n % PROGRESS_EVERY === 0) this.opts.onProgress?.(n);
-    if (n % YIELD_EVERY === 0) {
-      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.check());
+    if (n % YIELD_EVERY === 0 || (n % CLOCK_EVERY === 0 && performance.now() - this.lastTurn >= TURN_MS)) {
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.lastTurn = performance.now();
+        this.check();
+      });
     }
     return undefined;
   }
 }
 
-/** Directories that could not be read during a walk, for the note appended after the output. */
-export class SkipLog {
-  private readonly shown: string[] = [];
-  count = 0;
-
-  /** Records an unreadable path (as shown) with the error's code. */
-  add(p: Shown, error: unknown): void {
-    this.count++;
-    if (this.shown.length < NOTE_PATHS) {
-      const code = (error as NodeJS.ErrnoException | undefined)?.code ?? (error as Error | undefined)?.name ?? "error";
-      this.shown.push(`${p} (${escapeControls(code)})`);
-    }
-  }
-
-  /**
-   * Appends `\n\n[Skipped N unreadable entries: …]` to `sink`, only when something was skipped, and
-   * tells the sink the count, so a cut that hides the note still states it (SPEC §13).
-   */
-  appendNote(sink: TextSink): void {
-    if (this.count === 0) return;
-    sink.noteSkipped(this.count);
-    const more = this.count - this.shown.length;
-    const noun = this.count === 1 ? "entry" : "entries";
-    const tail = more > 0 ? `, and ${formatCount(more)} more` : "";
-    sink.append(`\n\n[Skipped ${formatCount(this.count)} unreadable ${noun}: ${this.shown.join(", ")}${tail}]`);
-  }
-}
+/** Test-only hooks into a walk; not part of the tool API. */
+export const __walkHooks: {
+  /** Runs before a subdirectory (its shown path) is read, so a test can change things around a walk at that point. */
+  beforeDirectory?: (dir: string) => void | Promise<void>;
+} = {};
 
 const UNKNOWN = 0;
 const OMIT = 1;
 const LEAF = 2;
 const DESCEND = 3;
 
-// Prefetched directories hold an fd each until walked, so their number is bounded over the whole
-// walk, not only per level, or a deep tree could run out of descriptors.
-const PREFETCH_DIR_BUDGET = 128;
+// `path.join(dir, name)` and `path.relative(root, …)` without their normalising: names hold no separator.
+const joinDir = (dir: string, name: string): string => (dir.endsWith(path.sep) ? dir + name : dir + path.sep + name);
+const joinRel = (rel: string, name: string): string => (rel === "" ? name : rel + path.sep + name);
 
-// Same text as path.relative(root, path.join(dir, name)): names never contain a separator.
-function joinRel(rel: string, name: string): string {
-  return rel === "" ? name : rel + path.sep + name;
+/** The error that ends a walk whose directory is no longer allowed (SPEC §2 Roots). */
+function rootsChanged(dir: string, now: readonly string[]): Error {
+  const err = new Error(
+    `Allowed directories changed during the call; ${escapeControls(dir)} is no longer allowed (now: ` +
+      `${now.map(escapeControls).join(", ") || "none"}). Nothing of this walk is returned: call again.`,
+  );
+  return Object.assign(err, { code: "EACCES" });
 }
 
 class Walk {
   readonly ticker: Ticker;
   readonly skipped = new SkipLog();
-  private prefetchedEntries = 0;
-  private prefetchedDirs = 0;
   private readonly maxDepth: number;
+  private readonly sandbox: Sandbox;
+  // The shown path and the path relative to the root of the top frame; a frame's are prefixes of these.
+  private dir: string;
+  private rel = "";
 
   constructor(
     private readonly visitor: WalkVisitor,
-    private readonly opts: WalkOptions,
+    opts: WalkOptions,
+    private readonly stack: DirStack,
+    root: string,
   ) {
     this.ticker = new Ticker(opts);
     this.maxDepth = opts.maxDepth ?? Infinity;
+    this.sandbox = opts.sandbox;
+    this.dir = root;
   }
 
-  /** Walks the entries of `listing` (the directory `dir`), then closes it. */
-  async dir(dir: string, rel: string, depth: number, listing: Listing): Promise<void> {
-    const { entries } = listing;
-    const pending = new Map<number, Promise<Read>>();
-    try {
-      this.ticker.check();
-      const loading = this.visitor.opened?.(rel, entries, listing.reach);
-      if (loading) await loading;
-      const descends = depth + 1 < this.maxDepth;
-      const verdicts = new Uint8Array(entries.length);
-      const verdict = (i: number): number => {
-        if (verdicts[i] === UNKNOWN) {
-          const entry = entries[i]!;
-          verdicts[i] = this.visitor.excluded(joinRel(rel, entry.name), entry) ? OMIT : entry.isDirectory() && descends ? DESCEND : LEAF;
-        }
-        return verdicts[i]!;
-      };
-      let ahead = 0;
-      const prefetch = (from: number): void => {
-        ahead = Math.max(ahead, from);
-        const stop = Math.min(entries.length, from + SCAN_AHEAD);
-        while (
-          ahead < stop &&
-          pending.size < PREFETCH_DIRS &&
-          this.prefetchedDirs < PREFETCH_DIR_BUDGET &&
-          this.prefetchedEntries < PREFETCH_ENTRY_BUDGET
-        ) {
-          if (verdict(ahead) === DESCEND) {
-            const name = entries[ahead]!.name;
-            this.prefetchedDirs++;
-            const read = this.opts.sandbox.readChild(listing, name, path.join(dir, name)).then((r) => {
-              if ("entries" in r) this.prefetchedEntries += r.entries.length;
-              return r;
-            });
-            pending.set(ahead, read);
-          }
-          ahead++;
-        }
-      };
-      prefetch(0);
-      for (let i = 0; i < entries.length; i++) {
-        const pause = this.ticker.tick();
-        if (pause) await pause;
-        if (i >= ahead) prefetch(i);
-        const v = verdict(i);
-        if (v === OMIT) continue;
-        const entry = entries[i]!;
-        const childRel = joinRel(rel, entry.name);
-        const entered = this.visitor.enter(dir, entry, childRel, depth, listing.reach);
-        if (entered) await entered;
-        if (v !== DESCEND) continue;
-        const childDir = path.join(dir, entry.name);
-        const early = pending.get(i);
-        if (early) {
-          pending.delete(i);
-          this.prefetchedDirs--;
-        }
-        prefetch(i + 1);
-        const read = await (early ?? this.opts.sandbox.readChild(listing, entry.name, childDir));
-        if ("error" in read) {
-          this.skipped.add(escapeControls(childDir), read.error);
-        } else {
-          if (early) this.prefetchedEntries -= read.entries.length;
-          await this.dir(childDir, childRel, depth + 1, read);
-        }
-        this.visitor.leave(depth);
-      }
-    } finally {
-      // Only a cancelled walk leaves prefetched directories behind, their reads perhaps still
-      // under way: they settle first, so that every fd they opened is closed here.
-      if (pending.size > 0) {
-        this.prefetchedDirs -= pending.size;
-        for (const read of await Promise.all(pending.values())) release(read);
-      }
-      release(listing);
+  /** The shown path of `frame`, one of the current path's directories. */
+  shownOf(frame: Frame): string {
+    return this.dir.slice(0, frame.pathLength);
+  }
+
+  private verdict(frame: Frame, i: number): number {
+    if (frame.verdicts[i] === UNKNOWN) {
+      const entry = frame.entries[i]!;
+      const descends = frame.depth + 1 < this.maxDepth;
+      frame.verdicts[i] = this.visitor.excluded(joinRel(this.rel, entry.name), entry) ? OMIT : entry.isDirectory() && descends ? DESCEND : LEAF;
     }
+    return frame.verdicts[i]!;
+  }
+
+  private readAhead(frame: Frame, from: number): void {
+    frame.ahead = Math.max(frame.ahead, from);
+    const stop = Math.min(frame.entries.length, from + SCAN_AHEAD);
+    while (frame.ahead < stop && this.stack.mayReadAhead(frame)) {
+      const i = frame.ahead++;
+      if (this.verdict(frame, i) !== DESCEND) continue;
+      const name = frame.entries[i]!.name;
+      this.stack.readAhead(frame, i, name, joinDir(this.dir, name));
+    }
+  }
+
+  // The allowed directories may have been replaced since `frame` was last found in them: ask again.
+  private checkAllowed(frame: Frame, dir: string): void {
+    const now = this.sandbox.currentDirs();
+    if (now === frame.allowedUnder) return;
+    if (!this.sandbox.stillAllowed(dir)) throw rootsChanged(dir, now);
+    frame.allowedUnder = now;
+  }
+
+  /** Walks from the root's listing (its reach held by the caller) until every frame is left. */
+  async run(rootEntries: Dirent[], rootReach: string): Promise<void> {
+    const root = this.stack.push({ entries: rootEntries, reach: rootReach, fd: -1 }, "", this.dir.length);
+    this.checkAllowed(root, this.dir);
+    await this.visitor.opened?.("", rootEntries, rootReach);
+    while (this.stack.size > 0) {
+      const top = this.stack.top;
+      if (top.lost || top.next >= top.entries.length) {
+        this.leave();
+        continue;
+      }
+      const i = top.next++;
+      const pause = this.ticker.tick();
+      if (pause) await pause;
+      this.checkAllowed(top, this.dir);
+      const v = this.verdict(top, i);
+      if (v === OMIT) continue;
+      // Held, as it mostly is, it needs no await: a turn per entry cost a tenth of a wide walk.
+      let reach = top.reach;
+      if (reach === undefined) {
+        try {
+          reach = await this.stack.reach(top);
+        } catch (error) {
+          this.skipped.add(escapeControls(this.dir), error);
+          continue;
+        }
+      }
+      if (i >= top.ahead) this.readAhead(top, i + 1);
+      const entry = top.entries[i]!;
+      const childRel = joinRel(this.rel, entry.name);
+      const entered = this.visitor.enter(this.dir, entry, childRel, top.depth, reach);
+      if (entered) await entered;
+      if (v === DESCEND) await this.descend(top, i, entry.name, childRel);
+    }
+  }
+
+  private async descend(top: Frame, i: number, name: string, childRel: string): Promise<void> {
+    const childDir = joinDir(this.dir, name);
+    await __walkHooks.beforeDirectory?.(childDir);
+    // Asked again before the read: a directory no longer allowed is not even read.
+    this.checkAllowed(top, this.dir);
+    const read = await this.stack.child(i, name, childDir);
+    if ("error" in read) {
+      this.skipped.add(escapeControls(childDir), read.error);
+      this.visitor.leave(top.depth);
+      return;
+    }
+    const frame = this.stack.push(read, name, childDir.length);
+    this.dir = childDir;
+    this.rel = childRel;
+    this.checkAllowed(frame, childDir);
+    this.ticker.check();
+    await this.visitor.opened?.(childRel, read.entries, read.reach);
+  }
+
+  // Leaves the top frame: its parent becomes the top, and the visitor hears that the directory ended.
+  private leave(): void {
+    const frame = this.stack.pop();
+    if (this.stack.size === 0) return;
+    this.dir = this.dir.slice(0, this.stack.top.pathLength);
+    this.rel = this.rel.length > frame.name.length ? this.rel.slice(0, this.rel.length - frame.name.length - path.sep.length) : "";
+    this.visitor.leave(frame.depth - 1);
   }
 }
 
@@ -221,16 +232,27 @@ class Walk {
  * read count as empty and are returned in the skip log. The root is opened
  * once and verified to be inside the sandbox; every descriptor is
  * closed before this returns or throws.
- * @throws when `root` cannot be opened or read (naming it), is outside the allowed directories, or the signal's reason when cancelled
+ * @throws when `root` cannot be opened or read (naming it), is outside the allowed directories, when
+ * the allowed directories changed during the walk so that it is no longer inside them, or the signal's
+ * reason when cancelled
  */
 export async function walkTree(root: string, visitor: WalkVisitor, opts: WalkOptions): Promise<SkipLog> {
-  const walk = new Walk(visitor, opts);
-  walk.ticker.check();
+  opts.signal?.throwIfAborted();
   const { listing, close } = await opts.sandbox.openWalkRoot(root);
+  const share = takeShare(opts.sandbox.descriptorLimit());
+  let walk: Walk | undefined;
+  const stack = new DirStack(opts.sandbox, share.count, (frame) => walk!.shownOf(frame));
+  walk = new Walk(visitor, opts, stack, root);
   try {
-    await walk.dir(root, "", 0, listing);
+    walk.ticker.check();
+    await walk.run(listing.entries, listing.reach);
   } finally {
-    await close();
+    try {
+      await stack.dispose();
+    } finally {
+      share.giveBack();
+      await close();
+    }
   }
   return walk.skipped;
 }

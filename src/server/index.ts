@@ -111,9 +111,12 @@ export function buildServer(options: ServerOptions): Server {
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
+    // The last progress notification handed to the SDK: the result waits for it, so no progress reaches
+    // the client after the response (the SDK sends a notification a few microtasks after it is asked to).
+    let progressSent: Promise<void> = Promise.resolve();
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
     const sandbox = new Sandbox(roots.current(), () => roots.current());
-    return runBounded(max, entry.tool.advice, (bounds) =>
+    const result = await runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,
         sandbox,
@@ -126,10 +129,12 @@ export function buildServer(options: ServerOptions): Server {
           lastProgress = done;
           lastSent = now;
           const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
-          extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
+          progressSent = extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
         },
       }),
     );
+    await progressSent;
+    return result;
   });
 
   return server;

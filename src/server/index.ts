@@ -72,7 +72,7 @@ function catalogFor(limits: Limits, readOnly: boolean, chosen: readonly string[]
     tools: new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }])),
     listed,
     listedReading: listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true),
-    instructions: instructions(limits),
+    instructions: instructions(limits, active),
   };
   byMode.set(key, catalog);
   return catalog;

@@ -91,7 +91,7 @@ export const searchFileContents = defineTool({
   input: {
     path: z.string().describe("A file, or a directory to search."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
-    regex: z.boolean().default(false).describe("true: query is a JavaScript regex (no slashes, flags)."),
+    regex: z.boolean().default(false).describe("true: query is a JavaScript regex, without slashes or flags."),
     caseSensitive: z.boolean().default(false).describe("true: match case. Unlike grep, off by default."),
     pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),

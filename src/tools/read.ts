@@ -143,7 +143,7 @@ export const readMediaFile = defineTool({
   description: ({ maxMediaBytes }) =>
     "Return a file as base64: image (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else a " +
     `resource. Over ${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 ` +
-    "characters): refused unread. Text: read_text_file.",
+    "characters): refused before reading. Text: read_text_file.",
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

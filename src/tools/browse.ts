@@ -70,7 +70,12 @@ export const directoryTree = defineTool({
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; a bare name at any depth."),
-    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a directory cut there gets depthLimited: true."),
+    maxDepth: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Levels to list; a directory there with entries gets depthLimited: true, an empty one children: []."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,

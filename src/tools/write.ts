@@ -75,9 +75,10 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the first exact oldText, else the first " +
-    "lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
-    "fails if edits[i] has no match, the file is not UTF-8 or writable, or changed meanwhile. Whole files: write_file.",
+    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the one exact oldText, else the one run " +
+    "of lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
+    "fails if edits[i] has no match or several (add context or replaceAll), the file is not UTF-8 or writable, or " +
+    "changed meanwhile. Whole files: write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
@@ -85,6 +86,7 @@ export const editFile = defineTool({
         z.object({
           oldText: z.string().describe("Text to replace, as read; enough to be unique."),
           newText: z.string().describe("Its replacement, literal ($ is not special)."),
+          replaceAll: z.boolean().optional().describe("true: replace every exact occurrence; none is an error."),
         }),
       )
       .min(1)

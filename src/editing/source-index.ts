@@ -38,6 +38,18 @@ export interface IndexOptions {
   path?: Shown;
 }
 
+/** The number of the sorted block-local CRLF offsets below `local` (a replaceAll asks per range). */
+function crlfBefore(crlf: readonly number[], local: number): number {
+  let lo = 0;
+  let hi = crlf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((crlf[mid] ?? 0) < local) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Throws the signal's reason when it has aborted. */
 export function checkAbort(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("Edit cancelled");
@@ -206,24 +218,41 @@ export class SourceIndex {
     if (n >= this.normSize) return this.source.size;
     const b = await this.block(this.blockAt(n));
     const local = n - b.normStart;
-    let j = 0;
-    while (j < b.crlf.length && (b.crlf[j] ?? 0) < local) j++;
-    return b.rawStart + local + j;
+    return b.rawStart + local + crlfBefore(b.crlf, local);
   }
+
+  // The last answers of lineOf and endingFrom: their callers ask in increasing order, often within one
+  // block (or one long line), and counting from the block start each time made a replaceAll quadratic.
+  private lastLine = { block: -1, n: 0, line: 0 };
+  private endingMemo = { from: -1, to: -1, ending: "\n" };
 
   /** Zero-based line number of normalized offset `n`. */
   async lineOf(n: number): Promise<number> {
-    const b = await this.block(this.blockAt(n));
-    return b.lineStart + countLines(b.norm, 0, n - b.normStart);
+    const i = this.blockAt(n);
+    const b = await this.block(i);
+    const last = this.lastLine;
+    const line =
+      last.block === i && last.n <= n
+        ? last.line + countLines(b.norm, last.n - b.normStart, n - b.normStart)
+        : b.lineStart + countLines(b.norm, 0, n - b.normStart);
+    this.lastLine = { block: i, n, line };
+    return line;
   }
 
   /** The ending ("\r\n" or "\n") of the line holding `n`, or of the file's last line break when none follows. */
   async endingFrom(n: number): Promise<string> {
+    const last = this.endingMemo;
+    if (last.from <= n && n <= last.to) return last.ending;
     for (let i = this.blockAt(n); i < this.blockCount; i++) {
       const b = await this.block(i, false);
       const at = b.norm.indexOf(LF, Math.max(0, n - b.normStart));
-      if (at !== -1) return b.crlf.includes(at) ? "\r\n" : "\n";
+      if (at !== -1) {
+        const ending = b.crlf[crlfBefore(b.crlf, at)] === at ? "\r\n" : "\n";
+        this.endingMemo = { from: n, to: b.normStart + at, ending };
+        return ending;
+      }
     }
+    this.endingMemo = { from: n, to: this.normSize, ending: this.lastEnding };
     return this.lastEnding;
   }
 

@@ -10,7 +10,7 @@ import { ExactFinder, KEPT_OCCURRENCES } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
 import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
-import { streamedDiff } from "./stream-diff.js";
+import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
 
 export type { ByteSource } from "./source-index.js";
@@ -256,7 +256,14 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const around = edits.reduce((most, e) => Math.max(most, e.oldText.split("\n").length), 1) + 1;
   const search = new EditSearch(doc, index, exactHints, lineHints, maxLineBytes, pause, radius, around);
   const counts = await applyAll(edits, options.edits, search, pause);
-  const diff = countLines(counts) + fenceDiff(await streamedDiff(doc, path, pause));
+  const streamed = await streamedDiff(doc, path, pause);
+  const cut = streamed.omitted;
+  const note =
+    cut === undefined
+      ? ""
+      : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
+        `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
+  const diff = countLines(counts) + fenceDiff(streamed.diff) + note;
   const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
   return { diff, bytesWritten, counts };
 }

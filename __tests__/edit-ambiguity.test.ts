@@ -291,12 +291,12 @@ describe("a replaceAll's result stays bounded", () => {
         got.diff,
       );
     expect(note).not.toBeNull();
-    const left = Number(note?.[1].replace(/,/g, ""));
+    const left = Number((note?.[1] ?? "").replace(/,/g, ""));
     const shown = got.diff.split("\n").filter((l) => l.startsWith("+MARK")).length;
     expect(left).toBeGreaterThan(0);
     expect(shown + left).toBe(9000);
     // The first region left out is the one after the last shown.
-    expect(Number(note?.[2].replace(/,/g, ""))).toBe(20 * (shown + 1));
+    expect(Number((note?.[2] ?? "").replace(/,/g, ""))).toBe(20 * (shown + 1));
   });
 
   it("an edit inside one 20 MiB line is written whole; the diff is left out, naming the budget", async () => {

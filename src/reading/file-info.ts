@@ -27,7 +27,7 @@ export function fileInfo(stats: Stats): FileInfo {
 }
 
 /** How a file's line breaks look in the bytes sampled: only LF, only CRLF, both, or no line break. */
-export type LineEndings = "LF" | "CRLF" | "mixed" | "none";
+type LineEndings = "LF" | "CRLF" | "mixed" | "none";
 
 /** Bytes read at each end of a file for its line traits (and grep's binary probe at the head). */
 export const SAMPLE_BYTES = 8192;

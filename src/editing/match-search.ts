@@ -11,8 +11,6 @@ import type { SourceIndex } from "./source-index.js";
 import { type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
 
 const LF = 0x0a;
-// Bytes of the document read at a time by a scan of the whole edited text.
-const SCAN_BYTES = 1024 * 1024;
 
 /** Where an edit's old text is in the document: none, exactly one (`at`), or several. */
 export type Placement<T> = { kind: "none" } | { kind: "one"; at: T } | { kind: "many" };
@@ -160,20 +158,21 @@ export class EditSearch {
    * before, as replaceAll takes them): their number, counted up to `stop`, and the first `keep` offsets.
    */
   async scanExact(pattern: Buffer, disjoint: boolean, keep: number, stop = Number.POSITIVE_INFINITY): Promise<Scanned<number>> {
-    const { doc } = this;
-    const length = doc.length;
     const found: number[] = [];
     const overlap = pattern.length - 1;
     let count = 0;
     let next = 0;
-    for (let x = 0; x < length && count < stop; x += SCAN_BYTES) {
-      const base = Math.max(0, x - overlap);
-      const buf = await doc.slice(base, Math.min(length, x + SCAN_BYTES));
+    let carry = Buffer.alloc(0);
+    for await (const piece of this.doc.pieces()) {
+      const buf = carry.length === 0 ? piece.bytes : Buffer.concat([carry, piece.bytes]);
+      const base = piece.at - carry.length;
       for (let at = buf.indexOf(pattern, Math.max(0, next - base)); at !== -1 && count < stop; at = buf.indexOf(pattern, next - base)) {
         count++;
         if (found.length < keep) found.push(base + at);
         next = base + at + (disjoint ? pattern.length : 1);
       }
+      if (count >= stop) break;
+      carry = Buffer.from(buf.subarray(Math.max(0, buf.length - overlap)));
       await this.pause();
     }
     return { found, count };
@@ -225,9 +224,9 @@ export class EditSearch {
       },
       this.maxLineBytes,
     );
-    for (let x = 0; x < length && !finder.done; x += SCAN_BYTES) {
-      const norm = await doc.slice(x, Math.min(length, x + SCAN_BYTES));
-      finder.feed({ index: 0, rawStart: x, normStart: x, lineStart: 0, norm, crlf: [] });
+    for await (const { at, bytes } of doc.pieces()) {
+      finder.feed({ index: 0, rawStart: at, normStart: at, lineStart: 0, norm: bytes, crlf: [] });
+      if (finder.done) break;
       await this.pause();
     }
     finder.finish(length);
@@ -244,17 +243,21 @@ export class EditSearch {
   async lineNumbers(offsets: readonly number[]): Promise<number[]> {
     const out: number[] = [];
     let line = 1;
-    let x = 0;
-    for (const target of offsets) {
-      while (x < target) {
-        const to = Math.min(target, x + SCAN_BYTES);
-        const buf = await this.doc.slice(x, to);
-        for (let at = buf.indexOf(LF); at !== -1; at = buf.indexOf(LF, at + 1)) line++;
-        x = to;
-        await this.pause();
+    let k = 0;
+    for await (const { at, bytes } of this.doc.pieces()) {
+      if (k >= offsets.length) break;
+      let from = 0;
+      while (k < offsets.length && (offsets[k] as number) < at + bytes.length) {
+        const stop = (offsets[k] as number) - at;
+        for (let lf = bytes.indexOf(LF, from); lf !== -1 && lf < stop; lf = bytes.indexOf(LF, lf + 1)) line++;
+        from = Math.max(from, stop);
+        out.push(line);
+        k++;
       }
-      out.push(line);
+      for (let lf = bytes.indexOf(LF, from); lf !== -1; lf = bytes.indexOf(LF, lf + 1)) line++;
+      await this.pause();
     }
+    while (out.length < offsets.length) out.push(line);
     return out;
   }
 

@@ -92,6 +92,35 @@ export class PatchedDoc {
     return true;
   }
 
+  /**
+   * The edited text from the start, in pieces (original blocks read past the cache, patch texts), with
+   * the document offset of each; for scans of the whole document, which would otherwise churn the cache.
+   */
+  async *pieces(): AsyncGenerator<{ at: number; bytes: Buffer }> {
+    const { index } = this;
+    let doc = 0;
+    let orig = 0;
+    const original = async function* (until: number): AsyncGenerator<{ at: number; bytes: Buffer }> {
+      for (let i = index.blockAt(orig); orig < until && i < index.blockCount; i++) {
+        const b = await index.block(i, false);
+        const from = orig - b.normStart;
+        const to = Math.min(until, b.normStart + b.norm.length) - b.normStart;
+        if (to > from) {
+          yield { at: doc, bytes: b.norm.subarray(from, to) };
+          doc += to - from;
+          orig += to - from;
+        }
+      }
+    };
+    for (const p of this.patches) {
+      yield* original(p.start);
+      if (p.text.length > 0) yield { at: doc, bytes: p.text };
+      doc += p.text.length;
+      orig = p.end;
+    }
+    yield* original(index.normSize);
+  }
+
   /** Edited bytes [x, y). */
   async slice(x: number, y: number): Promise<Buffer> {
     // Pieces are collected first and only the original ranges awaited: most patches lie

@@ -16,7 +16,7 @@ const BASE = 257;
 /** Occurrences kept per pattern: enough to tell one from several once a few were edited away. */
 export const KEPT_OCCURRENCES = 16;
 
-/** Counts each pattern's occurrences at or after `from` and keeps the first KEPT_OCCURRENCES. */
+/** Counts each pattern's occurrences at or after `from` and keeps the first few (KEPT_OCCURRENCES unless told). */
 export class ExactFinder {
   /** Each pattern's first occurrences, in order (at most KEPT_OCCURRENCES). */
   readonly found: number[][];
@@ -24,7 +24,7 @@ export class ExactFinder {
   readonly counts: number[];
   private pending: number[];
   private tail = Buffer.alloc(0);
-  private readonly keep: number;
+  private readonly overlap: number;
   private span = 0;
   private readonly byHash = new Map<number, number[]>();
   private readonly filter = new Uint8Array(65536);
@@ -33,6 +33,8 @@ export class ExactFinder {
   constructor(
     private readonly patterns: readonly (Buffer | undefined)[],
     private readonly from: number,
+    /** How many occurrences to keep per pattern. @default KEPT_OCCURRENCES each */
+    private readonly keep: readonly number[] = [],
   ) {
     this.found = patterns.map(() => []);
     this.counts = patterns.map(() => 0);
@@ -40,7 +42,7 @@ export class ExactFinder {
     patterns.forEach((p, i) => {
       if (p !== undefined && p.length > 0) this.pending.push(i);
     });
-    this.keep = this.pending.reduce((most, i) => Math.max(most, (patterns[i]?.length ?? 1) - 1), 0);
+    this.overlap = this.pending.reduce((most, i) => Math.max(most, (patterns[i]?.length ?? 1) - 1), 0);
     const long = this.pending.filter((i) => (patterns[i]?.length ?? 0) >= MIN_HASHED);
     if (long.length < MANY) return;
     this.span = long.reduce((least, i) => Math.min(least, patterns[i]?.length ?? 0), HASH_SPAN);
@@ -56,7 +58,7 @@ export class ExactFinder {
   private record(i: number, at: number): void {
     this.counts[i] = (this.counts[i] ?? 0) + 1;
     const kept = this.found[i] as number[];
-    if (kept.length < KEPT_OCCURRENCES) kept.push(at);
+    if (kept.length < (this.keep[i] ?? KEPT_OCCURRENCES)) kept.push(at);
   }
 
   /** Searches one more block (blocks must come in order). */
@@ -73,7 +75,7 @@ export class ExactFinder {
       }
     }
     if (this.hashed > 0) this.rollOver(buf, base, start, fresh);
-    const keep = Math.min(this.keep, buf.length);
+    const keep = Math.min(this.overlap, buf.length);
     this.tail = keep === 0 ? Buffer.alloc(0) : Buffer.from(buf.subarray(buf.length - keep));
   }
 

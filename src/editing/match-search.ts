@@ -154,6 +154,38 @@ export class EditSearch {
   }
 
   /**
+   * For replaceAll: the document offsets of edit `k`'s occurrences, left to right and disjoint, from every
+   * original one still intact (when the first pass kept them all) and those in the windows of the edited
+   * ranges; undefined when the first pass did not keep them all (the caller scans the document).
+   */
+  async allExact(k: number, pattern: Buffer): Promise<number[] | undefined> {
+    const hint = this.exactHints[k];
+    if (hint === undefined || hint.count > hint.kept.length) return undefined;
+    const { doc } = this;
+    const size = pattern.length;
+    const seen = new Set<number>();
+    // One sweep of the sorted originals against the sorted patches: intact ones, and where they are now.
+    let j = 0;
+    let shift = 0;
+    for (const p of hint.kept) {
+      for (let q = doc.patches[j]; q !== undefined && q.end <= p; q = doc.patches[++j]) shift += q.text.length - (q.end - q.start);
+      const next = doc.patches[j];
+      if (next === undefined || next.start >= p + size) seen.add(p + shift);
+    }
+    const starts = doc.docStarts();
+    const length = doc.length;
+    for (let i = 0; i < doc.patches.length; i++) {
+      const ds = starts[i] ?? 0;
+      const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
+      for (let at = w.text.indexOf(pattern); at !== -1; at = w.text.indexOf(pattern, at + 1)) seen.add(ds + w.from + at);
+      await this.pause();
+    }
+    const out: number[] = [];
+    for (const at of [...seen].sort((a, b) => a - b)) if (out.length === 0 || at >= (out[out.length - 1] as number) + size) out.push(at);
+    return out;
+  }
+
+  /**
    * `pattern`'s occurrences in the document, left to right (`disjoint`: each after the end of the one
    * before, as replaceAll takes them): their number, counted up to `stop`, and the first `keep` offsets.
    */
@@ -162,17 +194,32 @@ export class EditSearch {
     const overlap = pattern.length - 1;
     let count = 0;
     let next = 0;
-    let carry = Buffer.alloc(0);
-    for await (const piece of this.doc.pieces()) {
-      const buf = carry.length === 0 ? piece.bytes : Buffer.concat([carry, piece.bytes]);
-      const base = piece.at - carry.length;
-      for (let at = buf.indexOf(pattern, Math.max(0, next - base)); at !== -1 && count < stop; at = buf.indexOf(pattern, next - base)) {
+    // Searches `buf` (document bytes from `base`) for occurrences starting before `until`.
+    const search = (buf: Buffer, base: number, until: number): void => {
+      for (
+        let at = buf.indexOf(pattern, Math.max(0, next - base));
+        at !== -1 && base + at < until && count < stop;
+        at = buf.indexOf(pattern, next - base)
+      ) {
         count++;
         if (found.length < keep) found.push(base + at);
         next = base + at + (disjoint ? pattern.length : 1);
       }
+    };
+    // The last bytes before the current piece, for occurrences that straddle two pieces; the pieces
+    // themselves are searched where they lie (a copy of each cost a second 600 MiB of garbage).
+    let tail = Buffer.alloc(0);
+    let tailAt = 0;
+    for await (const { at, bytes } of this.doc.pieces()) {
+      if (tail.length > 0) {
+        const joint = Buffer.concat([tail, bytes.subarray(0, overlap)]);
+        search(joint, tailAt, at);
+      }
+      search(bytes, at, Number.POSITIVE_INFINITY);
       if (count >= stop) break;
-      carry = Buffer.from(buf.subarray(Math.max(0, buf.length - overlap)));
+      const joined = bytes.length >= overlap ? bytes : Buffer.concat([tail, bytes]);
+      tail = Buffer.from(joined.subarray(Math.max(0, joined.length - overlap)));
+      tailAt = at + bytes.length - tail.length;
       await this.pause();
     }
     return { found, count };

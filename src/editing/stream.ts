@@ -125,7 +125,9 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
     }
     if (edit.replaceAll) {
       const left = MAX_REPLACEMENTS - replacements;
-      const all = await search.scanExact(edit.pattern, true, left + 1, left + 1);
+      // What the first pass kept usually settles it; a scan of the edited text is the fallback.
+      const known = await search.allExact(k, edit.pattern);
+      const all = known === undefined ? await search.scanExact(edit.pattern, true, left + 1, left + 1) : { found: known, count: known.length };
       if (all.count === 0) {
         throw new Error(
           `edits[${k}].oldText has no exact occurrence in the text as the edits before it left it (replaceAll matches ` +
@@ -219,6 +221,8 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const exact = new ExactFinder(
     edits.map((e) => e.pattern),
     0,
+    // A replaceAll keeps every original occurrence (one past the limit), so it needs no second pass.
+    edits.map((e) => (e.replaceAll ? MAX_REPLACEMENTS + 1 : KEPT_OCCURRENCES)),
   );
   const index = await SourceIndex.build(source, { blockBytes: options.blockBytes, signal, path }, async (block) => {
     exact.feed(block);

@@ -71,12 +71,7 @@ export const directoryTree = defineTool({
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; a bare name at any depth."),
-    maxDepth: z
-      .number()
-      .int()
-      .min(1)
-      .optional()
-      .describe("Levels to list; a directory there with entries gets depthLimited: true, an empty one children: []."),
+    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a cut directory gets depthLimited: true."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -116,8 +111,7 @@ export const getFileInfo = defineTool({
   title: "Get File Info",
   description: () =>
     "Return 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, isFile, permissions (octal); " +
-    "for a file also lineEndings (LF, CRLF, mixed, none), endsWithNewline and text (false: binary, as content " +
-    "search skips it), from its first and last 8 KiB. A whole directory: list_directory_with_sizes. Fails on a missing path.",
+    "files add lineEndings, endsWithNewline, text. Whole directory: list_directory_with_sizes. Fails if missing.",
   input: { path: z.string().describe("File or directory path.") },
   annotations: READ_ONLY,
   advice: "shorten the path",

@@ -75,23 +75,22 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the one exact oldText, else the one run " +
-    "of lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
-    "fails if edits[i] has no match or several (add context or replaceAll), the file is not UTF-8 or writable, or " +
-    "changed meanwhile. Whole files: write_file.",
+    "Edit a UTF-8 text file at each exact oldText (else lines equal trimmed, re-indented), in order; returns " +
+    "a unified diff; line endings kept. All or nothing: fails if edits[i] matches 0 or 2+ places, the file isn't " +
+    "UTF-8/writable, or changed. Whole files: write_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, as read; enough to be unique."),
+          oldText: z.string().describe("Text to replace, as read; unique."),
           newText: z.string().describe("Its replacement, literal ($ is not special)."),
-          replaceAll: z.boolean().optional().describe("true: replace every exact occurrence; none is an error."),
+          replaceAll: z.boolean().optional().describe("All exact occurrences; none: error."),
         }),
       )
       .min(1)
       .describe("The replacements, at least one."),
-    dryRun: z.boolean().default(false).describe("true: only return the diff."),
+    dryRun: z.boolean().default(false).describe("true: only the diff."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",

@@ -5,12 +5,13 @@
  */
 import { isUtf8 } from "node:buffer";
 import { escapeControls, type Shown } from "../escape.js";
-import { completePrefix, countLines, normalizeBytes } from "./bytes.js";
+import { completePrefix, countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
 export interface ByteSource {
   readonly size: number;
-  read(position: number, length: number): Promise<Buffer>;
+  /** `into`: a buffer the source may read into and return a view of (valid until the caller reuses it). */
+  read(position: number, length: number, into?: Buffer): Promise<Buffer>;
 }
 
 /** One block of the file: its raw bytes normalized, and where its CRLFs were. */
@@ -60,8 +61,17 @@ export class SourceIndex {
   private readonly rawStarts: number[] = [];
   private readonly normStarts: number[] = [];
   private readonly lineStarts: number[] = [];
-  private readonly cache = new Map<number, NormBlock>();
-  private cached = 0;
+  private readonly cache = new Map<number, NormBlock & { slot: Buffer }>();
+  private scratch: Buffer | undefined;
+
+  /** A slot for one more cached block: a new one while the cache has room, else the least recently used one's. */
+  private freeSlot(): Buffer {
+    const slots = Math.max(4, Math.floor(this.opts.cacheBytes / (this.opts.blockBytes + 1)));
+    if (this.cache.size < slots) return Buffer.allocUnsafe(this.opts.blockBytes + 1);
+    const [key, old] = this.cache.entries().next().value as [number, { slot: Buffer }];
+    this.cache.delete(key);
+    return old.slot;
+  }
   /** Normalized length of the whole file. */
   normSize = 0;
   /** "\r\n" or "\n": the ending of the file's last line break, LF when it has none. */
@@ -91,10 +101,13 @@ export class SourceIndex {
     let norm = 0;
     let line = 0;
     let carry = Buffer.alloc(0);
+    // Every block is read into this one buffer: `visit` copies what it keeps, and a fresh buffer per
+    // block (thousands of them) left the allocator fragmented and the RSS high.
+    const scratch = Buffer.allocUnsafe(opts.blockBytes + 1);
     while (raw < source.size) {
       checkAbort(opts.signal);
       const want = Math.min(opts.blockBytes + 1, source.size - raw);
-      const got = await source.read(raw, want);
+      const got = await source.read(raw, want, scratch);
       if (got.length !== want) throw index.changed();
       // A block never ends between the CR and the LF of a CRLF.
       let take = Math.min(opts.blockBytes, got.length);
@@ -104,7 +117,8 @@ export class SourceIndex {
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
       if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);
       carry = Buffer.from(joined.subarray(whole));
-      const { norm: text, crlf } = normalizeBytes(bytes);
+      // In place: `joined`, the only other view of these bytes, was validated above.
+      const { norm: text, crlf } = normalizeInto(bytes, bytes);
       const block: NormBlock = { index: index.rawStarts.length, rawStart: raw, normStart: norm, lineStart: line, norm: text, crlf };
       index.rawStarts.push(raw);
       index.normStarts.push(norm);
@@ -153,7 +167,11 @@ export class SourceIndex {
     return Math.max(0, lo);
   }
 
-  /** Block `i` read again (kept in the cache unless `cache` is false). @throws when the file changed */
+  /**
+   * Block `i` read again (kept in the cache unless `cache` is false); its bytes are valid until the next
+   * uncached read (uncached) or until the cache evicts it, so keep a copy of what must outlive that.
+   * @throws when the file changed
+   */
   async block(i: number, cache = true): Promise<NormBlock> {
     const hit = this.cache.get(i);
     if (hit !== undefined) {
@@ -164,20 +182,16 @@ export class SourceIndex {
     checkAbort(this.opts.signal);
     const rawStart = this.rawStarts[i] ?? 0;
     const length = (this.rawStarts[i + 1] ?? rawStart) - rawStart;
-    const raw = await this.source.read(rawStart, length);
-    const { norm, crlf } = normalizeBytes(raw);
+    // Blocks live in fixed slots (the cache's, reused as it evicts, or the one scratch slot of an
+    // uncached read): a fresh buffer per block read left the allocator fragmented, and a replaceAll
+    // reads a block per replacement.
+    const slot = cache ? this.freeSlot() : (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1));
+    const raw = await this.source.read(rawStart, length, slot);
+    const { norm, crlf } = normalizeInto(raw, slot);
     const normStart = this.normStarts[i] ?? 0;
     if (raw.length !== length || norm.length !== (this.normStarts[i + 1] ?? 0) - normStart) throw this.changed();
     const block: NormBlock = { index: i, rawStart, normStart, lineStart: this.lineStarts[i] ?? 0, norm, crlf };
-    if (cache) {
-      this.cache.set(i, block);
-      this.cached += norm.length;
-      for (const [key, old] of this.cache) {
-        if (this.cached <= this.opts.cacheBytes) break;
-        this.cache.delete(key);
-        this.cached -= old.norm.length;
-      }
-    }
+    if (cache) this.cache.set(i, { ...block, slot });
     return block;
   }
 
@@ -206,14 +220,17 @@ export class SourceIndex {
 
   /** Normalized bytes [from, to). */
   async range(from: number, to: number): Promise<Buffer> {
-    const parts: Buffer[] = [];
+    // Copied out block by block as it is read: a block's slot is reused when the cache evicts it,
+    // which a range longer than the cache makes happen within this very loop.
+    const out = Buffer.allocUnsafe(Math.max(0, Math.min(to, this.normSize) - from));
+    let filled = 0;
     for (let i = this.blockAt(from); from < to && i < this.blockCount; i++) {
       const b = await this.block(i);
       const end = Math.min(to, b.normStart + b.norm.length);
-      if (end > from) parts.push(b.norm.subarray(from - b.normStart, end - b.normStart));
+      if (end > from) filled += b.norm.copy(out, filled, from - b.normStart, end - b.normStart);
       from = Math.max(from, end);
     }
-    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    return out.subarray(0, filled);
   }
 
   /** Raw offset of normalized offset `n` (a CRLF's LF maps to its CR). */

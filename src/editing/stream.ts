@@ -182,11 +182,14 @@ async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>
   const { index } = doc;
   let written = 0;
   let cursor = 0;
+  // One buffer for every copied piece (each write completes before the next read): a fresh one per
+  // piece left the allocator fragmented, and a replaceAll's hundreds of pieces raised the peak RSS.
+  const scratch = Buffer.allocUnsafe(COPY_BYTES);
   const copyUntil = async (end: number): Promise<void> => {
     while (cursor < end) {
       await pause();
       const length = Math.min(COPY_BYTES, end - cursor);
-      const bytes = await index.source.read(cursor, length);
+      const bytes = await index.source.read(cursor, length, scratch);
       if (bytes.length !== length) throw index.changed();
       await write(bytes);
       written += length;

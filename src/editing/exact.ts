@@ -63,18 +63,41 @@ export class ExactFinder {
 
   /** Searches one more block (blocks must come in order). */
   feed(block: NormBlock): void {
+    if (this.hashed > 0) return this.feedJoined(block);
+    // The block is searched where it lies, and only the seam (the carried tail and the block's first
+    // bytes) is copied: a copy of every block was a second file's worth of allocations.
+    const norm = block.norm;
+    const tail = this.tail;
+    if (tail.length > 0) {
+      const seam = Buffer.concat([tail, norm.subarray(0, this.overlap)]);
+      this.search(seam, block.normStart - tail.length, tail.length, tail.length);
+    }
+    this.search(norm, block.normStart, 0, Number.POSITIVE_INFINITY);
+    const joined = norm.length >= this.overlap ? norm : Buffer.concat([tail, norm]);
+    const keep = Math.min(this.overlap, joined.length);
+    this.tail = keep === 0 ? Buffer.alloc(0) : Buffer.from(joined.subarray(joined.length - keep));
+  }
+
+  /** Records the occurrences in `buf` (document bytes from `base`) that end past `fresh` and start before `before`. */
+  private search(buf: Buffer, base: number, fresh: number, before: number): void {
+    const start = Math.max(0, this.from - base);
+    for (const i of this.pending) {
+      const pattern = this.patterns[i] as Buffer;
+      for (let at = buf.indexOf(pattern, start); at !== -1 && at < before; at = buf.indexOf(pattern, at + 1)) {
+        if (at + pattern.length > fresh) this.record(i, base + at);
+      }
+    }
+  }
+
+  /** feed for the rolling hash, over the tail and the block joined. */
+  private feedJoined(block: NormBlock): void {
     const buf = this.tail.length === 0 ? block.norm : Buffer.concat([this.tail, block.norm]);
     const base = block.normStart - this.tail.length;
     const start = Math.max(0, this.from - base);
     // An occurrence ending inside the carried tail was counted with the block before.
     const fresh = this.tail.length;
-    for (const i of this.pending) {
-      const pattern = this.patterns[i] as Buffer;
-      for (let at = buf.indexOf(pattern, start); at !== -1; at = buf.indexOf(pattern, at + 1)) {
-        if (at + pattern.length > fresh) this.record(i, base + at);
-      }
-    }
-    if (this.hashed > 0) this.rollOver(buf, base, start, fresh);
+    this.search(buf, base, fresh, Number.POSITIVE_INFINITY);
+    this.rollOver(buf, base, start, fresh);
     const keep = Math.min(this.overlap, buf.length);
     this.tail = keep === 0 ? Buffer.alloc(0) : Buffer.from(buf.subarray(buf.length - keep));
   }

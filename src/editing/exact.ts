@@ -63,7 +63,10 @@ export class ExactFinder {
 
   /** Searches one more block (blocks must come in order). */
   feed(block: NormBlock): void {
-    if (this.hashed > 0) return this.feedJoined(block);
+    if (this.hashed > 0) {
+      this.feedJoined(block);
+      return;
+    }
     // The block is searched where it lies, and only the seam (the carried tail and the block's first
     // bytes) is copied: a copy of every block was a second file's worth of allocations.
     const norm = block.norm;

@@ -103,16 +103,28 @@ export class SourceIndex {
     let carry = Buffer.alloc(0);
     // Every block is read into this one buffer: `visit` copies what it keeps, and a fresh buffer per
     // block (thousands of them) left the allocator fragmented and the RSS high.
-    const scratch = Buffer.allocUnsafe(opts.blockBytes + 1);
+    let scratch = Buffer.allocUnsafe(opts.blockBytes + 1);
     while (raw < source.size) {
       checkAbort(opts.signal);
-      const want = Math.min(opts.blockBytes + 1, source.size - raw);
+      const want = Math.min(opts.blockBytes, source.size - raw);
       const got = await source.read(raw, want, scratch);
       if (got.length !== want) throw index.changed();
-      // A block never ends between the CR and the LF of a CRLF.
-      let take = Math.min(opts.blockBytes, got.length);
-      if (take < got.length && got[take - 1] === CR && got[take] === LF) take++;
-      const bytes = got.subarray(0, take);
+      if (got.buffer !== scratch.buffer || got.byteOffset !== scratch.byteOffset) got.copy(scratch, 0);
+      // A block never ends on a CR (so never inside a CRLF): it takes the bytes after one, one at a time.
+      // Reading them at the block's end, not one byte ahead of every block, keeps the reads in order,
+      // so the rewrite's digest of the file comes from this pass instead of one more.
+      let take = want;
+      while (scratch[take - 1] === CR && raw + take < source.size) {
+        const next = await source.read(raw + take, 1);
+        if (next.length !== 1) throw index.changed();
+        if (take === scratch.length) {
+          const bigger = Buffer.allocUnsafe(2 * scratch.length);
+          scratch.copy(bigger, 0, 0, take);
+          scratch = bigger;
+        }
+        scratch[take++] = next[0] as number;
+      }
+      const bytes = scratch.subarray(0, take);
       const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
       if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);
@@ -185,7 +197,9 @@ export class SourceIndex {
     // Blocks live in fixed slots (the cache's, reused as it evicts, or the one scratch slot of an
     // uncached read): a fresh buffer per block read left the allocator fragmented, and a replaceAll
     // reads a block per replacement.
-    const slot = cache ? this.freeSlot() : (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1));
+    // A block past the usual size (one that ends in a run of CRs) gets a buffer of its own.
+    const oversized = length > this.opts.blockBytes + 1 ? Buffer.allocUnsafe(length) : undefined;
+    const slot = cache ? (oversized ?? this.freeSlot()) : (oversized ?? (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1)));
     const raw = await this.source.read(rawStart, length, slot);
     const { norm, crlf } = normalizeInto(raw, slot);
     const normStart = this.normStarts[i] ?? 0;

@@ -89,9 +89,8 @@ export class SourceIndex {
   static async build(source: ByteSource, options: IndexOptions, visit: (block: NormBlock) => void | Promise<void>): Promise<SourceIndex> {
     const opts = {
       blockBytes: options.blockBytes ?? 65536,
-      // 16 MiB raised a replaceAll's peak RSS on a 600 MiB file by 35 MB (its diff and write touch a
-      // block per replacement, and evicted blocks are garbage the collector reclaims late); 2 MiB still
-      // holds the blocks one edit's windows and diff revisit.
+      // A replaceAll's diff and write load a block per replacement: 2 MiB of slots holds what one edit's
+      // windows and diff revisit, and is all those loads ever occupy.
       cacheBytes: options.cacheBytes ?? 2 * 1024 * 1024,
       path: options.path ?? escapeControls("file"),
       signal: options.signal,

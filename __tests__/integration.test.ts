@@ -276,7 +276,18 @@ describe("every tool, success and failure", () => {
 
   it("get_file_info", async () => {
     const lines = expectOk(await run("get_file_info", { path: p("a.txt") })).split("\n");
-    expect(lines.map((l) => l.split(":")[0])).toEqual(["size", "created", "modified", "accessed", "isDirectory", "isFile", "permissions"]);
+    expect(lines.map((l) => l.split(":")[0])).toEqual([
+      "size",
+      "created",
+      "modified",
+      "accessed",
+      "isDirectory",
+      "isFile",
+      "permissions",
+      "lineEndings",
+      "endsWithNewline",
+      "text",
+    ]);
     expect(lines).toContain("size: 12");
     expect(lines).toContain("isFile: true");
     expectError(await run("get_file_info", { path: p("missing") }), /missing/);

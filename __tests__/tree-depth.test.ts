@@ -11,6 +11,7 @@ import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { TextSink } from "../src/bounded.js";
 import { DEFAULTS } from "../src/server/config.js";
 import { describeEachStrategy, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { buildServer } from "../src/server/index.js";
@@ -53,10 +54,14 @@ async function search(pattern: string, options?: { respectGitignore?: boolean })
 type Limited = { name: string; type: "directory"; [DEPTH_LIMITED]: true };
 type Expected = TreeEntry | Limited;
 
-/** The reference tree cut at `maxDepth`: directories on the last level lose their children and gain the marker. */
+/**
+ * The reference tree cut at `maxDepth`: directories on the last level that have entries (after the
+ * exclusions) lose their children and gain the marker; empty ones keep `children: []`.
+ */
 function cut(entries: TreeEntry[], maxDepth: number, depth = 1): Expected[] {
   return entries.map((e): Expected => {
     if (e.type !== "directory") return e;
+    if (depth >= maxDepth && (e.children ?? []).length === 0) return { name: e.name, type: "directory", children: [] };
     if (depth >= maxDepth) return { name: e.name, type: "directory", [DEPTH_LIMITED]: true };
     return { name: e.name, type: "directory", children: cut(e.children ?? [], maxDepth, depth + 1) };
   });
@@ -98,29 +103,55 @@ describeEachStrategy("directory_tree maxDepth", () => {
     expect(await tree({ maxDepth })).toBe(JSON.stringify(expected, null, 2));
   });
 
-  it("maxDepth 1 lists only the directory's own entries, every directory marked, none with children", async () => {
+  it("maxDepth 1 lists only the directory's own entries: every directory with entries marked, the empty one with children []", async () => {
     const listed = JSON.parse(await tree({ maxDepth: 1 })) as Record<string, unknown>[];
     expect(listed.map((e) => e.name).sort()).toEqual(["a", "empty", "top.txt", "z"]);
-    for (const e of listed.filter((x) => x.type === "directory")) {
+    for (const e of listed.filter((x) => x.type === "directory" && x.name !== "empty")) {
       expect(e[DEPTH_LIMITED]).toBe(true);
       expect(e).not.toHaveProperty("children");
     }
+    // Regression (issue 17): an empty directory at the cut was marked depthLimited like a cut one.
+    expect(listed.find((e) => e.name === "empty")).toEqual({ name: "empty", type: "directory", children: [] });
   });
 
-  it("at maxDepth 2 an empty directory has children [] while a depth-cut one is marked", async () => {
+  it("at maxDepth 2 an empty directory has children [] at either level while a depth-cut one is marked", async () => {
     const listed = JSON.parse(await tree({ maxDepth: 2 })) as (Record<string, unknown> & { children?: Record<string, unknown>[] })[];
     const byName = (list: Record<string, unknown>[], name: string) => list.find((e) => e.name === name)!;
     expect(byName(listed, "empty")).toEqual({ name: "empty", type: "directory", children: [] });
     const a = byName(listed, "a") as { children: Record<string, unknown>[] };
-    expect(byName(a.children, "emptyInA")).toEqual({ name: "emptyInA", type: "directory", [DEPTH_LIMITED]: true });
+    expect(byName(a.children, "emptyInA")).toEqual({ name: "emptyInA", type: "directory", children: [] });
     expect(byName(a.children, "b")).toEqual({ name: "b", type: "directory", [DEPTH_LIMITED]: true });
     expect(byName(a.children, "a1.txt")).toEqual({ name: "a1.txt", type: "file" });
   });
 
-  it("does not read below the depth: directories at the limit are never opened", async () => {
+  it("does not read below the depth: directories at the limit are read only to tell empty from cut, their subdirectories never", async () => {
     const reads = spyDirectoryReads();
     await tree({ maxDepth: 2 });
-    expect(reads.sort()).toEqual([root, path.join(root, "a"), path.join(root, "empty"), path.join(root, "z")].sort());
+    const listed = [root, path.join(root, "a"), path.join(root, "empty"), path.join(root, "z")];
+    expect(reads.sort()).toEqual([...listed, path.join(root, "a", "b"), path.join(root, "a", "emptyInA")].sort());
+    expect(reads).not.toContain(path.join(root, "a", "b", "c"));
+  });
+
+  it("a directory at the cut whose entries are all excluded, or only the server's own temp files, shows children []", async () => {
+    materialize(root, { only: { "x.log": "", "y.log": "" }, hidden: { ".bfs-0123456789abcdef0123456789abcdef.tmp": "" }, kept: { "k.txt": "" } });
+    const listed = JSON.parse(await tree({ maxDepth: 1 }, ["**/*.log"])) as Record<string, unknown>[];
+    const byName = (name: string) => listed.find((e) => e.name === name);
+    expect(byName("only")).toEqual({ name: "only", type: "directory", children: [] });
+    expect(byName("hidden")).toEqual({ name: "hidden", type: "directory", children: [] });
+    expect(byName("kept")).toEqual({ name: "kept", type: "directory", [DEPTH_LIMITED]: true });
+    // The same directories listed one level deeper agree: what was called empty lists nothing.
+    const deeper = JSON.parse(await tree({ maxDepth: 2 }, ["**/*.log"])) as { name: string; children?: unknown[] }[];
+    expect(deeper.find((e) => e.name === "only")?.children).toEqual([]);
+    expect(deeper.find((e) => e.name === "hidden")?.children).toEqual([]);
+  });
+
+  it("the cut's JSON length is counted exactly once the cap is passed (both markers)", async () => {
+    const whole = await tree({ maxDepth: 2 });
+    for (const cap of [40, 200, whole.length - 1]) {
+      const sink = new TextSink(cap);
+      await treeInto(root, [], sink, opts, { maxDepth: 2 });
+      expect(sink.total).toBe(whole.length);
+    }
   });
 
   it("without maxDepth (or deeper than the tree) the output is upstream's unchanged", async () => {
@@ -187,13 +218,20 @@ describeEachStrategy("respectGitignore on both tools", () => {
     expect(text.slice(at)).toContain("3 entries ignored by .gitignore and 1 .git entry");
   });
 
-  it("combines with maxDepth: the depth-cut directory is judged, but its .gitignore is never read", async () => {
+  it("combines with maxDepth: the depth-cut directory is read once to judge it, nothing below it", async () => {
     const reads = spyDirectoryReads();
     const text = await tree({ respectGitignore: true, maxDepth: 1 });
     const listed = JSON.parse(text.slice(0, text.indexOf("\n\n["))) as Record<string, unknown>[];
     expect(listed.map((e) => e.name).sort()).toEqual([".gitignore", "app.ts", "src"]);
     expect(listed.find((e) => e.name === "src")).toEqual({ name: "src", type: "directory", [DEPTH_LIMITED]: true });
-    expect(reads).toEqual([root]);
+    expect(reads.sort()).toEqual([root, path.join(root, "src")].sort());
+  });
+
+  it("a directory at the cut holding only ignored files shows children []", async () => {
+    materialize(root, { logs: { "a.log": "", "b.log": "" } });
+    const text = await tree({ respectGitignore: true, maxDepth: 1 });
+    const listed = JSON.parse(text.slice(0, text.indexOf("\n\n["))) as Record<string, unknown>[];
+    expect(listed.find((e) => e.name === "logs")).toEqual({ name: "logs", type: "directory", children: [] });
   });
 
   it("no match under .gitignore rules still says what was left out", async () => {

@@ -122,3 +122,102 @@ export async function tolerantEditScenario(fx, runs) {
     },
   ];
 }
+
+/** Occurrences of `needle` in `file`, read in 16 MiB pieces (disjoint, left to right, as replaceAll and sed take them). */
+function countIn(file, needle) {
+  const fd = fs.openSync(file, "r");
+  const buf = Buffer.alloc(16 * 1024 * 1024 + needle.length);
+  let count = 0;
+  let carry = 0;
+  try {
+    for (let pos = 0; ; ) {
+      const n = fs.readSync(fd, buf, carry, buf.length - carry, pos);
+      if (n === 0) break;
+      pos += n;
+      const end = carry + n;
+      let at = buf.indexOf(needle, 0);
+      let next = 0;
+      while (at !== -1 && at + needle.length <= end) {
+        count++;
+        next = at + needle.length;
+        at = buf.indexOf(needle, next);
+      }
+      // Keep the bytes an occurrence cut at the piece's end may start in.
+      const keepFrom = Math.max(next, end - needle.length + 1);
+      buf.copy(buf, 0, keepFrom, end);
+      carry = end - keepFrom;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return count;
+}
+
+/**
+ * A phrase of two ASCII words from the middle of the big file (so sed needs no escaping) that occurs
+ * between 100 and 50,000 times: each word alone occurs hundreds of thousands of times in this
+ * fixture, past the 100,000 replacements a call makes.
+ */
+function phraseToReplace(file) {
+  const size = fs.statSync(file).size;
+  const fd = fs.openSync(file, "r");
+  try {
+    for (let from = Math.floor(size / 2); from < size; from += 4096) {
+      const words = lineAfter(fd, from).text.split(" ");
+      for (let i = 0; i + 1 < words.length; i++) {
+        const phrase = `${words[i]} ${words[i + 1]}`;
+        if (!/^[a-z]{3,} [a-z]{3,}$/.test(phrase)) continue;
+        const count = countIn(file, Buffer.from(` ${phrase} `));
+        if (count >= 100 && count <= 50_000) return { phrase: ` ${phrase} `, count };
+      }
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  throw new Error("no two-word phrase occurring 100 to 50,000 times found in the big file");
+}
+
+/**
+ * Per run: `sed -i 's/<phrase>/<PHRASE>/g'` on one copy of the big file (timed: the reference), then one
+ * edit_file call with replaceAll of the same phrase on another copy; the two results must be byte-identical.
+ */
+export async function replaceAllScenario(fx, runs) {
+  const bySed = path.join(fx.root, "replace-all-sed.txt");
+  const byServer = path.join(fx.root, "replace-all-server.txt");
+  const { phrase, count } = phraseToReplace(fx.text);
+  const replacement = phrase.toUpperCase().replace(/ (?=\S)/g, " _");
+  try {
+    const { value, rssMb } = await withServer(fx.root, [], (s) =>
+      repeat(runs, async () => {
+        fs.copyFileSync(fx.text, bySed);
+        fs.copyFileSync(fx.text, byServer);
+        const sed = await timeCommand("sed", ["-i", `s/${phrase}/${replacement}/g`, bySed]);
+        const edit = await s.call("edit_file", { path: byServer, edits: [{ oldText: phrase, newText: replacement, replaceAll: true }] });
+        const same =
+          (await timeCommand("cmp", ["-s", bySed, byServer]).then(
+            () => true,
+            () => false,
+          )) && edit.text.startsWith(`edits[0]: replaced ${count.toLocaleString("en-US")} occurrences`);
+        return { sedMs: sed.ms, ms: edit.ms, chars: edit.text.length, same, text: edit.text };
+      }),
+    );
+    const sedMs = median(value.map((v) => v.sedMs));
+    const ms = median(value.map((v) => v.ms));
+    const ok = value.every((v) => v.same);
+    if (!ok) console.error(`[bench] replaceAll result: ${value[0].text.slice(0, 300)}`);
+    return [
+      { name: `sed -i 's/…/…/g' on a copy of the big file (${count.toLocaleString("en-US")} occurrences)`, ms: sedMs, chars: undefined },
+      {
+        name: `edit_file replaceAll on a copy of the big file${ok ? "" : " (DIFFERS FROM SED)"}`,
+        ms,
+        chars: value[0].chars,
+        rssMb,
+        ratio: { value: ms / sedMs, info: true, label: "vs sed" },
+        ok,
+      },
+    ];
+  } finally {
+    fs.rmSync(bySed, { force: true });
+    fs.rmSync(byServer, { force: true });
+  }
+}

@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
-import { bigEditScenario, tolerantEditScenario } from "./edit.mjs";
+import { bigEditScenario, replaceAllScenario, tolerantEditScenario } from "./edit.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
 import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./file-ops.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
@@ -87,6 +87,7 @@ async function main() {
   await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
+  await step("replaceAll on a copy of the big file vs sed -i", () => replaceAllScenario(fx, 3));
   await step("copy of the big file vs cp", () => bigCopyScenario(fx, 3));
   await step("append to the big file", () => bigAppendScenario(fx, 3));
   await step("tree copy and delete vs cp -r and rm -r", () => treeCopyDeleteScenario(fx, 2, fx.treeEntries));

@@ -5,21 +5,21 @@
 const LF = 0x0a;
 const CRLF = Buffer.from("\r\n");
 
-/** Removes the CR of every CRLF; returns the text and where those LFs now are. */
-export function normalizeBytes(raw: Buffer): { norm: Buffer; crlf: number[] } {
-  let at = raw.indexOf(CRLF);
-  if (at === -1) return { norm: raw, crlf: [] };
-  const parts: Buffer[] = [];
+/**
+ * Removes the CR of every CRLF, writing the text into `out` (at least as long as `raw`; it may be
+ * `raw`'s own memory, as bytes only move left); returns the text, a view of `out`, and where those LFs now are.
+ */
+export function normalizeInto(raw: Buffer, out: Buffer): { norm: Buffer; crlf: number[] } {
   const crlf: number[] = [];
+  let written = 0;
   let from = 0;
-  while (at !== -1) {
-    parts.push(raw.subarray(from, at));
-    crlf.push(at - crlf.length);
+  for (let at = raw.indexOf(CRLF); at !== -1; at = raw.indexOf(CRLF, at + 2)) {
+    written += raw.copy(out, written, from, at);
+    crlf.push(written);
     from = at + 1;
-    at = raw.indexOf(CRLF, at + 2);
   }
-  parts.push(raw.subarray(from));
-  return { norm: Buffer.concat(parts), crlf };
+  written += raw.copy(out, written, from, raw.length);
+  return { norm: out.subarray(0, written), crlf };
 }
 
 /** Number of LF bytes in `bytes[from, to)`. */

@@ -5,6 +5,8 @@ import { LinePattern, rebase } from "./tolerant.js";
 export interface EditOperation {
   oldText: string;
   newText: string;
+  /** edit_file only (SPEC §15): every exact occurrence; applyEdits keeps upstream's first match and ignores it. */
+  replaceAll?: boolean;
 }
 
 /** Returns `text` with every CRLF turned into LF (lone CRs are kept). */

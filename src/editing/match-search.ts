@@ -1,16 +1,37 @@
 /**
- * Where each edit applies in the document as edited so far. Speculation: the first occurrence in
- * the original file (found for all edits in one pass) is still the answer unless an earlier edit
- * touched it or created an earlier one; the second case can only happen near an edited range, so
- * only small windows around the edits are searched, and the file is scanned again (from that
- * occurrence on, for that edit alone) only when an earlier edit destroyed the occurrence.
+ * Where each edit applies in the document as edited so far (SPEC §15: exactly one place, or the edit
+ * is refused). The first pass over the original counted every edit's occurrences and kept the first
+ * few; an occurrence in the edited text is either one of those, still intact, or overlaps a range an
+ * earlier edit changed, so only small windows around the edits are searched. The whole document is
+ * scanned again only when that does not settle it (many kept ones edited away), for a replaceAll,
+ * and to name the lines of an ambiguous edit.
  */
-import { ExactFinder } from "./exact.js";
 import type { Patch, PatchedDoc } from "./patched-doc.js";
 import type { SourceIndex } from "./source-index.js";
 import { type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
 
 const LF = 0x0a;
+
+/** Where an edit's old text is in the document: none, exactly one (`at`), or several. */
+export type Placement<T> = { kind: "none" } | { kind: "one"; at: T } | { kind: "many" };
+
+const placement = (found: readonly number[]): Placement<number> =>
+  found.length === 0 ? { kind: "none" } : found.length === 1 ? { kind: "one", at: found[0] as number } : { kind: "many" };
+
+const placementOf = (found: readonly DocLineMatch[]): Placement<DocLineMatch> =>
+  found.length === 0 ? { kind: "none" } : found.length === 1 ? { kind: "one", at: found[0] as DocLineMatch } : { kind: "many" };
+
+/** A scan of the whole document: the number of matches and the first few. */
+export interface Scanned<T> {
+  found: T[];
+  count: number;
+}
+
+/** What the first pass over the original found of one edit's old text: how many, and the first few. */
+export interface FirstPass<T> {
+  count: number;
+  kept: readonly T[];
+}
 
 /** A whitespace-tolerant match in document offsets, with its first line (for the indentation). */
 export interface DocLineMatch {
@@ -49,10 +70,10 @@ export class EditSearch {
   constructor(
     private readonly doc: PatchedDoc,
     private readonly index: SourceIndex,
-    /** First original exact occurrence per edit (undefined: none; null: not looked for). */
-    readonly exactHints: (number | undefined | null)[],
-    /** First original tolerant match per edit (undefined: none; null: not looked for). */
-    readonly lineHints: (LineMatch | undefined | null)[],
+    /** Original exact occurrences per edit (undefined: empty old text). */
+    readonly exactHints: readonly (FirstPass<number> | undefined)[],
+    /** Original tolerant matches per edit (null: not looked for, because it had an exact occurrence). */
+    readonly lineHints: readonly (FirstPass<LineMatch> | null | undefined)[],
     /** Lines longer than this take part only in exact matches. */
     readonly maxLineBytes: number,
     private readonly pause: () => Promise<void>,
@@ -61,6 +82,11 @@ export class EditSearch {
     /** Most lines in an old text, plus one: the reach of the line windows. */
     private readonly around: number,
   ) {}
+
+  /** Replaces each document range [at, at + length) of the sorted, disjoint `starts` (every window is rebuilt). */
+  replaceEach(starts: readonly number[], length: number, text: Buffer): void {
+    this.doc.replaceEach(starts, length, text);
+  }
 
   /** Replaces document bytes [x, y) and forgets the windows that saw them. */
   replace(x: number, y: number, text: Buffer): void {
@@ -101,78 +127,185 @@ export class EditSearch {
     return w;
   }
 
-  /** Document offset of the first exact occurrence of `pattern` (edit `k`), or undefined. */
-  async exact(k: number, pattern: Buffer): Promise<number | undefined> {
+  /**
+   * Where the exact old text of edit `k` is in the document now: none, one (its offset) or several.
+   * Every occurrence is either an original one still intact (the first pass kept the first few and
+   * counted all) or one that overlaps an edited range (found in that range's window); when the kept
+   * ones do not settle it, the document is scanned.
+   */
+  async exact(k: number, pattern: Buffer): Promise<Placement<number>> {
     const { doc } = this;
     const size = pattern.length;
-    let p = this.exactHints[k] ?? undefined;
-    if (this.exactHints[k] === null) p = await this.rescanExact(pattern, 0);
-    while (p !== undefined && !doc.exactIntact(p, size)) p = await this.rescanExact(pattern, p + 1);
-    this.exactHints[k] = p;
-    let best = p === undefined ? undefined : doc.toDoc(p);
+    const hint = this.exactHints[k];
+    const seen = new Set<number>();
+    for (const p of hint?.kept ?? []) if (doc.exactIntact(p, size)) seen.add(doc.toDoc(p));
+    const starts = doc.docStarts();
+    const length = doc.length;
+    for (let i = 0; i < doc.patches.length && seen.size < 2; i++) {
+      const ds = starts[i] ?? 0;
+      const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
+      for (let at = w.text.indexOf(pattern); at !== -1; at = w.text.indexOf(pattern, at + 1)) seen.add(ds + w.from + at);
+      await this.pause();
+    }
+    if (seen.size < 2 && (hint === undefined || hint.count > hint.kept.length)) {
+      return placement((await this.scanExact(pattern, false, 2, 2)).found);
+    }
+    return placement([...seen].sort((a, b) => a - b));
+  }
+
+  /**
+   * For replaceAll: the document offsets of edit `k`'s occurrences, left to right and disjoint, from every
+   * original one still intact (when the first pass kept them all) and those in the windows of the edited
+   * ranges; undefined when the first pass did not keep them all (the caller scans the document).
+   */
+  async allExact(k: number, pattern: Buffer): Promise<number[] | undefined> {
+    const hint = this.exactHints[k];
+    if (hint === undefined || hint.count > hint.kept.length) return undefined;
+    const { doc } = this;
+    const size = pattern.length;
+    const seen = new Set<number>();
+    // One sweep of the sorted originals against the sorted patches: intact ones, and where they are now.
+    let j = 0;
+    let shift = 0;
+    for (const p of hint.kept) {
+      for (let q = doc.patches[j]; q !== undefined && q.end <= p; q = doc.patches[++j]) shift += q.text.length - (q.end - q.start);
+      const next = doc.patches[j];
+      if (next === undefined || next.start >= p + size) seen.add(p + shift);
+    }
     const starts = doc.docStarts();
     const length = doc.length;
     for (let i = 0; i < doc.patches.length; i++) {
       const ds = starts[i] ?? 0;
       const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
-      if (best !== undefined && ds + w.from >= best) break;
-      const at = w.text.indexOf(pattern);
-      if (at !== -1 && (best === undefined || ds + w.from + at < best)) best = ds + w.from + at;
+      for (let at = w.text.indexOf(pattern); at !== -1; at = w.text.indexOf(pattern, at + 1)) seen.add(ds + w.from + at);
       await this.pause();
     }
-    return best;
+    const out: number[] = [];
+    for (const at of [...seen].sort((a, b) => a - b)) if (out.length === 0 || at >= (out[out.length - 1] as number) + size) out.push(at);
+    return out;
   }
 
-  private async rescanExact(pattern: Buffer, from: number): Promise<number | undefined> {
-    const finder = new ExactFinder([pattern], from, (_, at) => this.doc.exactIntact(at, pattern.length));
-    for await (const block of this.index.blocksFrom(from)) {
-      finder.feed(block);
-      if (finder.done) break;
+  /**
+   * `pattern`'s occurrences in the document, left to right (`disjoint`: each after the end of the one
+   * before, as replaceAll takes them): their number, counted up to `stop`, and the first `keep` offsets.
+   */
+  async scanExact(pattern: Buffer, disjoint: boolean, keep: number, stop = Number.POSITIVE_INFINITY): Promise<Scanned<number>> {
+    const found: number[] = [];
+    const overlap = pattern.length - 1;
+    let count = 0;
+    let next = 0;
+    // Searches `buf` (document bytes from `base`) for occurrences starting before `until`.
+    const search = (buf: Buffer, base: number, until: number): void => {
+      for (
+        let at = buf.indexOf(pattern, Math.max(0, next - base));
+        at !== -1 && base + at < until && count < stop;
+        at = buf.indexOf(pattern, next - base)
+      ) {
+        count++;
+        if (found.length < keep) found.push(base + at);
+        next = base + at + (disjoint ? pattern.length : 1);
+      }
+    };
+    // The last bytes before the current piece, for occurrences that straddle two pieces; the pieces
+    // themselves are searched where they lie (a copy of each cost a second 600 MiB of garbage).
+    let tail = Buffer.alloc(0);
+    let tailAt = 0;
+    for await (const { at, bytes } of this.doc.pieces()) {
+      if (tail.length > 0) {
+        const joint = Buffer.concat([tail, bytes.subarray(0, overlap)]);
+        search(joint, tailAt, at);
+      }
+      search(bytes, at, Number.POSITIVE_INFINITY);
+      if (count >= stop) break;
+      const joined = bytes.length >= overlap ? bytes : Buffer.concat([tail, bytes]);
+      tail = Buffer.from(joined.subarray(Math.max(0, joined.length - overlap)));
+      tailAt = at + bytes.length - tail.length;
       await this.pause();
     }
-    return finder.found[0];
+    return { found, count };
   }
 
-  /** The first whitespace-tolerant match of `pattern` (edit `k`), or undefined. */
-  async tolerant(k: number, pattern: LinePattern): Promise<DocLineMatch | undefined> {
+  /** Like `exact`, for the whitespace-tolerant matches of edit `k`'s old lines. */
+  async tolerant(k: number, pattern: LinePattern): Promise<Placement<DocLineMatch>> {
     const { doc } = this;
-    let m = this.lineHints[k] ?? undefined;
-    if (this.lineHints[k] === null) m = await this.rescanLines(pattern, 0, -1);
-    while (m !== undefined && !doc.linesIntact(m.lineStart, m.lineEnd)) m = await this.rescanLines(pattern, m.lineStart, m.lineStart);
-    this.lineHints[k] = m;
-    let best: DocLineMatch | undefined;
-    if (m !== undefined) {
+    const hint = this.lineHints[k];
+    if (hint === null || hint === undefined) return placementOf((await this.scanLines(pattern, 2, 2)).found);
+    const seen = new Map<number, DocLineMatch>();
+    for (const m of hint.kept) {
+      if (!doc.linesIntact(m.lineStart, m.lineEnd)) continue;
       const lines = await this.index.range(m.lineStart, m.lineEnd);
       const firstEnd = lines.indexOf(LF);
       const firstLine = lines.toString("utf8", 0, firstEnd === -1 ? lines.length : firstEnd);
-      best = { start: doc.toDoc(m.lineStart), end: doc.toDoc(m.lineEnd), firstLine };
+      const start = doc.toDoc(m.lineStart);
+      seen.set(start, { start, end: doc.toDoc(m.lineEnd), firstLine });
     }
     const starts = doc.docStarts();
-    for (let i = 0; i < doc.patches.length; i++) {
+    for (let i = 0; i < doc.patches.length && seen.size < 2; i++) {
       const ds = starts[i] ?? 0;
       const w = await this.lineWindowOf(doc.patches[i] as Patch, ds);
-      if (best !== undefined && ds + w.from >= best.start) break;
-      const at = pattern.findIn(w.texts);
-      const first = w.lines[at];
-      const last = w.lines[at + pattern.pattern.length - 1];
-      if (first !== undefined && last !== undefined && (best === undefined || ds + first.start < best.start)) {
-        best = { start: ds + first.start, end: ds + last.end, firstLine: first.text ?? "" };
+      for (const at of pattern.findAllIn(w.texts)) {
+        const first = w.lines[at];
+        const last = w.lines[at + pattern.pattern.length - 1];
+        if (first === undefined || last === undefined) continue;
+        seen.set(ds + first.start, { start: ds + first.start, end: ds + last.end, firstLine: first.text ?? "" });
       }
       await this.pause();
     }
-    return best;
+    if (seen.size < 2 && hint.count > hint.kept.length) return placementOf((await this.scanLines(pattern, 2, 2)).found);
+    return placementOf([...seen.values()].sort((a, b) => a.start - b.start));
   }
 
-  private async rescanLines(pattern: LinePattern, from: number, after: number): Promise<LineMatch | undefined> {
-    const accept = (_: number, m: LineMatch): boolean => m.lineStart > after && this.doc.linesIntact(m.lineStart, m.lineEnd);
-    const finder = new TolerantFinder([pattern], from, accept, this.maxLineBytes);
-    for await (const block of this.index.blocksFrom(from)) {
-      finder.feed(block);
+  /** The document's whitespace-tolerant matches of `pattern`, left to right (overlapping ones too): counted up to `stop`, the first `keep` kept. */
+  async scanLines(pattern: LinePattern, keep: number, stop = Number.POSITIVE_INFINITY): Promise<Scanned<DocLineMatch>> {
+    const { doc } = this;
+    const length = doc.length;
+    const kept: LineMatch[] = [];
+    let count = 0;
+    const finder = new TolerantFinder(
+      [pattern],
+      0,
+      (_, m) => {
+        count++;
+        if (kept.length < keep) kept.push(m);
+        return count >= stop;
+      },
+      this.maxLineBytes,
+    );
+    for await (const { at, bytes } of doc.pieces()) {
+      finder.feed({ index: 0, rawStart: at, normStart: at, lineStart: 0, norm: bytes, crlf: [] });
       if (finder.done) break;
       await this.pause();
     }
-    finder.finish(this.index.normSize);
-    return finder.found[0];
+    finder.finish(length);
+    const found: DocLineMatch[] = [];
+    for (const m of kept) {
+      const first = await doc.slice(m.lineStart, Math.min(m.lineEnd, m.lineStart + this.maxLineBytes + 1));
+      const end = first.indexOf(LF);
+      found.push({ start: m.lineStart, end: m.lineEnd, firstLine: first.toString("utf8", 0, end === -1 ? first.length : end) });
+    }
+    return { found, count };
+  }
+
+  /** The 1-based line numbers of the sorted document offsets `offsets`, in one pass up to the last. */
+  async lineNumbers(offsets: readonly number[]): Promise<number[]> {
+    const out: number[] = [];
+    let line = 1;
+    let k = 0;
+    for await (const { at, bytes } of this.doc.pieces()) {
+      if (k >= offsets.length) break;
+      let from = 0;
+      while (k < offsets.length && (offsets[k] as number) < at + bytes.length) {
+        const stop = (offsets[k] as number) - at;
+        for (let lf = bytes.indexOf(LF, from); lf !== -1 && lf < stop; lf = bytes.indexOf(LF, lf + 1)) line++;
+        from = Math.max(from, stop);
+        out.push(line);
+        k++;
+      }
+      for (let lf = bytes.indexOf(LF, from); lf !== -1; lf = bytes.indexOf(LF, lf + 1)) line++;
+      await this.pause();
+    }
+    while (out.length < offsets.length) out.push(line);
+    return out;
   }
 
   /**

@@ -15,7 +15,7 @@ const delta = (p: Patch): number => p.text.length - (p.end - p.start);
 
 /** The original text plus the edits made so far, addressed in document (edited) byte offsets. */
 export class PatchedDoc {
-  readonly patches: Patch[] = [];
+  patches: Patch[] = [];
 
   constructor(readonly index: SourceIndex) {}
 
@@ -92,6 +92,35 @@ export class PatchedDoc {
     return true;
   }
 
+  /**
+   * The edited text from the start, in pieces (original blocks read past the cache, patch texts), with
+   * the document offset of each; for scans of the whole document, which would otherwise churn the cache.
+   */
+  async *pieces(): AsyncGenerator<{ at: number; bytes: Buffer }> {
+    const { index } = this;
+    let doc = 0;
+    let orig = 0;
+    const original = async function* (until: number): AsyncGenerator<{ at: number; bytes: Buffer }> {
+      for (let i = index.blockAt(orig); orig < until && i < index.blockCount; i++) {
+        const b = await index.block(i, false);
+        const from = orig - b.normStart;
+        const to = Math.min(until, b.normStart + b.norm.length) - b.normStart;
+        if (to > from) {
+          yield { at: doc, bytes: b.norm.subarray(from, to) };
+          doc += to - from;
+          orig += to - from;
+        }
+      }
+    };
+    for (const p of this.patches) {
+      yield* original(p.start);
+      if (p.text.length > 0) yield { at: doc, bytes: p.text };
+      doc += p.text.length;
+      orig = p.end;
+    }
+    yield* original(index.normSize);
+  }
+
   /** Edited bytes [x, y). */
   async slice(x: number, y: number): Promise<Buffer> {
     // Pieces are collected first and only the original ranges awaited: most patches lie
@@ -160,5 +189,68 @@ export class PatchedDoc {
     const end = tailEnd >= y ? tail.end : y - shiftThrough;
     const suffix = tailEnd >= y ? tail.text.subarray(y - tailDoc) : Buffer.alloc(0);
     this.patches.splice(first, last - first + 1, { start, end, text: Buffer.concat([prefix, text, suffix]) });
+  }
+
+  /**
+   * Replaces every document range [at, at + length) of the sorted, disjoint `starts` with `text`, in one
+   * pass over the patches and the ranges (a replace per range would cost the patch count each).
+   */
+  replaceEach(starts: readonly number[], length: number, text: Buffer): void {
+    const out: Patch[] = [];
+    let origEnd = 0;
+    let literal: Buffer[] = [];
+    const flush = (until: number): void => {
+      if (literal.length === 0 && until === origEnd) return;
+      out.push({ start: origEnd, end: until, text: literal.length === 1 ? (literal[0] as Buffer) : Buffer.concat(literal) });
+      literal = [];
+    };
+    let r = 0;
+    let inside = false;
+    // Walks the document as pieces (original ranges and patch texts) cut by the ranges.
+    const piece = (d0: number, d1: number, emit: (a: number, b: number) => void): void => {
+      let d = d0;
+      while (d < d1) {
+        const rs = starts[r];
+        if (!inside && rs === d) {
+          literal.push(text);
+          inside = true;
+        }
+        if (inside) {
+          const re = (starts[r] as number) + length;
+          d = Math.min(re, d1);
+          if (d === re) {
+            inside = false;
+            r++;
+          }
+          continue;
+        }
+        const stop = rs === undefined ? d1 : Math.min(d1, rs);
+        emit(d, stop);
+        d = stop;
+      }
+    };
+    let doc = 0;
+    let orig = 0;
+    const original = (until: number): void => {
+      const from = orig;
+      piece(doc, doc + until - from, (a, b) => {
+        const s = from + a - doc;
+        if (s !== origEnd || literal.length > 0) flush(s);
+        origEnd = from + b - doc;
+      });
+      doc += until - from;
+    };
+    for (const p of this.patches) {
+      original(p.start);
+      piece(doc, doc + p.text.length, (a, b) => {
+        literal.push(p.text.subarray(a - doc, b - doc));
+      });
+      doc += p.text.length;
+      orig = p.end;
+    }
+    original(this.index.normSize);
+    flush(this.index.normSize);
+    this.patches = out;
+    this.starts = undefined;
   }
 }

@@ -5,12 +5,13 @@
  */
 import { isUtf8 } from "node:buffer";
 import { escapeControls, type Shown } from "../escape.js";
-import { completePrefix, countLines, normalizeBytes } from "./bytes.js";
+import { completePrefix, countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
 export interface ByteSource {
   readonly size: number;
-  read(position: number, length: number): Promise<Buffer>;
+  /** `into`: a buffer the source may read into and return a view of (valid until the caller reuses it). */
+  read(position: number, length: number, into?: Buffer): Promise<Buffer>;
 }
 
 /** One block of the file: its raw bytes normalized, and where its CRLFs were. */
@@ -31,11 +32,23 @@ const LF = 0x0a;
 export interface IndexOptions {
   /** Raw bytes per block. @default 65536 */
   blockBytes?: number;
-  /** Bytes of normalized blocks kept for random access. @default 16 MiB */
+  /** Bytes of normalized blocks kept for random access. @default 2 MiB */
   cacheBytes?: number;
   signal?: AbortSignal;
   /** Names the file in errors, as shown. */
   path?: Shown;
+}
+
+/** The number of the sorted block-local CRLF offsets below `local` (a replaceAll asks per range). */
+function crlfBefore(crlf: readonly number[], local: number): number {
+  let lo = 0;
+  let hi = crlf.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((crlf[mid] ?? 0) < local) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Throws the signal's reason when it has aborted. */
@@ -48,8 +61,17 @@ export class SourceIndex {
   private readonly rawStarts: number[] = [];
   private readonly normStarts: number[] = [];
   private readonly lineStarts: number[] = [];
-  private readonly cache = new Map<number, NormBlock>();
-  private cached = 0;
+  private readonly cache = new Map<number, NormBlock & { slot: Buffer }>();
+  private scratch: Buffer | undefined;
+
+  /** A slot for one more cached block: a new one while the cache has room, else the least recently used one's. */
+  private freeSlot(): Buffer {
+    const slots = Math.max(4, Math.floor(this.opts.cacheBytes / (this.opts.blockBytes + 1)));
+    if (this.cache.size < slots) return Buffer.allocUnsafe(this.opts.blockBytes + 1);
+    const [key, old] = this.cache.entries().next().value as [number, { slot: Buffer }];
+    this.cache.delete(key);
+    return old.slot;
+  }
   /** Normalized length of the whole file. */
   normSize = 0;
   /** "\r\n" or "\n": the ending of the file's last line break, LF when it has none. */
@@ -67,7 +89,9 @@ export class SourceIndex {
   static async build(source: ByteSource, options: IndexOptions, visit: (block: NormBlock) => void | Promise<void>): Promise<SourceIndex> {
     const opts = {
       blockBytes: options.blockBytes ?? 65536,
-      cacheBytes: options.cacheBytes ?? 16 * 1024 * 1024,
+      // A replaceAll's diff and write load a block per replacement: 2 MiB of slots holds what one edit's
+      // windows and diff revisit, and is all those loads ever occupy.
+      cacheBytes: options.cacheBytes ?? 2 * 1024 * 1024,
       path: options.path ?? escapeControls("file"),
       signal: options.signal,
     };
@@ -76,20 +100,36 @@ export class SourceIndex {
     let norm = 0;
     let line = 0;
     let carry = Buffer.alloc(0);
+    // Every block is read into this one buffer: `visit` copies what it keeps, and a fresh buffer per
+    // block (thousands of them) left the allocator fragmented and the RSS high.
+    let scratch = Buffer.allocUnsafe(opts.blockBytes + 1);
     while (raw < source.size) {
       checkAbort(opts.signal);
-      const want = Math.min(opts.blockBytes + 1, source.size - raw);
-      const got = await source.read(raw, want);
+      const want = Math.min(opts.blockBytes, source.size - raw);
+      const got = await source.read(raw, want, scratch);
       if (got.length !== want) throw index.changed();
-      // A block never ends between the CR and the LF of a CRLF.
-      let take = Math.min(opts.blockBytes, got.length);
-      if (take < got.length && got[take - 1] === CR && got[take] === LF) take++;
-      const bytes = got.subarray(0, take);
+      if (got.buffer !== scratch.buffer || got.byteOffset !== scratch.byteOffset) got.copy(scratch, 0);
+      // A block never ends on a CR (so never inside a CRLF): it takes the bytes after one, one at a time.
+      // Reading them at the block's end, not one byte ahead of every block, keeps the reads in order,
+      // so the rewrite's digest of the file comes from this pass instead of one more.
+      let take = want;
+      while (scratch[take - 1] === CR && raw + take < source.size) {
+        const next = await source.read(raw + take, 1);
+        if (next.length !== 1) throw index.changed();
+        if (take === scratch.length) {
+          const bigger = Buffer.allocUnsafe(2 * scratch.length);
+          scratch.copy(bigger, 0, 0, take);
+          scratch = bigger;
+        }
+        scratch[take++] = next[0] as number;
+      }
+      const bytes = scratch.subarray(0, take);
       const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
       if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);
       carry = Buffer.from(joined.subarray(whole));
-      const { norm: text, crlf } = normalizeBytes(bytes);
+      // In place: `joined`, the only other view of these bytes, was validated above.
+      const { norm: text, crlf } = normalizeInto(bytes, bytes);
       const block: NormBlock = { index: index.rawStarts.length, rawStart: raw, normStart: norm, lineStart: line, norm: text, crlf };
       index.rawStarts.push(raw);
       index.normStarts.push(norm);
@@ -138,7 +178,11 @@ export class SourceIndex {
     return Math.max(0, lo);
   }
 
-  /** Block `i` read again (kept in the cache unless `cache` is false). @throws when the file changed */
+  /**
+   * Block `i` read again (kept in the cache unless `cache` is false); its bytes are valid until the next
+   * uncached read (uncached) or until the cache evicts it, so keep a copy of what must outlive that.
+   * @throws when the file changed
+   */
   async block(i: number, cache = true): Promise<NormBlock> {
     const hit = this.cache.get(i);
     if (hit !== undefined) {
@@ -149,20 +193,18 @@ export class SourceIndex {
     checkAbort(this.opts.signal);
     const rawStart = this.rawStarts[i] ?? 0;
     const length = (this.rawStarts[i + 1] ?? rawStart) - rawStart;
-    const raw = await this.source.read(rawStart, length);
-    const { norm, crlf } = normalizeBytes(raw);
+    // Blocks live in fixed slots (the cache's, reused as it evicts, or the one scratch slot of an
+    // uncached read): a fresh buffer per block read left the allocator fragmented, and a replaceAll
+    // reads a block per replacement.
+    // A block past the usual size (one that ends in a run of CRs) gets a buffer of its own.
+    const oversized = length > this.opts.blockBytes + 1 ? Buffer.allocUnsafe(length) : undefined;
+    const slot = cache ? (oversized ?? this.freeSlot()) : (oversized ?? (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1)));
+    const raw = await this.source.read(rawStart, length, slot);
+    const { norm, crlf } = normalizeInto(raw, slot);
     const normStart = this.normStarts[i] ?? 0;
     if (raw.length !== length || norm.length !== (this.normStarts[i + 1] ?? 0) - normStart) throw this.changed();
     const block: NormBlock = { index: i, rawStart, normStart, lineStart: this.lineStarts[i] ?? 0, norm, crlf };
-    if (cache) {
-      this.cache.set(i, block);
-      this.cached += norm.length;
-      for (const [key, old] of this.cache) {
-        if (this.cached <= this.opts.cacheBytes) break;
-        this.cache.delete(key);
-        this.cached -= old.norm.length;
-      }
-    }
+    if (cache) this.cache.set(i, { ...block, slot });
     return block;
   }
 
@@ -191,14 +233,17 @@ export class SourceIndex {
 
   /** Normalized bytes [from, to). */
   async range(from: number, to: number): Promise<Buffer> {
-    const parts: Buffer[] = [];
+    // Copied out block by block as it is read: a block's slot is reused when the cache evicts it,
+    // which a range longer than the cache makes happen within this very loop.
+    const out = Buffer.allocUnsafe(Math.max(0, Math.min(to, this.normSize) - from));
+    let filled = 0;
     for (let i = this.blockAt(from); from < to && i < this.blockCount; i++) {
       const b = await this.block(i);
       const end = Math.min(to, b.normStart + b.norm.length);
-      if (end > from) parts.push(b.norm.subarray(from - b.normStart, end - b.normStart));
+      if (end > from) filled += b.norm.copy(out, filled, from - b.normStart, end - b.normStart);
       from = Math.max(from, end);
     }
-    return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts);
+    return out.subarray(0, filled);
   }
 
   /** Raw offset of normalized offset `n` (a CRLF's LF maps to its CR). */
@@ -206,24 +251,42 @@ export class SourceIndex {
     if (n >= this.normSize) return this.source.size;
     const b = await this.block(this.blockAt(n));
     const local = n - b.normStart;
-    let j = 0;
-    while (j < b.crlf.length && (b.crlf[j] ?? 0) < local) j++;
-    return b.rawStart + local + j;
+    return b.rawStart + local + crlfBefore(b.crlf, local);
   }
+
+  // The last answers of lineOf and endingFrom: their callers ask in increasing order, often within one
+  // block (or one long line), and counting from the block start each time made a replaceAll quadratic.
+  private lastLine = { block: -1, n: 0, line: 0 };
+  private endingMemo = { from: -1, to: -1, ending: "\n" };
 
   /** Zero-based line number of normalized offset `n`. */
   async lineOf(n: number): Promise<number> {
-    const b = await this.block(this.blockAt(n));
-    return b.lineStart + countLines(b.norm, 0, n - b.normStart);
+    const i = this.blockAt(n);
+    const b = await this.block(i);
+    const last = this.lastLine;
+    const line =
+      last.block === i && last.n <= n
+        ? last.line + countLines(b.norm, last.n - b.normStart, n - b.normStart)
+        : b.lineStart + countLines(b.norm, 0, n - b.normStart);
+    this.lastLine = { block: i, n, line };
+    return line;
   }
 
   /** The ending ("\r\n" or "\n") of the line holding `n`, or of the file's last line break when none follows. */
   async endingFrom(n: number): Promise<string> {
+    const last = this.endingMemo;
+    if (last.from <= n && n <= last.to) return last.ending;
     for (let i = this.blockAt(n); i < this.blockCount; i++) {
-      const b = await this.block(i, false);
+      // Cached: writeOut asks for each patch right after rawOf read its block, and a replaceAll has many.
+      const b = await this.block(i);
       const at = b.norm.indexOf(LF, Math.max(0, n - b.normStart));
-      if (at !== -1) return b.crlf.includes(at) ? "\r\n" : "\n";
+      if (at !== -1) {
+        const ending = b.crlf[crlfBefore(b.crlf, at)] === at ? "\r\n" : "\n";
+        this.endingMemo = { from: n, to: b.normStart + at, ending };
+        return ending;
+      }
     }
+    this.endingMemo = { from: n, to: this.normSize, ending: this.lastEnding };
     return this.lastEnding;
   }
 

@@ -26,36 +26,57 @@ function windowHunks(before: string, after: string, path: Shown): Hunk[] {
   return coarse === undefined ? [] : [coarse];
 }
 
+/** Bytes of old plus new text the diff reads at most, over all its windows (a replaceAll can make many). */
+export const DIFF_BUDGET_BYTES = 8 * 1024 * 1024;
+
+/** A diff of the first changed regions, and how many were left out when the budget ran out. */
+export interface StreamedDiff {
+  diff: string;
+  /** Changed regions not shown, and the (1-based, original) line where the first of them starts. */
+  omitted?: { regions: number; fromLine: number };
+}
+
 /**
  * Returns the unified diff (headers `original`/`modified`, LF form) of `doc`'s edits, reading
- * only the lines around them. For small LF files it equals createUnifiedDiff's output.
+ * only the lines around them, until DIFF_BUDGET_BYTES of them are read (a window past it, such as
+ * an edit inside one enormous line, is left out too). For small LF files it equals createUnifiedDiff's output.
  */
-export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Promise<void>): Promise<string> {
+export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Promise<void>): Promise<StreamedDiff> {
   const { index } = doc;
   const lastLine = index.lineCount;
-  const windows: [number, number][] = [];
+  // [first line, line after the last, line of the first edit in it]
+  const windows: [number, number, number][] = [];
   for (const p of doc.patches) {
-    const from = Math.max(0, (await index.lineOf(p.start)) - MARGIN);
+    const line = await index.lineOf(p.start);
+    const from = Math.max(0, line - MARGIN);
     const to = Math.min(lastLine + 1, (await index.lineOf(p.end)) + 1 + MARGIN);
     const prev = windows[windows.length - 1];
     if (prev !== undefined && from <= prev[1]) prev[1] = Math.max(prev[1], to);
-    else windows.push([from, to]);
+    else windows.push([from, to, line]);
   }
   const hunks: Hunk[] = [];
   let lineShift = 0;
-  for (const [from, to] of windows) {
+  let spent = 0;
+  let omitted: StreamedDiff["omitted"];
+  for (const [w, [from, to, firstEdit]] of windows.entries()) {
     await pause();
     const start = await index.offsetOfLine(from);
     const end = await index.offsetOfLine(to);
-    const before = normalizeLineEndings((await index.range(start, end)).toString("utf8"));
     const newStart = doc.toDocBefore(start);
-    const after = normalizeLineEndings((await doc.slice(newStart, doc.toDoc(end))).toString("utf8"));
+    const newEnd = doc.toDoc(end);
+    spent += end - start + (newEnd - newStart);
+    if (spent > DIFF_BUDGET_BYTES) {
+      omitted = { regions: windows.length - w, fromLine: firstEdit + 1 };
+      break;
+    }
+    const before = normalizeLineEndings((await index.range(start, end)).toString("utf8"));
+    const after = normalizeLineEndings((await doc.slice(newStart, newEnd)).toString("utf8"));
     for (const h of windowHunks(before, after, path)) {
       hunks.push({ ...h, oldStart: h.oldStart + from, newStart: h.newStart + from + lineShift });
     }
     lineShift += countNewlines(after) - countNewlines(before);
   }
-  return formatPatch({ oldFileName: path, newFileName: path, oldHeader: "original", newHeader: "modified", hunks });
+  return { diff: formatPatch({ oldFileName: path, newFileName: path, oldHeader: "original", newHeader: "modified", hunks }), omitted };
 }
 
 function countNewlines(text: string): number {

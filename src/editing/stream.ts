@@ -6,11 +6,11 @@
 import { formatCount } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
-import { ExactFinder } from "./exact.js";
+import { ExactFinder, KEPT_OCCURRENCES } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
-import { EditSearch } from "./match-search.js";
+import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
-import { streamedDiff } from "./stream-diff.js";
+import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
 
 export type { ByteSource } from "./source-index.js";
@@ -38,6 +38,8 @@ export interface StreamEditResult {
   diff: string;
   /** Bytes handed to `write` (the edited file's size). */
   bytesWritten: number;
+  /** Replacements each edit made (1 unless replaceAll). */
+  counts: number[];
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -48,7 +50,13 @@ interface PreparedEdit {
   newText: string;
   pattern: Buffer;
   lines: LinePattern | undefined;
+  replaceAll: boolean;
 }
+
+/** Most replacements one edit_file call makes (each is a range held in memory until the write). */
+export const MAX_REPLACEMENTS = 100_000;
+// Line numbers an ambiguity refusal names.
+const NAMED_LINES = 10;
 
 function prepare(edits: readonly EditOperation[]): PreparedEdit[] {
   return edits.map((edit, i) => {
@@ -57,7 +65,9 @@ function prepare(edits: readonly EditOperation[]): PreparedEdit[] {
       if (LONE_SURROGATE.test(edit[field])) throw new Error(`edits[${i}].${field} is not well-formed Unicode (a lone surrogate)`);
     }
     const oldText = normalizeLineEndings(edit.oldText);
-    return { oldText, newText: normalizeLineEndings(edit.newText), pattern: Buffer.from(oldText), lines: undefined };
+    const replaceAll = edit.replaceAll === true;
+    if (replaceAll && oldText === "") throw new Error(`edits[${i}].oldText is empty: replaceAll needs the text to replace`);
+    return { oldText, newText: normalizeLineEndings(edit.newText), pattern: Buffer.from(oldText), lines: undefined, replaceAll };
   });
 }
 
@@ -86,30 +96,85 @@ function withEnding(text: Buffer, ending: string): Buffer {
   return Buffer.concat(parts);
 }
 
-/** Applies every edit to the document, in order, each to the result of the ones before. */
-async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], search: EditSearch, pause: () => Promise<void>): Promise<void> {
+/** The refusal of an edit whose old text is in several places, naming the first lines. */
+async function ambiguous(k: number, search: EditSearch, edit: PreparedEdit, tolerant: boolean): Promise<Error> {
+  const scanned = tolerant
+    ? await search.scanLines(edit.lines as LinePattern, NAMED_LINES)
+    : await search.scanExact(edit.pattern, false, NAMED_LINES);
+  const offsets = scanned.found.map((f) => (typeof f === "number" ? f : f.start));
+  const lines = await search.lineNumbers(offsets);
+  const more = scanned.count > lines.length ? ", …" : "";
+  const where = `${scanned.count} places (line${lines.length === 1 ? "" : "s"} ${lines.join(", ")}${more})`;
+  const what = tolerant ? `has no exact match and matches ${where} ignoring whitespace` : `occurs in ${where}`;
+  return new Error(
+    `edits[${k}].oldText ${what} in the text as the edits before it left it; nothing was written. ` +
+      "Add surrounding lines to oldText until it is unique, or pass replaceAll: true to replace every exact occurrence.",
+  );
+}
+
+/** Applies every edit to the document, in order, each to the result of the ones before; returns each edit's replacement count. */
+async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], search: EditSearch, pause: () => Promise<void>): Promise<number[]> {
+  const counts: number[] = [];
+  let replacements = 0;
   for (const [k, edit] of edits.entries()) {
     await pause();
     if (edit.pattern.length === 0) {
       search.replace(0, 0, Buffer.from(edit.newText));
+      counts.push(1);
       continue;
     }
-    const at = await search.exact(k, edit.pattern);
-    if (at !== undefined) {
-      search.replace(at, at + edit.pattern.length, Buffer.from(edit.newText));
+    if (edit.replaceAll) {
+      const left = MAX_REPLACEMENTS - replacements;
+      // What the first pass kept usually settles it; a scan of the edited text is the fallback.
+      const known = await search.allExact(k, edit.pattern);
+      const all = known === undefined ? await search.scanExact(edit.pattern, true, left + 1, left + 1) : { found: known, count: known.length };
+      if (all.count === 0) {
+        throw new Error(
+          `edits[${k}].oldText has no exact occurrence in the text as the edits before it left it (replaceAll matches ` +
+            "exactly, not ignoring whitespace); nothing was written",
+        );
+      }
+      if (all.count > left) {
+        throw new Error(
+          `edits[${k}]: replaceAll would make more than ${formatCount(left)} replacements (the limit is ` +
+            `${formatCount(MAX_REPLACEMENTS)} a call); nothing was written. Split the change into calls with longer oldText.`,
+        );
+      }
+      search.replaceEach(all.found, edit.pattern.length, Buffer.from(edit.newText));
+      replacements += all.count;
+      counts.push(all.count);
+      continue;
+    }
+    const exact = await search.exact(k, edit.pattern);
+    if (exact.kind === "many") throw await ambiguous(k, search, edit, false);
+    if (exact.kind === "one") {
+      search.replace(exact.at, exact.at + edit.pattern.length, Buffer.from(edit.newText));
+      replacements++;
+      counts.push(1);
       continue;
     }
     edit.lines ??= new LinePattern(edit.oldText.split("\n"));
     const match = await search.tolerant(k, edit.lines);
-    if (match === undefined) {
+    if (match.kind === "many") throw await ambiguous(k, search, edit, true);
+    if (match.kind === "none") {
       throw new Error(
         `Could not find exact match for edit:\n${given[k]?.oldText ?? ""}\n(edits[${k}], edit ${k + 1} of ${edits.length}, ` +
           "applied to the text as the edits before it left it; lines over " +
           `${formatCount(search.maxLineBytes)} bytes are matched only exactly, not ignoring whitespace)`,
       );
     }
-    search.replace(match.start, match.end, Buffer.from(rebase(match.firstLine, edit.lines.oldLines, edit.newText)));
+    const { start, end, firstLine } = match.at;
+    search.replace(start, end, Buffer.from(rebase(firstLine, edit.lines.oldLines, edit.newText)));
+    replacements++;
+    counts.push(1);
   }
+  return counts;
+}
+
+/** The lines saying how many replacements each edit made, when one made more than one (SPEC §15). */
+function countLines(counts: readonly number[]): string {
+  if (counts.every((n) => n <= 1)) return "";
+  return `${counts.map((n, k) => `edits[${k}]: replaced ${n === 1 ? "1 occurrence" : `${formatCount(n)} occurrences`}`).join("\n")}\n\n`;
 }
 
 /** Streams the original raw bytes with each patch's range replaced by its text in the file's line endings. */
@@ -117,11 +182,14 @@ async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>
   const { index } = doc;
   let written = 0;
   let cursor = 0;
+  // One buffer for every copied piece (each write completes before the next read): a fresh one per
+  // piece left the allocator fragmented, and a replaceAll's hundreds of pieces raised the peak RSS.
+  const scratch = Buffer.allocUnsafe(COPY_BYTES);
   const copyUntil = async (end: number): Promise<void> => {
     while (cursor < end) {
       await pause();
       const length = Math.min(COPY_BYTES, end - cursor);
-      const bytes = await index.source.read(cursor, length);
+      const bytes = await index.source.read(cursor, length, scratch);
       if (bytes.length !== length) throw index.changed();
       await write(bytes);
       written += length;
@@ -140,10 +208,13 @@ async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>
 }
 
 /**
- * Applies `edits` like edits.ts applyEdits on the LF-normalized text, streaming the file, and
- * returns the fenced hunks-only diff; LF files come out byte-identical to applyEdits' text.
- * @throws `Could not find exact match for edit:\n<oldText>…` when an edit matches nowhere; when
- * the file is not UTF-8 or changes meanwhile; the signal's reason when it aborts
+ * Applies `edits` in order on the LF-normalized text, streaming the file: each edit's old text where it
+ * is the only exact occurrence, else the only whitespace-tolerant match (as edits.ts applyEdits places
+ * it), or every exact occurrence with replaceAll; returns the counts (when an edit made several) and the
+ * fenced hunks-only diff. LF files come out byte-identical to applyEdits' text for unambiguous edits.
+ * @throws `Could not find exact match for edit:\n<oldText>…` when an edit matches nowhere; an
+ * `edits[i].oldText occurs in N places (lines …)` refusal when it is ambiguous; when replaceAll finds
+ * nothing or passes MAX_REPLACEMENTS; when the file is not UTF-8 or changes meanwhile; the signal's reason
  */
 export async function streamEdit(options: StreamEditOptions): Promise<StreamEditResult> {
   const { source, signal, write, path = escapeControls("file") } = options;
@@ -153,35 +224,53 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const exact = new ExactFinder(
     edits.map((e) => e.pattern),
     0,
+    // A replaceAll keeps every original occurrence (one past the limit), so it needs no second pass.
+    edits.map((e) => (e.replaceAll ? MAX_REPLACEMENTS + 1 : KEPT_OCCURRENCES)),
   );
   const index = await SourceIndex.build(source, { blockBytes: options.blockBytes, signal, path }, async (block) => {
-    if (!exact.done) exact.feed(block);
+    exact.feed(block);
     await pause();
   });
-  // Edits with no exact occurrence in the original are the likely whitespace-tolerant ones:
-  // one more pass finds all their first tolerant matches at once.
-  const lineHints: (LineMatch | undefined | null)[] = edits.map(() => null);
+  const exactHints = edits.map((e, i): FirstPass<number> | undefined =>
+    e.pattern.length === 0 ? undefined : { count: exact.counts[i] ?? 0, kept: exact.found[i] ?? [] },
+  );
+  // Edits with no exact occurrence in the original are the likely whitespace-tolerant ones: one more
+  // pass counts all their tolerant matches at once, keeping the first few of each.
+  const lineHints: (FirstPass<LineMatch> | null)[] = edits.map(() => null);
   const tolerantOnes = edits.map((e, i) =>
-    e.pattern.length > 0 && exact.found[i] === undefined ? (e.lines = new LinePattern(e.oldText.split("\n"))) : undefined,
+    e.pattern.length > 0 && !e.replaceAll && exactHints[i]?.count === 0 ? (e.lines = new LinePattern(e.oldText.split("\n"))) : undefined,
   );
   if (tolerantOnes.some((p) => p !== undefined)) {
-    const finder = new TolerantFinder(tolerantOnes, 0, () => true, maxLineBytes);
+    const kept: LineMatch[][] = edits.map(() => []);
+    const counts = edits.map(() => 0);
+    const collect = (i: number, m: LineMatch): boolean => {
+      counts[i] = (counts[i] ?? 0) + 1;
+      if ((kept[i]?.length ?? 0) < KEPT_OCCURRENCES) kept[i]?.push(m);
+      return false;
+    };
+    const finder = new TolerantFinder(tolerantOnes, 0, collect, maxLineBytes);
     for await (const block of index.blocksFrom(0)) {
       finder.feed(block);
-      if (finder.done) break;
       await pause();
     }
     finder.finish(index.normSize);
     tolerantOnes.forEach((p, i) => {
-      if (p !== undefined) lineHints[i] = finder.found[i];
+      if (p !== undefined) lineHints[i] = { count: counts[i] ?? 0, kept: kept[i] ?? [] };
     });
   }
   const doc = new PatchedDoc(index);
   const radius = edits.reduce((most, e) => Math.max(most, e.pattern.length), 1);
   const around = edits.reduce((most, e) => Math.max(most, e.oldText.split("\n").length), 1) + 1;
-  const search = new EditSearch(doc, index, exact.found.slice(), lineHints, maxLineBytes, pause, radius, around);
-  await applyAll(edits, options.edits, search, pause);
-  const diff = fenceDiff(await streamedDiff(doc, path, pause));
+  const search = new EditSearch(doc, index, exactHints, lineHints, maxLineBytes, pause, radius, around);
+  const counts = await applyAll(edits, options.edits, search, pause);
+  const streamed = await streamedDiff(doc, path, pause);
+  const cut = streamed.omitted;
+  const note =
+    cut === undefined
+      ? ""
+      : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
+        `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
+  const diff = countLines(counts) + fenceDiff(streamed.diff) + note;
   const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
-  return { diff, bytesWritten };
+  return { diff, bytesWritten, counts };
 }

@@ -43,6 +43,20 @@ export class LinePattern {
     return id === this.pattern[matched] ? matched + 1 : matched;
   }
 
+  /** Indexes of every window of `lines` matching (overlapping ones too), in order; `null` lines match nothing. */
+  findAllIn(lines: readonly (string | null)[]): number[] {
+    const out: number[] = [];
+    let matched = 0;
+    for (let i = 0; i < lines.length; i++) {
+      const line = lines[i];
+      matched = this.step(matched, line == null ? -1 : (this.ids.get(line.trim()) ?? -1));
+      if (matched < this.pattern.length) continue;
+      out.push(i - matched + 1);
+      matched = this.border[matched - 1] ?? 0;
+    }
+    return out;
+  }
+
   /** Index of the first window of `lines` matching, or -1; `null` lines (too long) match nothing. */
   findIn(lines: readonly (string | null)[]): number {
     let matched = 0;

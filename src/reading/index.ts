@@ -4,7 +4,7 @@
  * media reads — all from an opened handle, in bounded memory.
  */
 export { CheckpointCache } from "./checkpoints.js";
-export { fileInfo, type FileInfo } from "./file-info.js";
+export { fileInfo, type FileInfo, sampleEnds } from "./file-info.js";
 export { headInto, tailInto } from "./lines.js";
 export { readLineWindow } from "./line-window.js";
 export { readMedia } from "./media.js";

@@ -21,9 +21,9 @@ const CHUNK = 1024 * 1024;
 // little later for a writer that opened it before the swap but wrote only afterwards.
 const LOOK_AFTER_MS = [0, 5];
 
-/** Reads up to `length` bytes at `position`, fewer only at the end of the file. */
-async function readAt(handle: FileHandle, position: number, length: number): Promise<Buffer> {
-  const buffer = Buffer.alloc(length);
+/** Reads up to `length` bytes at `position`, fewer only at the end of the file (into `into` when it is long enough). */
+async function readAt(handle: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
+  const buffer = into !== undefined && into.length >= length ? into.subarray(0, length) : Buffer.alloc(length);
   let filled = 0;
   while (filled < length) {
     const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
@@ -52,7 +52,8 @@ export interface RewriteSource {
   /** Size in bytes when it was opened. */
   readonly size: number;
   /** Up to `length` bytes from `position` (fewer only at the end of the file). */
-  read(position: number, length: number): Promise<Buffer>;
+  /** `into`: a buffer the bytes may be read into (the result is then a view of it, valid until its next use). */
+  read(position: number, length: number, into?: Buffer): Promise<Buffer>;
 }
 
 /** The opened file as a RewriteSource (its first `size` bytes), hashing what is read in order from the start. */
@@ -67,10 +68,10 @@ export class DigestingSource implements RewriteSource {
     readonly path: string,
   ) {}
 
-  async read(position: number, length: number): Promise<Buffer> {
+  async read(position: number, length: number, into?: Buffer): Promise<Buffer> {
     let bytes: Buffer;
     try {
-      bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)));
+      bytes = await readAt(this.handle, position, Math.max(0, Math.min(length, this.size - position)), into);
     } catch (err) {
       throw wrapError(err, `Cannot read ${this.path}`);
     }

@@ -1,7 +1,8 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
 import { escapeControls, type Shown } from "../escape.js";
-import { fileInfo } from "../reading/index.js";
+import { looksBinary } from "../grep/index.js";
+import { fileInfo, sampleEnds } from "../reading/index.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
@@ -72,7 +73,12 @@ export const directoryTree = defineTool({
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; one without * also matches a name at any depth."),
-    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a directory not read gets depthLimited: true."),
+    maxDepth: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe("Levels to list; a directory at the cut that has entries gets depthLimited: true, an empty one children: []."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -111,12 +117,29 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return one path's metadata as 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, " + "isFile, permissions (octal).",
+    "Return one path's metadata as 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, " +
+    "isFile, permissions (octal); for a file also lineEndings (LF, CRLF, mixed, none), endsWithNewline, text.",
   input: { path: z.string().describe("File or directory path.") },
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const info = fileInfo(await ctx.sandbox.stat(path));
+    const stats = await ctx.sandbox.stat(path);
+    const info: Record<string, unknown> = { ...fileInfo(stats) };
+    if (stats.isFile()) {
+      // A file the server may stat but not read keeps upstream's fields only.
+      const opened = await ctx.sandbox.openFile(path).catch((error: unknown) => {
+        if ((error as { code?: unknown }).code === "EACCES") return undefined;
+        throw error;
+      });
+      if (opened !== undefined) {
+        try {
+          const sample = await sampleEnds(opened.handle, (await opened.handle.stat()).size);
+          Object.assign(info, { lineEndings: sample.lineEndings, endsWithNewline: sample.endsWithNewline, text: !looksBinary(sample.head) });
+        } finally {
+          await opened.handle.close();
+        }
+      }
+    }
     const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);
     return { content: [{ type: "text", text: lines.join("\n") }] };
   },

@@ -75,9 +75,9 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Replace text in a file; returns a unified diff. Edits apply in order: oldText's first exact occurrence; if none, " +
-    "the first lines matching its lines apart from whitespace at either end (newText takes their indentation). Line endings kept. All or " +
-    "nothing: an edit with no match fails them all. Whole file: write_file; at the end: append_file.",
+    "Replace text in a file; returns a unified diff. Edits apply in order. oldText must match once: exactly, else its lines " +
+    "apart from whitespace at either end (newText takes their indentation); more matches are refused with their count and lines, " +
+    "unless replaceAll. Line endings kept. All or nothing: an edit with no match fails them all. Whole file: write_file; at the end: append_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
@@ -85,6 +85,7 @@ export const editFile = defineTool({
         z.object({
           oldText: z.string().describe("Text to replace, as in the file; enough to be unique."),
           newText: z.string().describe("Its replacement, literal ($ is not special)."),
+          replaceAll: z.boolean().optional().describe("true: replace every exact occurrence, left to right (none is an error)."),
         }),
       )
       .min(1)

@@ -219,9 +219,9 @@ export function withGitignore(visitor: WalkVisitor, filter: GitignoreFilter | un
       await filter.opened(rel, entries, reach);
     },
     enter: (dir, entry, rel, depth, reach) => visitor.enter(dir, entry, rel, depth, reach),
-    leave(depth) {
+    leave(depth, cut) {
       filter.left(depth);
-      visitor.leave(depth);
+      visitor.leave(depth, cut);
     },
   };
 }

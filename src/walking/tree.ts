@@ -18,13 +18,13 @@ function treeExcluder(excludePatterns: readonly string[]): (rel: string) => bool
 
 /** directory_tree's additions to upstream (SPEC §11); both off by default. */
 export interface TreeOptions {
-  /** Depth of the deepest entries listed (1 = the root's own); directories there are not read and carry DEPTH_LIMITED. */
+  /** Depth of the deepest entries listed (1 = the root's own); directories there carry DEPTH_LIMITED when they have entries, else `children: []`. */
   maxDepth?: number;
   /** Leave out `.git` and what the `.gitignore` files inside the tree ignore. */
   respectGitignore?: boolean;
 }
 
-/** The field that replaces `children` on a directory whose contents maxDepth left out. */
+/** The field that replaces `children` on a directory at maxDepth that has entries (an empty one keeps `children: []`). */
 export const DEPTH_LIMITED = "depthLimited";
 
 /** The opening of one entry's object, up to the value of its `type`. */
@@ -36,7 +36,9 @@ function entryHead(first: boolean, ind: string, name: ShownJson): string {
 // nothing more: in a tree thousands of levels deep, the indentation alone makes the text quadratic.
 const headLength = (first: boolean, ind: number, name: number): number => (first ? 1 : 2) + 3 * ind + 24 + name;
 const LENGTHS = {
-  limited: (ind: number) => 2 * ind + 25 + DEPTH_LIMITED.length,
+  cutHead: 11,
+  limitedTail: (ind: number) => 2 * ind + 14 + DEPTH_LIMITED.length,
+  emptyTail: (ind: number) => 2 * ind + 20,
   directory: (ind: number) => ind + 28,
   file: (ind: number) => ind + 8,
   close: (ind: number, empty: boolean) => (empty ? 1 : ind + 4) + ind + 2,
@@ -76,23 +78,28 @@ export async function treeInto(
           childCounts[depth] = written + 1;
           if (entry.isDirectory()) childCounts[depth + 1] = 0;
           const name = jsonName(entry.name);
+          const atCut = entry.isDirectory() && depth + 1 >= maxDepth;
           if (sink.full) {
             const ind = indentLength(depth);
-            const kind = !entry.isDirectory() ? LENGTHS.file(ind) : depth + 1 >= maxDepth ? LENGTHS.limited(ind) : LENGTHS.directory(ind);
+            const kind = !entry.isDirectory() ? LENGTHS.file(ind) : atCut ? LENGTHS.cutHead : LENGTHS.directory(ind);
             return sink.appendCount(headLength(written === 0, ind, name.length) + kind);
           }
           const ind = indent(depth);
           const head = entryHead(written === 0, ind, name);
-          if (entry.isDirectory() && depth + 1 >= maxDepth) {
-            // Not read (the walker stops at maxDepth), so it may be empty or not: say so, without children.
-            sink.append(`${head}"directory",\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}`);
-          } else if (entry.isDirectory()) {
-            sink.append(`${head}"directory",\n${ind}  "children": [`);
-          } else {
-            sink.append(`${head}"file"\n${ind}}`);
-          }
+          // A directory at the cut is finished in `leave`, once the walk has told whether it has entries.
+          if (atCut) sink.append(`${head}"directory"`);
+          else if (entry.isDirectory()) sink.append(`${head}"directory",\n${ind}  "children": [`);
+          else sink.append(`${head}"file"\n${ind}}`);
         },
-        leave(depth) {
+        leave(depth, cut) {
+          if (depth + 1 >= maxDepth) {
+            // Unread (cut undefined): it counts as empty, like any unreadable directory, and the skip note names it.
+            const limited = cut?.hasEntries === true;
+            if (sink.full) return sink.appendCount(limited ? LENGTHS.limitedTail(indentLength(depth)) : LENGTHS.emptyTail(indentLength(depth)));
+            const ind = indent(depth);
+            sink.append(limited ? `,\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}` : `,\n${ind}  "children": []\n${ind}}`);
+            return;
+          }
           if (sink.full) return sink.appendCount(LENGTHS.close(indentLength(depth), !childCounts[depth + 1]));
           const ind = indent(depth);
           sink.append(`${childCounts[depth + 1] ? `\n${ind}  ]` : "]"}\n${ind}}`);

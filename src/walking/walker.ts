@@ -21,7 +21,10 @@ export interface WalkOptions {
   sandbox: Sandbox;
   signal?: AbortSignal;
   onProgress?: (entriesVisited: number) => void;
-  /** Entries deeper than this (1 = the root's own entries) are not read: directories at this depth are passed to `enter` but not descended (no `leave`). */
+  /**
+   * Entries deeper than this (1 = the root's own entries) are not listed: a directory at this depth is passed
+   * to `enter`, read only to learn whether it has entries not excluded, and left with that answer (`leave`'s `cut`).
+   */
   maxDepth?: number;
 }
 
@@ -41,8 +44,11 @@ export interface WalkVisitor {
    * walkTree always passes it, but a visitor wrapping another may leave it out.
    */
   enter(dir: string, entry: Dirent, rel: string, depth: number, reach?: string): void | Promise<void>;
-  /** Called after the last child of a directory passed to `enter` (also when it was unreadable). */
-  leave(depth: number): void;
+  /**
+   * Called after the last child of a directory passed to `enter` (also when it was unreadable); for a directory
+   * at maxDepth, whose children are never entered, `cut` says whether it has any entry not excluded.
+   */
+  leave(depth: number, cut?: { hasEntries: boolean }): void;
 }
 
 const ABORT_EVERY = 256;
@@ -137,7 +143,8 @@ class Walk {
   private verdict(frame: Frame, i: number): number {
     if (frame.verdicts[i] === UNKNOWN) {
       const entry = frame.entries[i]!;
-      const descends = frame.depth + 1 < this.maxDepth;
+      // A directory at the cut is still opened, only to tell an empty one from one with entries.
+      const descends = frame.depth < this.maxDepth;
       frame.verdicts[i] = this.visitor.excluded(joinRel(this.rel, entry.name), entry) ? OMIT : entry.isDirectory() && descends ? DESCEND : LEAF;
     }
     return frame.verdicts[i]!;
@@ -169,6 +176,11 @@ class Walk {
     await this.visitor.opened?.("", rootEntries, rootReach);
     while (this.stack.size > 0) {
       const top = this.stack.top;
+      if (top.depth >= this.maxDepth) {
+        const hasEntries = !top.lost && top.entries.some((_, i) => this.verdict(top, i) !== OMIT);
+        this.leave({ hasEntries });
+        continue;
+      }
       if (top.lost || top.next >= top.entries.length) {
         this.leave();
         continue;
@@ -218,12 +230,12 @@ class Walk {
   }
 
   // Leaves the top frame: its parent becomes the top, and the visitor hears that the directory ended.
-  private leave(): void {
+  private leave(cut?: { hasEntries: boolean }): void {
     const frame = this.stack.pop();
     if (this.stack.size === 0) return;
     this.dir = this.dir.slice(0, this.stack.top.pathLength);
     this.rel = this.rel.length > frame.name.length ? this.rel.slice(0, this.rel.length - frame.name.length - path.sep.length) : "";
-    this.visitor.leave(frame.depth - 1);
+    this.visitor.leave(frame.depth - 1, cut);
   }
 }
 

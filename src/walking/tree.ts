@@ -79,7 +79,8 @@ export async function treeInto(
           if (sink.full) {
             const ind = indentLength(depth);
             const kind = !entry.isDirectory() ? LENGTHS.file(ind) : depth + 1 >= maxDepth ? LENGTHS.limited(ind) : LENGTHS.directory(ind);
-            return sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+            sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+            return sink.endEntry();
           }
           const ind = indent(depth);
           const head = entryHead(written === 0, ind, name);
@@ -91,6 +92,7 @@ export async function treeInto(
           } else {
             sink.append(`${head}"file"\n${ind}}`);
           }
+          sink.endEntry();
         },
         leave(depth) {
           if (sink.full) return sink.appendCount(LENGTHS.close(indentLength(depth), !childCounts[depth + 1]));

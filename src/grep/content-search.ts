@@ -11,7 +11,7 @@ import type { TextSink } from "../bounded.js";
 import type { Shown } from "../escape.js";
 import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
-import type { FileScan } from "./file-scan.js";
+import { DEFAULT_CHUNK, type FileScan } from "./file-scan.js";
 import type { Query } from "./query.js";
 import type { FileRequest, OutputMode } from "./region-search.js";
 import { DEFAULT_BUDGET, ScanPool, type Budget } from "./scan-pool.js";
@@ -333,7 +333,9 @@ export class ContentSearch {
 
   /** Appends the summary (after a blank line when text precedes it) and returns it; call after `drain`. */
   finish(): string {
-    const summary = summaryText(this.totals, this.page(), this.opts.maxLineBytes ?? PIECE_BYTES);
+    // As the scan sizes it: never smaller than a read chunk.
+    const piece = Math.max(this.opts.maxLineBytes ?? PIECE_BYTES, this.opts.chunkSize ?? DEFAULT_CHUNK);
+    const summary = summaryText(this.totals, this.page(), piece);
     this.opts.sink.append(this.opts.sink.total > 0 ? `\n${summary}` : summary);
     return summary;
   }

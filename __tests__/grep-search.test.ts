@@ -14,7 +14,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type QuerySpec } from "../src/grep/index.js";
 import { escapeControls } from "../src/escape.js";
-import { Sandbox } from "../src/sandbox/index.js";
 import { walkFiles } from "../src/walking/index.js";
 import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
 

@@ -46,13 +46,11 @@ export const listDirectory = defineTool({
 export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
-  description: () =>
-    "List one directory with sizes (B/KB/MB/GB, 1 KB = 1024 B), by name or by size (largest first), then totals. " +
-    `Without sizes: list_directory. ${NOT_A_DIR}`,
+  description: () => `List one directory with sizes (1 KB = 1024 B) by name or size, then totals. Without sizes: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z.enum(["name", "size"]).default("name").describe("'name' or 'size' (largest first)."),
-    limit: z.number().int().min(1).optional().describe("Show only the first N entries after sorting; totals count all."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("'size': largest first."),
+    limit: z.number().int().min(1).optional().describe("First N, once sorted."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -88,14 +86,14 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose relative path matches a glob; returns absolute paths, one per line, or 'No " +
-    `matches found'. Text in files: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
+    "Find files and directories whose relative path matches a glob: absolute paths one per line, or their count. " +
+    `Contents: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    pattern: z.string().describe("Glob, e.g. '**/*.ts' or 'src/**'."),
+    pattern: z.string().describe("Glob, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out (not entered)."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
-    outputMode: z.enum(["paths", "count"]).default("paths").describe("'paths', or 'count': only the number of matches."),
+    outputMode: z.enum(["paths", "count"]).optional().describe("'count': the number only."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",

@@ -15,7 +15,7 @@ type Args = {
   excludePatterns: string[];
   respectGitignore: boolean;
   contextLines: number;
-  outputMode: OutputMode;
+  outputMode?: OutputMode;
   offset: number;
 };
 
@@ -75,19 +75,19 @@ export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
   description: () =>
-    "Find lines containing a text or regex in a file or a tree (names: search_files). lines: per file its path, " +
-    "'<n>:<line>' per match, '<n>-<line>' context; files: '<path>: N matching lines'; count: totals. n is " +
-    "read_text_file's startLine. Ends with exact totals and what was skipped. Fails on an invalid or too costly regex.",
+    "Find lines with a text or regex in a file or tree (names: search_files). lines: each file's path, '<n>:<line>' " +
+    "per match, '<n>-<line>' context (n: read_text_file's startLine); files: '<path>: N matching lines, M occurrences'; " +
+    "count: totals. Ends with exact totals and skips. Fails on a bad or costly regex.",
   input: {
     path: z.string().describe("A file or a directory."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
-    regex: z.boolean().default(false).describe("query is a JavaScript regex, no slashes or flags."),
+    regex: z.boolean().default(false).describe("query is a JS regex (no slashes, no flags)."),
     caseSensitive: z.boolean().default(false).describe("Match case exactly."),
-    pattern: z.string().optional().describe("Glob of files to search, e.g. '**/*.ts'."),
+    pattern: z.string().optional().describe("Files to search, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to skip (not entered)."),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and what .gitignore files ignore."),
-    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown around each match."),
-    outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("'lines', 'files' or 'count'."),
+    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd files."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines around each match."),
+    outputMode: z.enum(["lines", "files", "count"]).optional().describe("Default 'lines'."),
     offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip."),
   },
   annotations: READ_ONLY,

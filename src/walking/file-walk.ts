@@ -29,7 +29,7 @@ export interface FileSelection {
 }
 
 /** A selected file, opened and verified: its descriptor, its size when opened, and how to close it. */
-export interface WalkedFile {
+interface WalkedFile {
   fd: number;
   size: number;
   close(): unknown;

@@ -93,7 +93,7 @@ export function lineEnds(text: string, withBreak = false, count = Infinity): num
  */
 export function capWithEntries(full: string, max: number, advice: string, ends: readonly number[]): string {
   const capped = capText(full, max, advice);
-  if (full.length <= max) return capped;
+  if (full.length <= max || ends.length === 0) return capped;
   const cut = capped.lastIndexOf("\n[Result truncated");
   const shown = ends.filter((e) => e <= cut).length;
   const at = capped.lastIndexOf(". To see the rest, ");

@@ -83,11 +83,10 @@ export interface EntriesShown {
  * entries are stated when the cut hid the note that listed them.
  */
 export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0, entries?: EntriesShown): string {
-  const filesPart =
-    (files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "") +
-    (entries ? entriesFrame(formatCount(entries.shown), formatCount(entries.total)) : "");
+  const filesPart = files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "";
   const skippedPart = skipped > 0 ? skippedFrame(formatCount(skipped), skipped === 1 ? "entry" : "entries") : "";
-  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart, advice);
+  const entriesPart = entries ? entriesFrame(formatCount(entries.shown), formatCount(entries.total)) : "";
+  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart + entriesPart, advice);
 }
 
 // Each frame turned into an anchored pattern: its literal text escaped, its figures
@@ -106,8 +105,8 @@ const NOTICE_PATTERNS = [
     COUNT,
     COUNT,
     `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?` +
-      `(?:${escapeRegExp(entriesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?` +
-      `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?`,
+      `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?` +
+      `(?:${escapeRegExp(entriesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?`,
     String.raw`[^\n]+`,
   ]),
 ];

@@ -331,11 +331,19 @@ export class ContentSearch {
     return nextOffset(this.page());
   }
 
+  /** The totals and skips of the files merged so far, for an error that ends the call early. */
+  soFar(): string {
+    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false }, this.pieceBytes());
+  }
+
+  private pieceBytes(): number {
+    // As the scan sizes it: never smaller than a read chunk.
+    return Math.max(this.opts.maxLineBytes ?? PIECE_BYTES, this.opts.chunkSize ?? DEFAULT_CHUNK);
+  }
+
   /** Appends the summary (after a blank line when text precedes it) and returns it; call after `drain`. */
   finish(): string {
-    // As the scan sizes it: never smaller than a read chunk.
-    const piece = Math.max(this.opts.maxLineBytes ?? PIECE_BYTES, this.opts.chunkSize ?? DEFAULT_CHUNK);
-    const summary = summaryText(this.totals, this.page(), piece);
+    const summary = summaryText(this.totals, this.page(), this.pieceBytes());
     this.opts.sink.append(this.opts.sink.total > 0 ? `\n${summary}` : summary);
     return summary;
   }

@@ -1,7 +1,7 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
 import { escapeControls } from "../escape.js";
-import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, type OutputMode } from "../grep/index.js";
+import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
@@ -63,6 +63,10 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     search.finish();
     // What no .gitignore rule could say (a file unread, a rule too costly) follows the totals.
     if (notes !== "") ctx.bounds.sink.append(notes);
+  } catch (error) {
+    // What was searched before the budget ran out is said, not dropped: the error is not an empty result.
+    if (error instanceof RegexTooCostlyError) throw new RegexTooCostlyError(`${error.message}\nSo far: ${search.soFar()}`, { cause: error });
+    throw error;
   } finally {
     // Closed once the workers are done with it: a descriptor number reused while one still read it would read another file.
     await search.close();

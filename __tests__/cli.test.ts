@@ -89,6 +89,43 @@ describe("the smallest cap accepted keeps a search's continuation whole", () => 
   });
 });
 
+describe("--tools and --disable-tools (SPEC §19)", () => {
+  it("an unknown tool name exits 2 naming it and the valid names, starting nothing", async () => {
+    const { code, stdout, stderr } = await runServer(["--tools", "read_text_file,grep", root]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toMatch(
+      /^bounded-filesystem-mcp: unknown tool "grep" in --tools \(valid names: read_file, read_text_file, .*list_allowed_directories\)\n$/,
+    );
+    const fromEnv = await runServer([root], { env: { BOUNDED_FS_DISABLE_TOOLS: "grep" } });
+    expect(fromEnv.code).toBe(2);
+    expect(fromEnv.stderr).toContain('unknown tool "grep" in BOUNDED_FS_DISABLE_TOOLS');
+  });
+
+  it("registers only the chosen tools over stdio; read-only mode wins and says so on stderr", async () => {
+    const server = await connect(["--read-only", "--tools", "list_directory,edit_file,read_text_file", root]);
+    try {
+      expect((await server.client.listTools()).tools.map((t) => t.name)).toEqual(["read_text_file", "list_directory"]);
+      const refused = await call(server.client, "edit_file", { path: path.join(root, "file.txt"), edits: [{ oldText: "0", newText: "1" }] });
+      expect(refused.isError).toBe(true);
+      expect(textOf(refused)).toMatch(/^Unknown tool: edit_file\./);
+      expect(textOf(await call(server.client, "list_directory", { path: root }))).toContain("[FILE] file.txt");
+      expect(server.stderr()).toContain("Note: read-only mode leaves out edit_file, though --tools names it");
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("the environment chooses when no flag does", async () => {
+    const server = await connect([root], { env: { BOUNDED_FS_TOOLS: "get_file_info", PATH: process.env.PATH ?? "" } });
+    try {
+      expect((await server.client.listTools()).tools.map((t) => t.name)).toEqual(["get_file_info"]);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe("startup directories", () => {
   it("exits 1 when no given directory is usable, warning about each", async () => {
     const missing = path.join(root, "missing");

@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { MIN_RESULT_CHARS } from "../src/bounded.js";
 import { DEFAULTS, parseCommand, USAGE, UsageError, VERSION } from "../src/server/config.js";
 import { MAX_MEDIA_BYTES_BOUND } from "../src/server/wire-limits.js";
+import { toolNames } from "../src/tools/index.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}) => {
   const command = parseCommand(argv, env);
@@ -124,7 +125,77 @@ describe("the media bound and --read-only (SPEC §13, §14)", () => {
   });
 
   it("states both in --help", () => {
-    expect(USAGE).toMatch(/--read-only .*\n.*BOUNDED_FS_READ_ONLY=1/);
+    expect(USAGE).toMatch(/--read-only [^-]*BOUNDED_FS_READ_ONLY=1/);
+    for (const name of toolNames(true)) expect(USAGE.slice(USAGE.indexOf("--read-only"), USAGE.indexOf("--tools"))).toContain(name);
     expect(USAGE).toContain(`at most\n                         ${MAX_MEDIA_BYTES_BOUND},`);
+  });
+});
+
+describe("--tools and --disable-tools (SPEC §19)", () => {
+  const all = toolNames();
+  const writing = toolNames(true);
+
+  it("offers every tool when neither is set", () => {
+    expect(serve(["/a"]).tools).toBeUndefined();
+    expect(all).toHaveLength(18);
+    expect(writing).toEqual(["write_file", "append_file", "edit_file", "create_directory", "move_file", "copy_file", "delete_file"]);
+  });
+
+  it("keeps only the listed tools, in tools/list order, whatever order and spacing the list has", () => {
+    expect(serve(["--tools", " search_files,read_text_file ,,list_directory", "/a"]).tools).toEqual([
+      "read_text_file",
+      "list_directory",
+      "search_files",
+    ]);
+    expect(serve(["--tools=get_file_info", "/a"]).tools).toEqual(["get_file_info"]);
+    expect(serve(["/a"], { BOUNDED_FS_TOOLS: "delete_file" }).tools).toEqual(["delete_file"]);
+  });
+
+  it("takes the disabled tools away from every tool, or from the --tools list", () => {
+    expect(serve(["--disable-tools", "read_file,delete_file", "/a"]).tools).toEqual(all.filter((n) => n !== "read_file" && n !== "delete_file"));
+    expect(serve(["--tools", "read_text_file,read_file", "--disable-tools", "read_file", "/a"]).tools).toEqual(["read_text_file"]);
+    expect(serve(["/a"], { BOUNDED_FS_DISABLE_TOOLS: "read_file" }).tools).toEqual(all.filter((n) => n !== "read_file"));
+  });
+
+  it("lets each flag win over its own variable", () => {
+    expect(serve(["--tools", "list_directory", "/a"], { BOUNDED_FS_TOOLS: "read_text_file" }).tools).toEqual(["list_directory"]);
+    const env = { BOUNDED_FS_DISABLE_TOOLS: "list_directory" };
+    expect(serve(["--disable-tools", "read_file", "/a"], env).tools).toEqual(all.filter((n) => n !== "read_file"));
+  });
+
+  it("refuses an unknown name, naming it, where it came from and every valid name", () => {
+    const message = usageError(["--tools", "read_text_file,read_everything", "/a"]);
+    expect(message).toBe(`bounded-filesystem-mcp: unknown tool "read_everything" in --tools (valid names: ${all.join(", ")})`);
+    expect(usageError(["/a"], { BOUNDED_FS_DISABLE_TOOLS: "Write_File" })).toMatch(
+      /^bounded-filesystem-mcp: unknown tool "Write_File" in BOUNDED_FS_DISABLE_TOOLS \(valid names: read_file, /,
+    );
+  });
+
+  it("refuses a selection that leaves nothing to offer", () => {
+    expect(usageError(["--tools", "", "/a"])).toBe("bounded-filesystem-mcp: --tools leaves no tool to offer");
+    expect(usageError(["--tools", "read_file", "--disable-tools", "read_file", "/a"])).toBe(
+      "bounded-filesystem-mcp: --tools and --disable-tools leave no tool to offer",
+    );
+    expect(usageError(["--disable-tools", all.join(","), "/a"])).toBe("bounded-filesystem-mcp: --disable-tools leaves no tool to offer");
+    expect(usageError(["--read-only", "--tools", "write_file,edit_file", "/a"])).toBe(
+      "bounded-filesystem-mcp: --tools leaves no tool to offer in read-only mode",
+    );
+  });
+
+  it("lets read-only mode win over --tools, with a note naming the tools it leaves out", () => {
+    const command = serve(["--read-only", "--tools", "edit_file,read_text_file,write_file", "/a"]);
+    // The list keeps them; buildServer's read-only filter is the one that drops them, as for every tool.
+    expect(command.tools).toEqual(["read_text_file", "write_file", "edit_file"]);
+    expect(command.note).toBe("Note: read-only mode leaves out write_file, edit_file, though --tools names them");
+    expect(serve(["--tools", "edit_file,read_text_file", "/a"], { BOUNDED_FS_READ_ONLY: "1", BOUNDED_FS_TOOLS: "x" }).note).toBe(
+      "Note: read-only mode leaves out edit_file, though --tools names it",
+    );
+    expect(serve(["--read-only", "--tools", "read_text_file", "/a"]).note).toBeUndefined();
+    expect(serve(["--read-only", "--disable-tools", "read_file", "/a"]).note).toBeUndefined();
+  });
+
+  it("states both, and their variables, in --help", () => {
+    expect(USAGE).toMatch(/--tools LIST .*\n.*BOUNDED_FS_TOOLS/);
+    expect(USAGE).toMatch(/--disable-tools LIST .*BOUNDED_FS_DISABLE_TOOLS/);
   });
 });

@@ -170,11 +170,21 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
 
   async function round(k: number): Promise<void> {
     const s = await next;
+    try {
+      await killedDuring(k, s);
+    } catch (error) {
+      throw new Error(`round ${k + 1}: ${(error as Error).message}\nthe server's stderr:\n${s.stderr()}`, { cause: error });
+    }
+  }
+
+  async function killedDuring(k: number, s: Connected): Promise<void> {
     await expectNothingOfOursShown(s, k % 5 === 0);
     await ageProofLocks();
     // A copy's destination starts absent: removing a previous one is also the next write of that name.
     for (const name of ["c-dst.bin", "c-tree-copy"]) {
-      if (existsSync(at(name))) expect((await call(s.client, "delete_file", { path: name, recursive: true })).isError ?? false).toBe(false);
+      if (!existsSync(at(name))) continue;
+      const removed = await call(s.client, "delete_file", { path: name, recursive: true });
+      expect(removed.isError ?? false, textOf(removed)).toBe(false);
     }
     const newWrite = filler(sizeUpTo(12), `w${k}`);
     const newWriteDigest = createHash("sha256").update(newWrite).digest("hex");

@@ -21,17 +21,7 @@ import {
   type RuleSet,
   type Subject,
 } from "../src/walking/gitignore-rules.js";
-import { tempDir } from "./support/fixtures.js";
-
-function gitWorks(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const noGit = !gitWorks();
+import { tempDir, noGit } from "./support/fixtures.js";
 
 let repo: string;
 let remove: () => Promise<void>;

@@ -16,18 +16,8 @@ import { CallToolResultSchema, type CallToolResult } from "@modelcontextprotocol
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_GITIGNORE_BYTES } from "../src/walking/gitignore.js";
 import { MAX_RULE_WILDCARDS } from "../src/walking/gitignore-rules.js";
-import { STRATEGIES, strategyEnv, tempDir } from "./support/fixtures.js";
+import { STRATEGIES, strategyEnv, tempDir, noGit } from "./support/fixtures.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
-
-function gitWorks(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const noGit = !gitWorks();
 
 let base: string;
 let remove: () => Promise<void>;

@@ -11,22 +11,13 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { __testing, Sandbox, type StrategyName } from "../src/sandbox/index.js";
-import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
+import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec, noGit } from "./support/fixtures.js";
 import { MAX_GITIGNORE_BYTES, MAX_HELD_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
 import { bigSink } from "./walk-reference.js";
 
 const ADVICE = "narrow it";
-function gitWorks(): boolean {
-  try {
-    execFileSync("git", ["--version"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-const noGit = !gitWorks();
 const isRoot = process.getuid?.() === 0;
 
 let tmp: string;

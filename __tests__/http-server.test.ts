@@ -267,6 +267,40 @@ describe("--read-only over HTTP", () => {
   });
 });
 
+describe("--tools and --disable-tools over HTTP (SPEC §19)", () => {
+  it("offers each session only the chosen tools, read-only mode still winning; a left-out tool is unknown", async () => {
+    const running = await startHttp([root], ["--read-only", "--tools", "search_files,write_file,read_text_file"]);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const session = await connectHttp(running.url);
+        expect((await session.client.listTools()).tools.map((t) => t.name)).toEqual(["read_text_file", "search_files"]);
+        for (const name of ["write_file", "list_directory"]) {
+          const refused = await caller(session.client)(name, { path: p("one") });
+          expect(text(refused)).toMatch(new RegExp(`^Unknown tool: ${name}\\.`));
+        }
+        expect(text(await caller(session.client)("read_text_file", { path: p("one", "a.txt") }))).toBe("alpha in one\n");
+        await session.close();
+      }
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("--disable-tools leaves the rest", async () => {
+    const running = await startHttp([root], ["--disable-tools", "read_file,delete_file"]);
+    try {
+      const session = await connectHttp(running.url);
+      const expected = toolsFor(false)
+        .map((t) => t.name)
+        .filter((n) => n !== "read_file" && n !== "delete_file");
+      expect((await session.client.listTools()).tools.map((t) => t.name)).toEqual(expected);
+      await session.close();
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
 describe("stateless mode", () => {
   it("serves each request with a fresh server: no session id, no roots asked, GET refused", async () => {
     const running = await startHttp([p("one")], ["--stateless"]);

@@ -1,34 +1,65 @@
 /**
- * The initialize instructions describe the notices with the frames that write them
- * (bounded.ts), so the two can never drift: what a model is told to expect is exactly
- * the shape it gets, with letters for the figures.
+ * The initialize instructions quote the notices' endings cut from the frames that write
+ * them (bounded.ts), so the two can never drift: what a model is told to look for is
+ * exactly how the notices it gets end. They say a tool's facts only when it is offered.
  */
 import { describe, expect, it } from "vitest";
-import { cutFrame, endsWithNotice, pageFrame, pageNotice, truncationNotice } from "../src/bounded.js";
+import { cutFrame, pageFrame, pageNotice, truncationNotice } from "../src/bounded.js";
+import { toolsFor } from "../src/tools/index.js";
 import { instructions } from "../src/tools/instructions.js";
 
-const text = instructions({ maxResultChars: 12_345, maxMediaBytes: 1_000 });
-/** Every notice form quoted in the instructions, in order. */
-const quoted = [...text.matchAll(/'(\[Result truncated: [^'\n]*\])'/g)].map((m) => m[1]);
+const limits = { maxResultChars: 12_345, maxMediaBytes: 1_000 };
+const text = instructions(limits, toolsFor(false));
+/** Every notice ending quoted in the instructions, in order. */
+const quoted = [...text.matchAll(/'((?:Call again|To see the rest)[^'\n]*\])'/g)].map((m) => m[1] ?? "");
 
 describe("the notice forms in the instructions", () => {
-  it("are exactly the two frames, filled with placeholders", () => {
-    expect(quoted).toEqual([pageFrame("A", "B", "T", "B"), cutFrame("B", "T", "", "<advice>")]);
+  it("are the endings of the two frames, one each", () => {
+    expect(quoted).toHaveLength(2);
+    expect(pageFrame("A", "B", "T", "N").endsWith(quoted[0] ?? "-")).toBe(true);
+    expect(cutFrame("B", "T", "", "<advice>").endsWith(quoted[1] ?? "-")).toBe(true);
   });
 
-  it("are the shapes of real notices: figures put for the letters give what the layer writes", () => {
+  it("are how real notices end: figures put for the letters give the end of what the layer writes", () => {
     const [paged, cut] = quoted;
-    const fill = (form: string | undefined, figures: Record<string, string>) =>
-      (form ?? "").replace(/\b[ABT]\b|<advice>/g, (slot) => figures[slot] ?? slot);
-    // The pageable form's first B is a formatted count and its offset= B a plain integer.
-    const filledPage = fill(paged, { A: "50,001", B: "100,000", T: "1,234,567" }).replace("offset=100,000", "offset=100000");
-    expect(filledPage).toBe(pageNotice(50_000, 100_000, 1_234_567));
+    expect(pageNotice(50_000, 100_000, 1_234_567).endsWith((paged ?? "-").replace("=N", "=100000"))).toBe(true);
     const advice = "pass a deeper path, or add excludePatterns";
-    expect(fill(cut, { B: "50,000", T: "812,345", "<advice>": advice })).toBe(truncationNotice(50_000, 812_345, advice));
-    for (const form of quoted) expect(endsWithNotice(fill(form, { A: "1", B: "2", T: "3", "<advice>": "x" }))).toBe(true);
+    expect(truncationNotice(50_000, 812_345, advice).endsWith((cut ?? "-").replace("<advice>", advice))).toBe(true);
+    const files = truncationNotice(50_000, 812_345, advice, { included: 1, requested: 3 });
+    expect(files.endsWith((cut ?? "-").replace("<advice>", advice))).toBe(true);
   });
 
   it("state the cap in effect", () => {
     expect(text).toContain("over 12,345 characters");
+  });
+});
+
+describe("the facts said once", () => {
+  it("give one glob rule for every walk, and how to continue a cut read_multiple_files file", () => {
+    expect(text).toMatch(/Globs \(pattern, excludePatterns\) match the path relative to the directory given, case-sensitive, dotfiles included/);
+    expect(text).toMatch(/read_multiple_files' notice counts the joined text, not one file: reread the cut file with read_text_file from offset 0/);
+    expect(text).toContain("A change returns 'Successfully");
+    expect(text).toContain("(list_allowed_directories)");
+  });
+
+  it("leave out what concerns tools that are not offered", () => {
+    const reading = instructions(limits, toolsFor(true));
+    expect(reading).not.toContain("A change returns");
+    expect(reading).toContain("Globs");
+    const one = instructions(
+      limits,
+      toolsFor(false).filter((tool) => tool.name === "read_text_file"),
+    );
+    for (const absent of ["Globs", "read_multiple_files", "list_allowed_directories", "A change returns"]) expect(one).not.toContain(absent);
+    expect(one).toContain("over 12,345 characters");
+    expect(one).toContain("Errors name the path or parameter and the limit.");
+    for (const name of ["search_files", "directory_tree", "search_file_contents"]) {
+      expect(
+        instructions(
+          limits,
+          toolsFor(false).filter((tool) => tool.name === name),
+        ),
+      ).toContain("Globs");
+    }
   });
 });

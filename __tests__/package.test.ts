@@ -18,8 +18,12 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const BIN = "bounded-filesystem-mcp";
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 const NPX = process.platform === "win32" ? "npx.cmd" : "npx";
-/** Largest tarball we accept; ~40 kB in the first round, ~100 kB with content search, streaming edits and the transport. */
-const MAX_TARBALL_BYTES = 160 * 1024;
+/**
+ * Largest tarball we accept: ~40 kB in the first round, ~100 kB with content search, streaming edits and the
+ * transport, ~165 kB with the HTTP mode, the three new file operations and bounded walks. A jump past this
+ * means something unintended is packed (source maps, tests, a data file).
+ */
+const MAX_TARBALL_BYTES = 256 * 1024;
 const TEXT = "abcdefghij".repeat(10);
 
 /**

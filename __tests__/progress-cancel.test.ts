@@ -180,6 +180,24 @@ describe("progress notifications", () => {
     }
   });
 
+  it("a walk whose only progress comes just before its end still delivers it before the result", async () => {
+    // t0 holds 1,010 entries: the walker reports at the 1,000th, and the last ten follow without a pause,
+    // so the result is ready a few microtasks after the notification was handed to the SDK.
+    const { client, close } = await connect();
+    try {
+      for (const name of ["search_files", "directory_tree"]) {
+        const { result, seen } = await callWithProgress(client, name, { path: path.join(tree, "t0"), pattern: "**/*.txt" });
+        expect(result.isError ?? false, name).toBe(false);
+        expect(
+          seen.map((p) => p.progress),
+          name,
+        ).toEqual([1000]);
+      }
+    } finally {
+      await close();
+    }
+  });
+
   it("a cold read of a big file reports strictly increasing progress within the file size", async () => {
     const { client, close } = await connect();
     try {

@@ -114,6 +114,16 @@ describeEachStrategy("what a killed holder left is settled by the next", () => {
     expect((await stat(at("theirs"))).isDirectory()).toBe(true);
   });
 
+  it("deleting the placeholder a dead holder left succeeds: taking the lock removes it, and the delete says so", async () => {
+    await mkdir(at("copy-dst"), 0o700);
+    await staleLock("copy-dst", { placeholder: true });
+    const deleted = await sandbox().delete(at("copy-dst"), { recursive: true });
+    expect(deleted.kind).toBe("directory");
+    expect(await readdir(dir)).toEqual([]);
+    // With nothing there before the call, the delete is still refused as missing.
+    await expect(sandbox().delete(at("copy-dst"), { recursive: true })).rejects.toThrow(/no such file or directory \(ENOENT\)/);
+  });
+
   it("a file move killed between link and unlink is finished: the source name goes, the file stays", async () => {
     await writeFile(at("moved.txt"), "content\n");
     await link(at("moved.txt"), at("dest.txt"));

@@ -41,7 +41,8 @@ describe("listInto", () => {
     fs.symlinkSync("sub", path.join(tmp, "link"));
     fs.writeFileSync(path.join(tmp, "odd\nname"), "");
     const order = fs.readdirSync(tmp);
-    const tag: Record<string, string> = { sub: "[DIR]", "a.txt": "[FILE]", link: "[FILE]", "odd\nname": "[FILE]" };
+    // A link to a directory inside is one (issue 21).
+    const tag: Record<string, string> = { sub: "[DIR]", "a.txt": "[FILE]", link: "[DIR]", "odd\nname": "[FILE]" };
     // A line break in a name is shown escaped, so it cannot fake a line (SPEC §13).
     const shown = (n: string): string => n.replace("\n", "\\n");
     expect(await list()).toBe(order.map((n) => `${tag[n]} ${shown(n)}`).join("\n"));
@@ -186,5 +187,19 @@ describeEachStrategy("listWithSizesInto and symlinks", () => {
     }
     expect(text).not.toMatch(/12\.06 KB|7\.60 KB/);
     expect(text).toMatch(/\nTotal: 8 files, 1 directories\nCombined size: 4\.00 KB$/);
+  });
+
+  // Issue 21: upstream showed a symlinked directory as [FILE], so a model never looked inside it.
+  it("shows a link to a directory inside as [DIR], in both listings, and one leading outside as [FILE]", async () => {
+    fs.symlinkSync("sub", path.join(tmp, "in-dir"));
+    fs.symlinkSync("in-dir", path.join(tmp, "in-dir-chain"));
+    const plain = (await list()).split("\n");
+    for (const name of ["sub", "in-dir", "in-dir-chain"]) expect(plain, name).toContain(`[DIR] ${name}`);
+    for (const name of ["out-dir", "out-file", "in-file", "dangling", "loop"]) expect(plain, name).toContain(`[FILE] ${name}`);
+    expect(plain).toHaveLength(fs.readdirSync(tmp).length);
+    const text = await sized("name");
+    for (const name of ["in-dir", "in-dir-chain"]) expect(text, name).toMatch(new RegExp(`^\\[DIR\\] ${name} +$`, "m"));
+    expect(text).toMatch(/^\[FILE\] out-dir +0 B$/m);
+    expect(text).toMatch(/\nTotal: 8 files, 3 directories\nCombined size: 4\.00 KB$/);
   });
 });

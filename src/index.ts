@@ -39,13 +39,15 @@ async function main(): Promise<number | undefined> {
     return 1;
   }
   if (command.directories.length === 0) log(NO_DIRECTORIES_NOTE);
+  if (command.note !== undefined) log(command.note);
   process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
-  if (command.http) return serveHttp({ settings: command.http, limits: command.limits, directories, readOnly: command.readOnly, log });
+  const { limits, readOnly, tools } = command;
+  if (command.http) return serveHttp({ settings: command.http, limits, directories, readOnly, tools, log });
 
   // A client that goes away closes our stdout; that ends the session, not in a crash.
   process.stdout.on("error", () => process.exit(0));
 
-  const server = buildServer({ limits: command.limits, directories, log, readOnly: command.readOnly });
+  const server = buildServer({ limits, directories, log, readOnly, tools });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
   process.stdin.on("end", () => void server.close());
   await server.connect(new BoundedStdioTransport(process.stdin, process.stdout, { log }));

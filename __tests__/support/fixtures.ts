@@ -2,6 +2,7 @@
  * The one temp-dir helper and the one idiom for running a suite under each
  * platform strategy (Linux /proc/self/fd and the portable path).
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
@@ -11,6 +12,16 @@ import { __testing, Sandbox, type StrategyName } from "../../src/sandbox/index.j
 import type { WalkOptions } from "../../src/walking/index.js";
 
 /** The strategies this platform runs: both on Linux, the portable one elsewhere. */
+/** Whether a git executable answers here: suites comparing with `git check-ignore` skip (and say so) without one. */
+export const noGit = ((): boolean => {
+  try {
+    execFileSync("git", ["--version"], { stdio: "ignore" });
+    return false;
+  } catch {
+    return true;
+  }
+})();
+
 export const STRATEGIES: readonly StrategyName[] = __testing.strategies();
 
 /** A fresh real (symlink-resolved) temp directory and its remover. */

@@ -31,6 +31,7 @@ export async function startHttp(dirs: readonly string[], flags: readonly string[
     limits: command.limits,
     directories: dirs,
     readOnly: command.readOnly,
+    tools: command.tools,
     log: (line) => lines.push(line),
   });
   return { server, url: server.url, lines, stop: () => server.shutdown(0) };

@@ -40,7 +40,13 @@ export async function connect(
   });
   const client = new Client({ name: "test-client", version: "1.0.0" }, options.capabilities);
   options.prepare?.(client);
-  await client.connect(transport);
+  try {
+    await client.connect(transport);
+  } catch (error) {
+    // A server that ended during start-up said why on stderr; the test's failure should carry it.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    throw new Error(`the server did not start: ${(error as Error).message}\nits stderr:\n${stderr}`, { cause: error });
+  }
   return { client, transport, stderr: () => stderr, close: () => client.close() };
 }
 

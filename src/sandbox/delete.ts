@@ -72,12 +72,18 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
     const first = await checkDelete(t, shown, options);
     if (first.isDirectory() && !options.recursive) await refuseNonEmpty(t, shown);
     return underSwapLock(c, t, async () => {
-      const st = await checkDelete(t, shown, options);
+      // Taking the lock from a server that died mid-copy or mid-move removes the empty placeholder it left
+      // at this name: what was asked for is then gone, which is what a delete promises.
+      const st = await checkDelete(t, shown, options).catch((err: unknown) => {
+        if (errnoCode(err) === "ENOENT") return undefined;
+        throw err;
+      });
+      if (st === undefined) return { kind: kindOf(first), entries: 0 };
       if (!st.isDirectory()) {
         await fs.unlink(t.at).catch((err: unknown) => {
           throw wrapError(err, context);
         });
-        return { kind: st.isSymbolicLink() ? "link" : st.isFile() ? "file" : "other", entries: 0 };
+        return { kind: kindOf(st), entries: 0 };
       }
       if (!options.recursive) {
         await removeEmptyDirectory(t, shown).catch((err: unknown) => {
@@ -107,6 +113,8 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
     });
   });
 }
+
+const kindOf = (st: BigIntStats): Deleted["kind"] => (st.isDirectory() ? "directory" : st.isSymbolicLink() ? "link" : st.isFile() ? "file" : "other");
 
 /** The entry to delete: refused when there is none, or when the path named a directory and it is not one. */
 async function checkDelete(t: Target, shown: string, options: DeleteOptions): Promise<BigIntStats> {

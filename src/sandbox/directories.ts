@@ -45,23 +45,30 @@ export async function readEntries(dir: string): Promise<Dirent[]> {
   return visible(await fs.readdir(dir, { withFileTypes: true }));
 }
 
+/** What a listing shows of one entry: its size (upstream's stat, which follows symlinks) and whether it is a directory. */
+export interface EntryFacts {
+  readonly size: number;
+  readonly isDir: boolean;
+}
+
 /**
- * Upstream's stat size of entry `name` of `dir`, which follows symlinks, but only to a target inside: a
- * link leading outside or dangling counts 0, like an entry that cannot be stat'ed. Never rejects.
+ * The facts of entry `name` of `dir`, following a symlink only to a target inside: a link to a directory
+ * inside is a directory; a link leading outside or dangling is a file of size 0, like an entry that cannot be
+ * stat'ed. Never rejects.
  */
-export async function entrySize(c: Confinement, dir: string, name: string, isLink: boolean): Promise<number> {
+export async function entryFacts(c: Confinement, dir: string, name: string, isLink: boolean): Promise<EntryFacts> {
   const entryPath = path.join(dir, name);
   try {
     if (!isLink) {
       // lstat costs what stat does and equals it for anything but a symlink, which is
       // what the entry may have become since the readdir.
       const st = await fs.lstat(entryPath);
-      if (!st.isSymbolicLink()) return st.size;
+      if (!st.isSymbolicLink()) return { size: st.size, isDir: st.isDirectory() };
     }
     const verdict = await followLink(entryPath, true, c);
-    return verdict.kind === "inside" ? verdict.target.size : 0;
+    return verdict.kind === "inside" ? { size: verdict.target.size, isDir: verdict.target.isDir } : { size: 0, isDir: false };
   } catch {
     // Upstream shows an entry it cannot stat with size 0.
-    return 0;
+    return { size: 0, isDir: false };
   }
 }

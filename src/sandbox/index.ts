@@ -16,7 +16,7 @@ import { appendText, type Ending } from "./append.js";
 import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
-import { entrySize, openWalkRoot, readEntries, release } from "./directories.js";
+import { type EntryFacts, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
 import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
@@ -169,9 +169,13 @@ export class Sandbox {
     return readEntries(dir);
   }
 
-  /** The size upstream's stat gives entry `name` of `dir`, but 0 for a link leading outside or dangling, or an entry that cannot be stat'ed; never rejects. */
-  entrySize(dir: string, name: string, isLink: boolean): Promise<number> {
-    return entrySize(this.confinement, dir, name, isLink);
+  /**
+   * Entry `name` of `dir` as a listing shows it: upstream's stat size, and whether it is a directory (a symlink
+   * to one inside is); a link leading outside or dangling, or an entry that cannot be stat'ed, is a file of size 0.
+   * Never rejects.
+   */
+  entryFacts(dir: string, name: string, isLink: boolean): Promise<EntryFacts> {
+    return entryFacts(this.confinement, dir, name, isLink);
   }
 
   /** Creates or atomically replaces the file `requested` with `content`. */

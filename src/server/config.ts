@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { formatCount, MIN_RESULT_CHARS, type Limits } from "../bounded.js";
 import { HTTP_OPTIONS, HTTP_USAGE, httpSettings, type HttpSettings } from "./http-settings.js";
 import { PACKAGE_NAME, parseWhole, readOptions, UsageError, type OptionSpec } from "./options.js";
+import { TOOL_OPTIONS, TOOLS_USAGE, toolSelection, type ToolSelection } from "./tool-settings.js";
 import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
 
 export { UsageError } from "./options.js";
@@ -25,8 +26,11 @@ export const DEFAULTS: Limits = Object.freeze({
 
 /** What the command line asks for: run with limits and directories, or print something and exit. */
 export type Command =
-  // readOnly (SPEC §14) is absent when off; http (SPEC §17) is absent for stdio.
-  { kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true; http?: HttpSettings } | { kind: "help" } | { kind: "version" };
+  // readOnly (SPEC §14) is absent when off; http (SPEC §17) is absent for stdio; the tool selection (SPEC §19)
+  // is absent when every tool is offered.
+  | ({ kind: "serve"; limits: Limits; directories: readonly string[]; readOnly?: true; http?: HttpSettings } & ToolSelection)
+  | { kind: "help" }
+  | { kind: "version" };
 
 /** The --help text (stdout), also printed to stderr when no directory is given. */
 export const USAGE = `Usage: ${PACKAGE_NAME} [options] [--] DIR...
@@ -42,9 +46,10 @@ Options:
   --max-media-bytes N    largest file read_media_file returns, in bytes
                          (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes}, at most
                          ${MAX_MEDIA_BYTES_BOUND}, so the base64 answer fits MCP clients' 10 MiB lines)
-  --read-only            leave out write_file, edit_file, create_directory and
-                         move_file (env BOUNDED_FS_READ_ONLY=1)
-${HTTP_USAGE}  --help                 print this help and exit
+  --read-only            leave out the tools that change files: write_file,
+                         append_file, edit_file, create_directory, move_file,
+                         copy_file, delete_file (env BOUNDED_FS_READ_ONLY=1)
+${TOOLS_USAGE}${HTTP_USAGE}  --help                 print this help and exit
   --version              print the version and exit
   --                     end of options; every later argument is a directory
 
@@ -60,7 +65,7 @@ const LIMIT_OPTIONS: readonly (OptionSpec & { key: keyof Limits })[] = [
 const READ_ONLY: OptionSpec = { flag: "--read-only", env: "BOUNDED_FS_READ_ONLY", kind: "switch" };
 
 /** Every option the command line knows, in --help order. */
-const OPTIONS: readonly OptionSpec[] = [...LIMIT_OPTIONS, READ_ONLY, ...HTTP_OPTIONS];
+const OPTIONS: readonly OptionSpec[] = [...LIMIT_OPTIONS, READ_ONLY, ...TOOL_OPTIONS, ...HTTP_OPTIONS];
 
 /**
  * Turns argv (without node and script) and the environment into a Command.
@@ -77,6 +82,7 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
   checkMediaBound(limits.maxMediaBytes, read.get(MEDIA_BYTES)?.source ?? MEDIA_BYTES.flag);
   checkResultMinimum(limits.maxResultChars, read.get(RESULT_CHARS)?.source ?? RESULT_CHARS.flag);
   const readOnly = read.on(READ_ONLY);
+  const selection = toolSelection(read, readOnly);
   const http = httpSettings(read);
   if (http && read.directories.length === 0) {
     throw new UsageError(`${PACKAGE_NAME}: --http needs at least one DIR: over HTTP the directories are the ceiling clients' roots can only narrow`);
@@ -87,6 +93,7 @@ export function parseCommand(argv: readonly string[], env: Readonly<Record<strin
     directories: read.directories,
     ...(readOnly && { readOnly }),
     ...(http && { http }),
+    ...selection,
   };
 }
 

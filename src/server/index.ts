@@ -23,8 +23,10 @@ export interface ServerOptions {
   readonly directories: readonly string[];
   /** Diagnostic sink; stdout belongs to the protocol. @default console.error */
   readonly log?: (line: string) => void;
-  /** Leave out the tools that change files (SPEC §14). @default false */
+  /** Leave out the tools that change files (SPEC §14), also when `tools` names them. @default false */
   readonly readOnly?: boolean;
+  /** The names of the tools to offer (SPEC §19). @default every tool */
+  readonly tools?: readonly string[];
   /** How the client's roots change the directories (see roots.ts). @default "replace" */
   readonly roots?: RootsMode;
   /**
@@ -56,22 +58,23 @@ interface Catalog {
   readonly instructions: string;
 }
 
-// Every HTTP session builds a server with the same limits: its schemas and listings are made once.
-const catalogs = new WeakMap<Limits, Map<boolean, Catalog>>();
+// Every HTTP session builds a server with the same limits and tools: its schemas and listings are made once.
+const catalogs = new WeakMap<Limits, Map<string, Catalog>>();
 
-function catalogFor(limits: Limits, readOnly: boolean): Catalog {
+function catalogFor(limits: Limits, readOnly: boolean, chosen: readonly string[] | undefined): Catalog {
   const byMode = catalogs.get(limits) ?? catalogs.set(limits, new Map()).get(limits)!;
-  const known = byMode.get(readOnly);
+  const key = `${readOnly}:${chosen?.join(",") ?? "*"}`;
+  const known = byMode.get(key);
   if (known) return known;
-  const active = toolsFor(readOnly);
+  const active = toolsFor(readOnly, chosen);
   const listed = active.map((tool) => listedTool(tool, limits));
   const catalog: Catalog = {
     tools: new Map(active.map((tool) => [tool.name, { tool, schema: z.object(tool.input) }])),
     listed,
     listedReading: listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true),
-    instructions: instructions(limits),
+    instructions: instructions(limits, active),
   };
-  byMode.set(readOnly, catalog);
+  byMode.set(key, catalog);
   return catalog;
 }
 
@@ -82,7 +85,7 @@ export function buildServer(options: ServerOptions): Server {
   const max = limits.maxResultChars;
   const cache = options.cache ?? new CheckpointCache();
   const mayWrite = options.mayWrite ?? (() => true);
-  const { tools, listed, listedReading, instructions: shared } = catalogFor(limits, options.readOnly ?? false);
+  const { tools, listed, listedReading, instructions: shared } = catalogFor(limits, options.readOnly ?? false, options.tools);
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: shared });
   const roots = followRoots(server, options.roots ?? "replace", options.directories, log);
@@ -111,9 +114,12 @@ export function buildServer(options: ServerOptions): Server {
     const token = request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
+    // The last progress notification handed to the SDK: the result waits for it, so no progress reaches
+    // the client after the response (the SDK sends a notification a few microtasks after it is asked to).
+    let progressSent: Promise<void> = Promise.resolve();
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
     const sandbox = new Sandbox(roots.current(), () => roots.current());
-    return runBounded(max, entry.tool.advice, (bounds) =>
+    const result = await runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,
         sandbox,
@@ -126,10 +132,12 @@ export function buildServer(options: ServerOptions): Server {
           lastProgress = done;
           lastSent = now;
           const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
-          extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
+          progressSent = extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
         },
       }),
     );
+    await progressSent;
+    return result;
   });
 
   return server;

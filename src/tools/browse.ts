@@ -8,8 +8,9 @@ import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
 const DIR_DOC = "Directory path.";
 const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
-const GITIGNORE_DOC = "true: skip .git and what .gitignore files ignore.";
-const NOT_A_DIR = "Fails on a missing path or a non-directory.";
+const GITIGNORE_DOC = "true: skip .git and .gitignore'd paths.";
+export const EXCLUDE_DOC = "Globs of paths to leave out.";
+const NOT_A_DIR = "Fails on a non-directory.";
 
 /**
  * Runs `list` on the validated directory opened once: on Linux it reads through
@@ -32,8 +33,8 @@ export const listDirectory = defineTool({
   name: "list_directory",
   title: "List Directory",
   description: () =>
-    "List one directory: '[DIR] name' or '[FILE] name' per line. Sizes: list_directory_with_sizes; " +
-    `deeper: directory_tree; by name: search_files. ${NOT_A_DIR}`,
+    "List one directory, a line per entry: '[DIR] name' (a link to a directory too) or '[FILE] name'. Sizes: " +
+    `list_directory_with_sizes; deeper: directory_tree; by name: search_files. ${NOT_A_DIR}`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -46,11 +47,13 @@ export const listDirectory = defineTool({
 export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
-  description: () => `List one directory with sizes (1 KB = 1024 B) by name or size, then totals. Without sizes: list_directory. ${NOT_A_DIR}`,
+  description: () =>
+    "List one directory like list_directory with each file's size (1 KB = 1024 B), then total files, directories " +
+    `and bytes. Names only: list_directory; deeper: directory_tree. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z.enum(["name", "size"]).default("name").describe("'size': largest first."),
-    limit: z.number().int().min(1).optional().describe("First N, once sorted."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),
+    limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
@@ -64,12 +67,13 @@ export const directoryTree = defineTool({
   name: "directory_tree",
   title: "Directory Tree",
   description: () =>
-    "Return the tree under a directory as JSON: [{name, type: 'file'|'directory', children}]; links as files. A cut " +
-    `tree is invalid JSON: narrow it. One level: list_directory; names: search_files. ${NOT_A_DIR}`,
+    "Return the tree under a directory as indented JSON [{name, type: 'file'|'directory', children}]; links are " +
+    "files. A tree soon passes the cap, and a cut one is invalid JSON: start with maxDepth 2. One level: " +
+    `list_directory; sizes: list_directory_with_sizes; by name: search_files. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; a bare name at any depth."),
-    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a directory cut there gets depthLimited: true."),
+    excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; one without * also matches a name at any depth."),
+    maxDepth: z.number().int().min(1).optional().describe("Levels to list; a directory not read gets depthLimited: true."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,
@@ -86,14 +90,14 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose relative path matches a glob: absolute paths one per line, or their count. " +
-    `Contents: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
+    "Find files and directories whose path relative to the directory matches a glob; returns absolute paths, a line " +
+    `each, or 'No matches found'. Text in files: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
-    pattern: z.string().describe("Glob, e.g. '**/*.ts'."),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out (not entered)."),
+    pattern: z.string().describe("Glob of the paths, e.g. '**/*.ts'."),
+    excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
-    outputMode: z.enum(["paths", "count"]).optional().describe("'count': the number only."),
+    outputMode: z.enum(["paths", "count"]).optional().describe("'count': only the number of matches."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
@@ -110,8 +114,7 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, isFile, permissions (octal). " +
-    "A whole directory: list_directory_with_sizes. Fails on a missing path.",
+    "Return one path's metadata as 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, " + "isFile, permissions (octal).",
   input: { path: z.string().describe("File or directory path.") },
   annotations: READ_ONLY,
   advice: "shorten the path",

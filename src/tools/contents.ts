@@ -4,6 +4,7 @@ import { escapeControls } from "../escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
+import { EXCLUDE_DOC } from "./browse.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
 
 type Args = {
@@ -15,7 +16,7 @@ type Args = {
   excludePatterns: string[];
   respectGitignore: boolean;
   contextLines: number;
-  outputMode?: OutputMode;
+  outputMode: OutputMode;
   offset: number;
 };
 
@@ -79,20 +80,21 @@ export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
   description: () =>
-    "Find lines with a text or regex in a file or tree (names: search_files). lines: each file's path, '<n>:<line>' " +
-    "per match, '<n>-<line>' context (n: read_text_file's startLine); files: '<path>: N matching lines, M occurrences'; " +
-    "count: totals. Ends with exact totals and skips. Fails on a bad or costly regex.",
+    "Find lines containing a text or regex in a file or tree (files by name: search_files). Modes: lines (a file's " +
+    "path, then '<n>:<line>' per match, '<n>-<line>' per context line; n is read_text_file's startLine), files " +
+    "('<path>: N matching lines, M occurrences'), count (with occurrences). Ends with exact totals and what was skipped and why. Fails on an invalid " +
+    "or too costly regex.",
   input: {
-    path: z.string().describe("A file or a directory."),
+    path: z.string().describe("A file, or a directory to search."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
-    regex: z.boolean().default(false).describe("query is a JS regex (no slashes, no flags)."),
-    caseSensitive: z.boolean().default(false).describe("Match case exactly."),
-    pattern: z.string().optional().describe("Files to search, e.g. '**/*.ts'."),
-    excludePatterns: z.array(z.string()).default([]).describe("Globs to skip (not entered)."),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd files."),
-    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines around each match."),
-    outputMode: z.enum(["lines", "files", "count"]).optional().describe("Default 'lines'."),
-    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip."),
+    regex: z.boolean().default(false).describe("true: query is a JavaScript regex, without slashes or flags."),
+    caseSensitive: z.boolean().default(false).describe("true: match case. Unlike grep, off by default."),
+    pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
+    excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
+    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; on by default here."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after a match."),
+    outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("Show matching lines, files, or totals."),
+    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip, as a notice says."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern or query, or continue with the offset given above",

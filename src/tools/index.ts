@@ -32,7 +32,15 @@ const TOOLS: readonly ToolDefinition[] = [
   listAllowedDirectories,
 ];
 
-/** The tools to register: all of them, or with `readOnly` only those that change nothing (SPEC §14). */
-export function toolsFor(readOnly: boolean): readonly ToolDefinition[] {
-  return readOnly ? TOOLS.filter((tool) => tool.annotations.readOnlyHint === true) : TOOLS;
+/** Every tool's name, in tools/list order; with `writing`, only the tools that change files. */
+export function toolNames(writing = false): string[] {
+  return TOOLS.filter((tool) => !writing || tool.annotations.readOnlyHint !== true).map((tool) => tool.name);
+}
+
+/**
+ * The tools to register: those `chosen` names (all when absent, SPEC §19), and with `readOnly` only those of
+ * them that change nothing (SPEC §14), in tools/list order.
+ */
+export function toolsFor(readOnly: boolean, chosen?: readonly string[]): readonly ToolDefinition[] {
+  return TOOLS.filter((tool) => (chosen === undefined || chosen.includes(tool.name)) && (!readOnly || tool.annotations.readOnlyHint === true));
 }

@@ -4,23 +4,39 @@
  * is its own.
  */
 import { cutFrame, formatCount, pageFrame, type Limits } from "../bounded.js";
+import type { ToolDefinition } from "./context.js";
 
-// The two notice forms with letters for their figures, built by the frames that build the real
-// notices, so what a model is told to expect can never drift from what it gets.
-const PAGED = pageFrame("A", "B", "T", "B");
-const CUT = cutFrame("B", "T", "", "<advice>");
+// How the two notice forms end, cut from the frames that build the real notices, so what a model is
+// told to look for can never drift from what it gets.
+const PAGED = pageFrame("A", "B", "T", "N").slice(pageFrame("A", "B", "T", "N").indexOf("Call again"));
+const CUT = cutFrame("B", "T", "", "<advice>").slice(cutFrame("B", "T", "", "<advice>").indexOf("To see the rest"));
 
-/** The instructions text under `limits`. */
-export function instructions({ maxResultChars }: Limits): string {
+/** The tools that walk a tree, and so take globs (and .gitignore rules). */
+const WALKS = ["directory_tree", "search_files", "search_file_contents"];
+
+/**
+ * The instructions text under `limits` for the `tools` registered: a fact about tools that are not
+ * offered (--tools, --read-only) is left out, so a trimmed server pays only for what it has.
+ */
+export function instructions({ maxResultChars }: Limits, tools: readonly Pick<ToolDefinition, "name" | "annotations">[]): string {
   const cap = formatCount(maxResultChars);
+  const has = (name: string) => tools.some((tool) => tool.name === name);
   return [
-    "Files inside the allowed directories only (list_allowed_directories).",
-    "Paths: absolute, or relative to an allowed directory (the first where it, else its parent, exists); ~ is home. " +
-      "Symlinks are followed only inside; outside is 'Access denied - path outside allowed directories'. Walks never " +
-      "enter linked directories.",
-    `Cap: a text result over ${cap} characters is cut and ends with a notice line. '${PAGED}' pages; ` +
-      `'${CUT}' does not: the result is incomplete, narrow the request. Never write a cut text back.`,
-    "Globs match the path relative to the given directory, case-sensitive, dotfiles included: '*.md' the top level " + "only, '**/*.md' any depth.",
-    "Errors name the path or parameter and the limit.",
-  ].join("\n");
+    `Files inside the allowed directories only${has("list_allowed_directories") ? " (list_allowed_directories)" : ""}.`,
+    "Paths: absolute, or relative to the first allowed directory that holds the path, else the first that holds " +
+      "its parent. ~ is home. Symlinks are followed only inside; outside is 'Access denied - path outside allowed " +
+      "directories'.",
+    `Cap: a text result over ${cap} characters is cut and ends in a notice. One ending '${PAGED}' pages: call ` +
+      `again with that offset. One ending '${CUT}' does not: narrow the request. Never write a cut text back.`,
+    has("read_multiple_files") &&
+      "read_multiple_files' notice counts the joined text, not one file: reread the cut file with read_text_file from offset 0.",
+    WALKS.some(has) &&
+      "Globs (pattern, excludePatterns) match the path relative to the directory given, case-sensitive, dotfiles " +
+        "included: '*.md' top level only, '**/*.md' any depth. Excluded directories are not entered. respectGitignore " +
+        "skips .git and .gitignore'd paths. Walks never enter linked directories.",
+    `${tools.some((tool) => tool.annotations.readOnlyHint !== true) ? "A change returns 'Successfully <done> <path as given>'. " : ""}` +
+      "Errors name the path or parameter and the limit.",
+  ]
+    .filter((line) => line !== false)
+    .join("\n");
 }

@@ -1,7 +1,8 @@
 /**
  * A tool definition as tools/list shows it: the JSON Schema of its input
  * without the noise a model pays for and cannot use (`$schema`, the safe-integer
- * bounds zod adds to every integer).
+ * bounds zod adds to every integer, and defaults that only say "off": false,
+ * 0 or [] — what an absent optional parameter means anyway).
  */
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
@@ -16,6 +17,7 @@ function withoutNoise(node: unknown): unknown {
     if (key === "$schema") continue;
     if (key === "maximum" && value === Number.MAX_SAFE_INTEGER) continue;
     if (key === "minimum" && value === Number.MIN_SAFE_INTEGER) continue;
+    if (key === "default" && (value === false || value === 0 || (Array.isArray(value) && value.length === 0))) continue;
     out[key] = withoutNoise(value);
   }
   return out;
@@ -23,7 +25,9 @@ function withoutNoise(node: unknown): unknown {
 
 /** The tools/list entry of `tool` under `limits`. */
 export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
-  const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
+  const shown = tool.listedInput;
+  const input = shown === undefined ? tool.input : Object.fromEntries(Object.entries(tool.input).filter(([key]) => shown.includes(key)));
+  const schema = z.toJSONSchema(z.object(input), { target: "draft-7", io: "input" });
   return {
     name: tool.name,
     title: tool.title,

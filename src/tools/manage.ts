@@ -4,6 +4,7 @@ import { endsWithNotice, formatCount } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
 import type { Copied, Deleted, Ending } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
+import { PATH_DOC } from "./read.js";
 import { writingBackCappedRead } from "./write.js";
 
 const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
@@ -45,11 +46,10 @@ export const appendFile = defineTool({
   name: "append_file",
   title: "Append to File",
   description: () =>
-    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether it ended with a " +
-    "line break. All or nothing even if killed: it swaps in a copy plus the text (costs a copy of the file). Fails " +
-    "like write_file.",
+    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether the file ended " +
+    "with a line break. All or nothing, even if killed. Whole file: write_file; inside: edit_file. Fails like write_file.",
   input: {
-    path: z.string().describe("File path; its parent must exist."),
+    path: z.string().describe(PATH_DOC),
     content: z.string().describe("Text to add, as is."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
@@ -66,13 +66,12 @@ export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
   description: () =>
-    "Copy a file (byte for byte, mode kept), a link (as a link) or, with recursive, a tree; returns 'Successfully " +
-    "copied <source> to <destination>'. Never replaces: fails with 'Destination already exists'; a failed copy " +
-    "leaves nothing. Renaming: move_file.",
+    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a tree (counted in the " +
+    "result). Renaming: move_file. Never replaces: fails with 'Destination already exists'; a failed copy leaves nothing.",
   input: {
     source: z.string().describe("What to copy."),
-    destination: z.string().describe("Its full new path."),
-    recursive: z.boolean().default(false).describe("true: a directory and all it holds."),
+    destination: z.string().describe("Its new path, name included."),
+    recursive: z.boolean().default(false).describe("true: copy a directory tree."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
@@ -91,9 +90,8 @@ export const deleteFile = defineTool({
   name: "delete_file",
   title: "Delete File",
   description: () =>
-    "Delete a file, a link (not its target) or an empty directory; recursive: a directory and all it holds, links " +
-    "not followed. Returns 'Successfully deleted <path>'. Fails on a missing path, a non-empty directory without " +
-    "recursive, an allowed directory.",
+    "Delete a file, a link (not its target) or an empty directory; with recursive, a whole tree, links not " +
+    "followed (counted in the result). Fails on a non-empty directory without recursive, or an allowed directory.",
   input: {
     path: z.string().describe("What to delete."),
     recursive: z.boolean().default(false).describe("true: also a non-empty directory."),

@@ -5,28 +5,22 @@ import { escapeControls, type Shown } from "../escape.js";
 import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 
-/** The schema description of a file-path parameter (the path rules are in the server's instructions). */
+/** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
 // Only head/tail results are cut with this advice: windows carry their own pageable notice.
 const HEAD_TAIL_ADVICE = "ask for fewer lines, or use startLine and lineCount";
 
 const count = z.number().int().min(0);
-const ALONE = "No other option with it.";
 
 const readTextInput = {
   path: z.string().describe(PATH_DOC),
-  offset: count.optional().describe("First character (as a notice gives it)."),
-  limit: z.number().int().min(1).optional().describe("Most characters; at most the cap."),
-  head: count.optional().describe(`First N lines. ${ALONE}`),
-  tail: count.optional().describe(`Last N lines. ${ALONE}`),
-  startLine: z.number().int().min(1).optional().describe("First line (1-based); only with lineCount."),
-  lineCount: z.number().int().min(1).optional().describe("Lines from startLine; default: to the cap."),
+  offset: count.optional().describe("Character to start at, as a notice gives it."),
+  limit: z.number().int().min(1).optional().describe("Characters to return; at most, and by default, the cap."),
+  head: count.optional().describe("Only the first N lines."),
+  tail: count.optional().describe("Only the last N lines."),
+  startLine: z.number().int().min(1).optional().describe("Line to start at (1: the first)."),
+  lineCount: z.number().int().min(1).optional().describe("Lines to return; default: up to the cap."),
 };
-
-/** read_file's parameters: read_text_file's, each described by reference. */
-const aliasInput = Object.fromEntries(
-  Object.entries(readTextInput).map(([key, schema]) => [key, schema.describe("As read_text_file's.")]),
-) as typeof readTextInput;
 
 type ReadTextArgs = {
   path: string;
@@ -76,9 +70,9 @@ export const readTextFile = defineTool({
   name: "read_text_file",
   title: "Read Text File",
   description: ({ maxResultChars }) =>
-    `Read a UTF-8 text file, ${formatCount(maxResultChars)} characters per call, a notice giving the next offset; ` +
-    "startLine/lineCount: whole lines (as search_file_contents numbers them). Media: read_media_file; several: " +
-    "read_multiple_files. Fails on a directory, special file or clashing options.",
+    `Read a text file (UTF-8), at most ${formatCount(maxResultChars)} characters per call; a longer one ends with a ` +
+    "notice giving the next offset. Choose characters (offset, limit) or lines (startLine, lineCount; head; tail), " +
+    "one way per call. Several files: read_multiple_files; media: read_media_file. Fails on a directory or FIFO.",
   input: readTextInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
@@ -89,8 +83,9 @@ export const readTextFile = defineTool({
 export const readFile = defineTool({
   name: "read_file",
   title: "Read File (deprecated)",
-  description: () => "Deprecated alias of read_text_file: same parameters, same behaviour.",
-  input: aliasInput,
+  description: () => "Deprecated: use read_text_file (same parameters).",
+  input: readTextInput,
+  listedInput: ["path"],
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
   handler: readText,
@@ -101,10 +96,10 @@ export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
   description: () =>
-    "Read several UTF-8 text files in order, each as '<path>:', newline, text, joined by lines '---'; a failing one " +
-    "as '<path>: Error - <reason>'. One cap for all. A cut file: read_text_file; images: read_media_file.",
+    "Read several text files in order: each as '<path>:' then its text, joined by lines '---'; a failed one as " +
+    "'<path>: Error - <reason>'. One cap covers all. One file: read_text_file.",
   input: {
-    paths: z.array(z.string()).min(1).describe("Files to read, in order."),
+    paths: z.array(z.string()).min(1).describe("The files, in the order wanted."),
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",
@@ -146,9 +141,9 @@ export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
-    "Read a file as base64: images (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else an " +
-    `embedded resource. Over ${formatCount(maxMediaBytes)} bytes (base64 ${formatCount(4 * Math.ceil(maxMediaBytes / 3))} ` +
-    "characters): refused unread. Text: read_text_file.",
+    "Return a file as base64: image (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else a " +
+    `resource. Over ${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 ` +
+    "characters): refused before reading. Text: read_text_file.",
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

@@ -52,12 +52,12 @@ export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or replace a file with UTF-8 text atomically, keeping owner and mode; returns 'Successfully wrote to " +
-    "<path>'. Refuses text ending with a cut notice (part of a file: edit_file; at the end: append_file). Fails on a " +
-    "missing parent (create_directory) or a file it may not write.",
+    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner and mode. Part of a file: " +
+    "edit_file; at the end: append_file. Refuses text ending in a cut notice. Fails on a missing parent or an " +
+    "unwritable file.",
   input: {
-    path: z.string().describe("File path; its parent must exist."),
-    content: z.string().describe("The complete new content."),
+    path: z.string().describe(PATH_DOC),
+    content: z.string().describe("The whole new content."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",
@@ -75,20 +75,20 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Edit a UTF-8 text file; returns a unified diff. Edits apply in order: the first exact oldText, else the first " +
-    "lines equal after trimming whitespace (newText takes their indentation); line endings kept. All or nothing: " +
-    "fails if edits[i] has no match, the file is not UTF-8 or writable, or changed meanwhile. Whole files: write_file.",
+    "Replace text in a file; returns a unified diff. Edits apply in order: oldText's first exact occurrence; if none, " +
+    "the first lines matching its lines apart from whitespace at either end (newText takes their indentation). Line endings kept. All or " +
+    "nothing: an edit with no match fails them all. Whole file: write_file; at the end: append_file.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, as read; enough to be unique."),
+          oldText: z.string().describe("Text to replace, as in the file; enough to be unique."),
           newText: z.string().describe("Its replacement, literal ($ is not special)."),
         }),
       )
       .min(1)
-      .describe("The replacements, at least one."),
+      .describe("Replacements, applied in order."),
     dryRun: z.boolean().default(false).describe("true: only return the diff."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
@@ -102,9 +102,7 @@ export const editFile = defineTool({
 export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
-  description: () =>
-    "Create a directory and missing parents (mkdir -p); returns 'Successfully created directory <path>', also if it " +
-    "existed. write_file and move_file need the parent. Fails if part of the path is a file.",
+  description: () => "Create a directory and missing parents (mkdir -p); succeeds also if it exists. Fails if part of the path is a file.",
   input: { path: z.string().describe("Directory to create.") },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",
@@ -119,12 +117,11 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file, directory or link (the link itself) to a new full path whose parent exists " +
-    "(create_directory); returns 'Successfully moved <source> to <destination>'. Never replaces: fails with " +
-    "'Destination already exists', or across file systems.",
+    "Move or rename a file, directory or symlink (the link itself). To keep the source: copy_file. Never replaces: " +
+    "fails with 'Destination already exists', or across file systems.",
   input: {
     source: z.string().describe("What to move."),
-    destination: z.string().describe("Its full new path."),
+    destination: z.string().describe("Its new path, name included."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",

@@ -23,7 +23,8 @@ function sizedLine(e: SizedEntry, name: Shown): string {
 }
 
 /**
- * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`.
+ * Writes `[DIR] name` / `[FILE] name` lines for `dir` in readdir order into `sink`; a symlink to a directory
+ * inside the allowed directories is a `[DIR]` (upstream shows every link as a `[FILE]`).
  * @throws when `dir` cannot be read, or the signal's reason when cancelled
  */
 export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): Promise<void> {
@@ -34,7 +35,9 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     const pause = ticker.tick();
     if (pause) await pause;
     const entry = entries[i]!;
-    sink.append(`${i === 0 ? "" : "\n"}${entryLine(entry.isDirectory(), escapeControls(entry.name))}`);
+    // Only links cost a look at their target; a link leading outside stays a [FILE], whatever is there.
+    const isDir = entry.isSymbolicLink() ? (await opts.sandbox.entryFacts(dir, entry.name, true)).isDir : entry.isDirectory();
+    sink.append(`${i === 0 ? "" : "\n"}${entryLine(isDir, escapeControls(entry.name))}`);
     sink.endEntry();
   }
 }
@@ -60,8 +63,11 @@ async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promi
       const item = sized[next++]!;
       const pause = ticker.tick();
       if (pause) await pause;
-      // A link leading outside or dangling, and an entry that cannot be stat'ed, count 0 (upstream's 0 for the latter).
-      item.size = await sandbox.entrySize(dir, item.name, item.isLink);
+      // A link leading outside or dangling, and an entry that cannot be stat'ed, count 0 (upstream's 0 for the latter);
+      // a link to a directory inside is listed and counted as a directory.
+      const facts = await sandbox.entryFacts(dir, item.name, item.isLink);
+      item.size = facts.size;
+      if (item.isLink) item.isDir = facts.isDir;
     }
   };
   await Promise.all(Array.from({ length: Math.min(STAT_CONCURRENCY, sized.length) }, worker));

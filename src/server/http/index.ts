@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   readonly limits: Limits;
   readonly directories: readonly string[];
   readonly readOnly?: boolean;
+  /** The tools to offer (SPEC §19). @default every tool */
+  readonly tools?: readonly string[];
   readonly log: (line: string) => void;
 }
 
@@ -92,7 +94,16 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const cache = new CheckpointCache();
   const sessions = new Sessions({
     build: (roots, sessionLog) =>
-      buildServer({ limits: options.limits, directories: options.directories, log: sessionLog, readOnly: options.readOnly, roots, mayWrite, cache }),
+      buildServer({
+        limits: options.limits,
+        directories: options.directories,
+        log: sessionLog,
+        readOnly: options.readOnly,
+        tools: options.tools,
+        roots,
+        mayWrite,
+        cache,
+      }),
     stateless: settings.stateless,
     idleMs: settings.sessionIdleSeconds * 1000,
     maxSessions: settings.maxSessions,

@@ -84,12 +84,14 @@ export class LineFinder {
     const strategy = this.query.strategy;
     if (strategy === "never") return 0;
     if (strategy === "bytes" || strategy === "foldedBytes") {
-      const hay = strategy === "bytes" ? this.buf : (this.folded ??= this.fold());
+      // Within the line's text only: a search of the whole region would run on to the next matching line, twice.
+      const start = Math.max(from, ls);
+      const hay = (strategy === "bytes" ? this.buf : (this.folded ??= this.fold())).subarray(start, te);
       const q = this.query.bytes;
       let n = 0;
-      for (let i = this.indexOfQuery(hay, q, Math.max(from, ls)); i >= 0 && i + q.length <= te; i = this.indexOfQuery(hay, q, i + q.length)) {
+      for (let i = hay.indexOf(q); i >= 0; i = hay.indexOf(q, i + q.length)) {
         n++;
-        this.lastOccEnd = i + q.length;
+        this.lastOccEnd = start + i + q.length;
       }
       return n;
     }

@@ -120,7 +120,7 @@ const countRequest = (occurrences: boolean): FileRequest => ({
 const small = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
 let scratch: { probe: Buffer; chunk: Buffer } | undefined;
 
-// The buffers every count scan of this worker reads into (a scan runs to its end before the next starts).
+// The buffers every scan of this worker reads into (a worker runs one job, and a job one scan, at a time).
 function scratchOf(chunkSize = DEFAULT_CHUNK): { probe: Buffer; chunk: Buffer } {
   const size = Math.max(chunkSize, 16);
   if (scratch?.chunk.length !== size) scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(size) };
@@ -192,6 +192,7 @@ if (port !== null) {
         : scanFile(readerOf(job.file), queryOf(job.spec).query, job.req, {
             chunkSize: job.chunkSize,
             maxLineBytes: job.maxLineBytes,
+            scratch: scratchOf(job.chunkSize),
             onProgress: (n) => post({ type: "progress", id: job.id, bytes: n }),
           }).then((scan) => post({ type: "shown", id: job.id, scan }));
     done.catch((err: unknown) => {

@@ -77,9 +77,11 @@ export interface FileCounts {
 
 interface BatchFile {
   shown: Shown;
-  job: JobFile;
   opened: OpenedFile;
 }
+
+// How far a worker reads a file: its size when opened (a size of 0 may still hide content: read to the end).
+const limitOf = (opened: OpenedFile): number => (opened.size > 0 ? opened.size : Number.MAX_SAFE_INTEGER);
 
 interface Batch {
   files: BatchFile[];
@@ -146,7 +148,7 @@ export class ContentSearch {
     }
     this.open.add(opened);
     const b = this.batch;
-    b.files.push({ shown, job: { fd: opened.fd, limit: opened.size > 0 ? opened.size : Number.MAX_SAFE_INTEGER }, opened });
+    b.files.push({ shown, opened });
     b.bigBytes += opened.size;
     this.pool.charge(opened.size, 1);
     return this.sendIfFull();
@@ -166,8 +168,8 @@ export class ContentSearch {
     if (b.files.length === 0) return;
     const files = new Float64Array(2 * b.files.length);
     for (const [i, f] of b.files.entries()) {
-      files[2 * i] = f.job.fd;
-      files[2 * i + 1] = f.job.limit;
+      files[2 * i] = f.opened.fd;
+      files[2 * i + 1] = limitOf(f.opened);
     }
     const job: ScanRequest = { ...this.jobBase(), kind: "count", files, occurrences: this.mode !== "lines" };
     const counted = this.pool.run(job, [files.buffer]);
@@ -208,7 +210,7 @@ export class ContentSearch {
                 bytes: fig[at + 3] as number,
               };
         if (this.showing && !("error" in outcome) && !outcome.binary && !outcome.longLine && outcome.matchingLines > this.skipLeft) {
-          this.record(await this.scanAlone(f.job, f.shown, {}), f.shown);
+          this.record(await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened) }, f.shown, {}), f.shown);
         } else this.record(outcome, f.shown);
       }
     } finally {

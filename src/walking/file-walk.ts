@@ -102,6 +102,18 @@ async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: Fil
   }
 }
 
+/** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
+class SyncOpened implements WalkedFile {
+  constructor(
+    readonly fd: number,
+    readonly size: number,
+  ) {}
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
 /** The walk's handling of one entry: a file is opened and handed over, once per file object. */
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
@@ -135,7 +147,7 @@ class FileEntries {
       closeSync(opened.fd);
       return undefined;
     }
-    const done = this.onFile({ fd: opened.fd, size: opened.size, close: () => closeSync(opened.fd) }, shown);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 

@@ -89,7 +89,9 @@ export class LineFinder {
       const hay = (strategy === "bytes" ? this.buf : (this.folded ??= this.fold())).subarray(start, te);
       const q = this.query.bytes;
       let n = 0;
-      for (let i = hay.indexOf(q); i >= 0; i = hay.indexOf(q, i + q.length)) {
+      // `next` found the line's first occurrence already; it need not be looked for again.
+      const known = this.occByte >= start ? this.occByte - start : -1;
+      for (let i = known >= 0 ? known : hay.indexOf(q); i >= 0; i = hay.indexOf(q, i + q.length)) {
         n++;
         this.lastOccEnd = start + i + q.length;
       }

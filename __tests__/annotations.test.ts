@@ -182,7 +182,7 @@ describe("the server's own temp and lock files", () => {
     ];
     for (const result of results) expect(textOf(result)).not.toMatch(/\.bfs-/);
     expect(textOf(results[1]!)).toMatch(/Total: 3 files, 1 directories/);
-    expect(textOf(results[4]!)).toMatch(/^.*a\.txt: 1 matching line\n.*b\.md: 1 matching line\n/);
+    expect(textOf(results[4]!)).toMatch(/^.*a\.txt: 1 matching line, 1 occurrence\n.*b\.md: 1 matching line, 1 occurrence\n/);
     expect(textOf(results[4]!)).not.toMatch(/partial/);
   });
 });

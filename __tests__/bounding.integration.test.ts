@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatCount } from "../src/bounded.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 import { tempDir } from "./support/fixtures.js";
+import { lineEnds } from "./walk-reference.js";
 
 const CAP = 1000;
 const NOTICE = /\n(\[Result truncated: showing characters ([\d,]+)-([\d,]+) of ([\d,]+)[^\n]*\])$/;
@@ -47,7 +48,13 @@ function split(text: string): { kept: string; notice?: string; total?: number } 
   return { kept, notice: match[1], total: Number(match[4]?.replace(/,/g, "")) };
 }
 
-async function compare(name: string, args: Record<string, unknown>, advice: string): Promise<string> {
+// Where each entry of a listing, tree or search ends in its uncapped text (SPEC §16: the notice counts those shown whole).
+const listEnds = (full: string): number[] => lineEnds(full);
+const sizedEnds = (full: string): number[] => lineEnds(full, true, full.split("\n").indexOf(""));
+const treeEnds = (full: string): number[] =>
+  [...full.matchAll(/"children": \[|"file"\n *\}|"depthLimited": true\n *\}/g)].map((m) => m.index + m[0].length);
+
+async function compare(name: string, args: Record<string, unknown>, advice: string, entryEnds?: (full: string) => number[]): Promise<string> {
   const full = textOf(await call(big.client, name, args));
   const capped = textOf(await call(small.client, name, args));
   const { kept, notice, total } = split(capped);
@@ -55,8 +62,11 @@ async function compare(name: string, args: Record<string, unknown>, advice: stri
   expect(full.startsWith(kept)).toBe(true);
   expect(kept.length).toBeGreaterThanOrEqual(CAP - 1);
   expect(total).toBe(full.length);
+  const ends = entryEnds?.(full);
+  const entries =
+    ends === undefined ? "" : `; ${formatCount(ends.filter((e) => e <= kept.length).length)} of ${formatCount(ends.length)} entries shown`;
   expect(notice).toBe(
-    `[Result truncated: showing characters 1-${formatCount(kept.length)} of ${formatCount(full.length)}. To see the rest, ${advice}.]`,
+    `[Result truncated: showing characters 1-${formatCount(kept.length)} of ${formatCount(full.length)}${entries}. To see the rest, ${advice}.]`,
   );
   return full;
 }
@@ -114,11 +124,11 @@ describe("non-pageable results", () => {
 
   it("listings, tree and search keep an exact prefix of the uncapped output", async () => {
     const listAdvice = "list a subdirectory, or use search_files with a pattern";
-    await compare("list_directory", { path: p("many") }, listAdvice);
-    await compare("list_directory_with_sizes", { path: p("many") }, listAdvice);
-    const tree = await compare("directory_tree", { path: root }, "pass a deeper path, or add excludePatterns");
+    await compare("list_directory", { path: p("many") }, listAdvice, listEnds);
+    await compare("list_directory_with_sizes", { path: p("many") }, listAdvice, sizedEnds);
+    const tree = await compare("directory_tree", { path: root }, "pass a deeper path, or add excludePatterns", treeEnds);
     expect(() => JSON.parse(tree)).not.toThrow();
-    await compare("search_files", { path: root, pattern: "**/*.txt" }, "pass a deeper path, a narrower pattern, or add excludePatterns");
+    await compare("search_files", { path: root, pattern: "**/*.txt" }, "pass a deeper path, a narrower pattern, or add excludePatterns", listEnds);
   });
 
   it("edit_file's diff is capped and the edit still applied", async () => {

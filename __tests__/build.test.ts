@@ -1,7 +1,7 @@
 /**
  * Tests build what they spawn: the global setup (support/global-setup.ts) has brought dist/
  * up to date before any suite ran, so the server the suites spawn and the regex worker the
- * in-process suites start (src/grep/isolate.ts takes it from dist/) are today's sources.
+ * in-process suites start (src/grep/scan-pool.ts takes it from dist/) are today's sources.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
@@ -19,7 +19,7 @@ describe("dist/ during a test run", () => {
   });
 
   it("holds the server and the regex worker", () => {
-    for (const file of ["index.js", "grep/regex-worker.js"]) expect(existsSync(new URL(file, DIST)), file).toBe(true);
+    for (const file of ["index.js", "grep/scan-worker.js"]) expect(existsSync(new URL(file, DIST)), file).toBe(true);
   });
 
   it.skipIf(process.platform === "win32")("has an executable bin (npx and bunx run it directly; POSIX modes only)", () => {

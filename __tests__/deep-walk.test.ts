@@ -22,7 +22,8 @@ import { call, connect, SERVER_JS, textOf, type Connected } from "./support/spaw
 
 const DEPTH = 5000;
 const BIG = 20_000;
-const NOTICE = /\n\[Result truncated: showing characters [\d,]+-[\d,]+ of ([\d,]+)(; [\d,]+ unreadable entr(?:y|ies) skipped \(not shown\))?\. /;
+const NOTICE =
+  /\n\[Result truncated: showing characters [\d,]+-[\d,]+ of ([\d,]+)(; [\d,]+ unreadable entr(?:y|ies) skipped \(not shown\))?(?:; [\d,]+ of [\d,]+ entries shown)?\. /;
 const PAST_LIMIT = /\[Not read: 1 directory past the platform's path limit \(ENAMETOOLONG\), which this platform reaches only by path: /;
 
 let base: string;
@@ -121,10 +122,10 @@ async function expectWalkedWhole(results: CallToolResult[]): Promise<void> {
   expect(Number(cut?.[1]?.replaceAll(",", ""))).toBe(jsonLength(shape(DEPTH)));
   expect(cut?.[2]).toBeUndefined();
   expect(found).toBe(deepest());
-  expect(searched).toBe(`Found 1 matching line in 1 file; searched ${(DEPTH + 2).toLocaleString("en-US")} files.`);
+  expect(searched).toBe(`Found 1 matching line (1 occurrence) in 1 file; searched ${(DEPTH + 2).toLocaleString("en-US")} files.`);
   // Bigger than a small file: opened and streamed through the walk's reach, past PATH_MAX.
   expect(big).toContain(path.join(path.dirname(deepest()), "big.txt"));
-  expect(big).toMatch(/\nFound 1 matching line in 1 file; searched 5,002 files\.$/);
+  expect(big).toMatch(/\nFound 1 matching line \(1 occurrence\) in 1 file; searched 5,002 files\.$/);
 }
 
 const WALKS: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
@@ -162,7 +163,7 @@ describe.each(STRATEGIES)("a 5,000-deep tree (%s)", (strategy) => {
       expect(found).not.toContain("unreadable");
       // The directory past the limit, and the files whose own paths pass it in the directories above.
       expect(searched).toMatch(
-        /^Found 0 matching lines in 0 files; searched [\d,]+ files\.\nNot searched: ([\d,]+) files? \(\1 past the platform's path limit \(ENAMETOOLONG\), which this platform reaches only by path\)\.$/,
+        /^Found 0 matching lines \(0 occurrences\) in 0 files; searched [\d,]+ files\.\nNot searched: ([\d,]+) files? \(\1 past the platform's path limit \(ENAMETOOLONG\), which this platform reaches only by path\)\.$/,
       );
     } finally {
       await server.close();

@@ -20,8 +20,8 @@ describe("Shown", () => {
     // @ts-expect-error a Shown path is not a JSON name
     const json: ShownJson = escapeControls("a");
     // @ts-expect-error fileEntry takes the path as shown
-    expect(fileEntry("/d/x\ny", 2)).toBe("/d/x\ny: 2 matching lines");
-    expect(fileEntry(escapeControls("/d/x\ny"), 1)).toBe("/d/x\\ny: 1 matching line");
+    expect(fileEntry("/d/x\ny", 2, 3)).toBe("/d/x\ny: 2 matching lines, 3 occurrences");
+    expect(fileEntry(escapeControls("/d/x\ny"), 1, 1)).toBe("/d/x\\ny: 1 matching line, 1 occurrence");
     expect([raw, crossed, json]).toEqual(["a\nb", '"a"', "a"]);
   });
 

@@ -90,7 +90,7 @@ describe("the hostile pattern of issue 18", () => {
       const kept = 11;
       const files = FILLED_LEVELS * FILLER + kept;
       expect(text).toContain(
-        `Found ${files.toLocaleString("en-US")} matching lines in ${files.toLocaleString("en-US")} files; searched ${(files + LEVELS + 1).toLocaleString("en-US")} files.`,
+        `Found ${files.toLocaleString("en-US")} matching lines (${files.toLocaleString("en-US")} occurrences) in ${files.toLocaleString("en-US")} files; searched ${(files + LEVELS + 1).toLocaleString("en-US")} files.`,
       );
       expect(text).toContain("Not searched: 33 files (33 ignored by .gitignore");
       expect(text).toContain(
@@ -170,7 +170,7 @@ describe("a large ordinary .gitignore", () => {
       const { result, order } = await pingDuring(server, "search_file_contents", { path: root, query: "needle", outputMode: "count" });
       expect(order).toEqual(["ping", "search_file_contents"]);
       expect(textOf(result)).toMatch(
-        /^Found [\d,]+ matching lines in [\d,]+ files; searched [\d,]+ files\.\nNot searched: [\d,]+ files \([\d,]+ ignored by \.gitignore/,
+        /^Found [\d,]+ matching lines \([\d,]+ occurrences\) in [\d,]+ files; searched [\d,]+ files\.\nNot searched: [\d,]+ files \([\d,]+ ignored by \.gitignore/,
       );
       expect(textOf(result)).not.toContain(".gitignore not applied");
     });

@@ -1,4 +1,4 @@
-// search_file_contents' per-file scanner (SPEC §10) against a simple reference
+// search_file_contents' per-file scanner (SPEC §10, §16) against a simple reference
 // scan: split the decoded text on \n, drop one \r before each \n, test each line.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { scanFile, type ReadAt } from "../src/grep/file-scan.js";
 import type { FileRequest } from "../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../src/grep/query.js";
+import { requiredLiterals } from "../src/grep/required-literal.js";
 import { escapeControls } from "../src/escape.js";
 
 const memoryReader =
@@ -192,5 +193,141 @@ describe("scanFile details", () => {
     });
     await expect(p).rejects.toThrow("stop now");
     expect(calls).toBe(3);
+  });
+});
+
+// SPEC §16: lines longer than the piece are one line; occurrences are counted as grep -o counts them.
+const occurrencesIn = (text: string, spec: QuerySpec): number =>
+  [...text.matchAll(new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "g" : "gi"))].length;
+
+const LONG_PIECES: Buffer[] = ["ab", "a", "b", "xx", "\n", "\r\n", "é", "ba", "NEEDLE", "needle", "x".repeat(40), "ab".repeat(25)].map((s) =>
+  Buffer.from(s, "utf8"),
+);
+const longFileArb = fc.array(fc.constantFrom(...LONG_PIECES), { maxLength: 80 }).map((ps) => Buffer.concat(ps));
+const LITERALS: QuerySpec[] = [
+  { query: "ab", caseSensitive: true },
+  { query: "aba" },
+  { query: "NEEDLE" },
+  { query: "é" },
+  { query: "b\r" },
+  { query: "xxxx" },
+];
+
+describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
+  it("a literal counts the reference's matching lines and occurrences whatever the piece size, in count and lines mode", async () => {
+    await fc.assert(
+      fc.asyncProperty(longFileArb, fc.constantFrom(...LITERALS), fc.constantFrom(16, 24, 64), async (bytes, spec, maxLineBytes) => {
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const occurrences = ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0);
+        const opts = { chunkSize: 16, maxLineBytes };
+        const counted = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), opts);
+        expect(counted).toMatchObject({ binary: false, longLine: false, matchingLines: ref.length, occurrences });
+        const shown = await scanFile(memoryReader(bytes), compileQuery(spec), request(), opts);
+        expect(shown.matchingLines).toBe(ref.length);
+        expect(shownMatches(shown.text).map((l) => Number(l.split(":")[0]))).toEqual(ref.map((l) => l.lineNo));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("one line with matches in several pieces (and none in those between) is one matching line", async () => {
+    const line = `NEEDLE${"x".repeat(300)}NEEDLE${"x".repeat(300)}NEEDLE`;
+    const bytes = Buffer.from(`a\n${line}\nNEEDLE\n`);
+    const q = compileQuery({ query: "NEEDLE", caseSensitive: true });
+    for (const mode of ["count", "lines"] as const) {
+      const scan = await scanFile(memoryReader(bytes), q, request({ mode, occurrences: true }), { chunkSize: 16, maxLineBytes: 64 });
+      expect(scan.matchingLines).toBe(2);
+      if (mode === "count") expect(scan.occurrences).toBe(4);
+      else expect(shownMatches(scan.text).map((l) => l.split(":")[0])).toEqual(["2", "3"]);
+    }
+  });
+
+  it("a regex is never run over pieces: a file with a longer line is skipped as longLine, one without matches as the reference", async () => {
+    const specs: QuerySpec[] = [
+      { query: "^b", regex: true },
+      { query: "a$", regex: true },
+      { query: "ab+a", regex: true },
+      { query: "x{30}", regex: true },
+    ];
+    await fc.assert(
+      fc.asyncProperty(longFileArb, fc.constantFrom(...specs), fc.constantFrom(16, 64), async (bytes, spec, maxLineBytes) => {
+        const longest = Math.max(
+          ...bytes
+            .toString("latin1")
+            .split("\n")
+            .map((l) => l.length),
+        );
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), {
+          chunkSize: 16,
+          maxLineBytes,
+        });
+        if (longest > maxLineBytes + 8) expect(scan).toMatchObject({ longLine: true, matchingLines: 0, occurrences: 0 });
+        if (longest < maxLineBytes) {
+          const ref = referenceLines(bytes, spec).filter((l) => l.match);
+          expect(scan).toMatchObject({
+            longLine: false,
+            matchingLines: ref.length,
+            occurrences: ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0),
+          });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("occurrences of any query equal the reference's (grep -o's count), regexes with a required literal included", async () => {
+    const specs: QuerySpec[] = [
+      ...QUERIES.filter((q) => !q.query.includes("\n")),
+      { query: "ab+", regex: true, caseSensitive: true },
+      { query: "b\\s*a", regex: true },
+      { query: "(?:x|é)b", regex: true },
+    ];
+    await fc.assert(
+      fc.asyncProperty(fileArb, fc.constantFrom(...specs), async (bytes, spec) => {
+        if (bytes.subarray(0, 8192).includes(0)) return;
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), { chunkSize: 64 });
+        expect([scan.matchingLines, scan.occurrences]).toEqual([ref.length, ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0)]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("requiredLiterals", () => {
+  it("gives runs every match must hold, and none past a top-level alternation", () => {
+    const cases: [string, string[]][] = [
+      [String.raw`function\s+[a-z]+Path\(`, ["function", "Path("]],
+      ["ab+c", ["ab", "c"]],
+      ["ab?c", ["a", "c"]],
+      ["a{2}bcd", ["bcd"]],
+      ["(foo|bar)baz", ["baz"]],
+      ["foo|bar", []],
+      ["import .* from", ["import ", " from"]],
+      [String.raw`\bword\b`, ["word"]],
+      [String.raw`a\.b`, ["a.b"]],
+      ["[abc]def[^g]h", ["def", "h"]],
+      ["café", ["caf"]],
+    ];
+    for (const [source, runs] of cases) expect(requiredLiterals(source), source).toEqual(runs);
+  });
+
+  it("every match of a random expression holds each run (checked by the engine)", () => {
+    const atom = fc.constantFrom("a", "b", "ab", "\\.", ".", "[ab]", "(a|b)", "\\s", "x");
+    const quant = fc.constantFrom("", "", "?", "*", "+", "{2}");
+    const source = fc
+      .array(
+        fc.tuple(atom, quant).map(([a, q]) => a + q),
+        { minLength: 1, maxLength: 6 },
+      )
+      .map((p) => p.join(""));
+    fc.assert(
+      fc.property(source, fc.string({ unit: fc.constantFrom("a", "b", ".", " ", "x"), maxLength: 30 }), (src, text) => {
+        const m = new RegExp(src).exec(text);
+        if (m === null) return;
+        for (const run of requiredLiterals(src)) expect(m[0], `${src} on ${text}`).toContain(run);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -1,8 +1,12 @@
-// search_file_contents' per-call accumulation (SPEC §10): offset continuation
-// yields every match exactly once at several caps, exact totals and skip
-// reasons in the summary, the regex watchdog, invalid regexes and abort.
-// Regex scans run in the built worker (dist/grep/regex-worker.js): build first.
+// search_file_contents' per-call accumulation (SPEC §10, §16): offset continuation
+// yields every match exactly once at several caps, the same through batches as file
+// by file; exact totals and occurrences against a naive scan, lines over the piece
+// size and files changed between pages included; skip reasons in the summary; the
+// per-call regex budget (other calls answered first); invalid regexes; cancellation
+// mid-tree with every descriptor closed, under both platform strategies.
+// Scans run in the built worker (dist/grep/scan-worker.js; the global setup builds it).
 import fc from "fast-check";
+import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -10,6 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type QuerySpec } from "../src/grep/index.js";
 import { escapeControls } from "../src/escape.js";
+import { walkFiles } from "../src/walking/index.js";
+import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
 
 let root: string;
 beforeAll(async () => {
@@ -38,11 +44,40 @@ interface PageResult {
   search: ContentSearch;
 }
 
-async function runPage(files: string[], spec: QuerySpec, cap: number, offset: number, mode: OutputMode, contextLines = 0): Promise<PageResult> {
+// A file opened as the walk hands them over: the search owns the descriptor and closes it.
+function opened(file: string): { fd: number; size: number; close: () => void } {
+  const fd = openSync(file, "r");
+  return { fd, size: fstatSync(fd).size, close: () => closeSync(fd) };
+}
+
+async function runPage(
+  files: string[],
+  spec: QuerySpec,
+  cap: number,
+  offset: number,
+  mode: OutputMode,
+  contextLines = 0,
+  batched = false,
+  maxLineBytes?: number,
+): Promise<PageResult> {
   const sink = new TextSink(cap);
-  const search = new ContentSearch({ query: compileQuery(spec), sink, offset, mode, contextLines, summaryReserve: 250, chunkSize: 64 });
+  const search = new ContentSearch({
+    query: compileQuery(spec),
+    sink,
+    offset,
+    mode,
+    contextLines,
+    summaryReserve: 250,
+    chunkSize: 64,
+    maxLineBytes,
+    batchFds: 3,
+  });
   try {
     for (const f of files) {
+      if (batched) {
+        await search.addFile(opened(f), escapeControls(f));
+        continue;
+      }
       const fh = await fs.open(f, "r");
       try {
         await search.searchFile(fh, escapeControls(f));
@@ -50,6 +85,7 @@ async function runPage(files: string[], spec: QuerySpec, cap: number, offset: nu
         await fh.close();
       }
     }
+    await search.drain();
     search.finish();
   } finally {
     await search.close();
@@ -104,6 +140,10 @@ describe("offset continuation", () => {
           for (let pages = 0; offset !== undefined; pages++) {
             expect(pages).toBeLessThanOrEqual(expected.length + 1);
             const page: PageResult = await runPage(files, spec, cap, offset, "lines", ctx);
+            // Batches of files counted by the workers and merged in order give the very same page.
+            const batched: PageResult = await runPage(files, spec, cap, offset, "lines", ctx, true);
+            expect(batched.text).toBe(page.text);
+            expect(batched.next).toBe(page.next);
             expect(page.search.totals.matchingLines).toBe(expected.length);
             seen.push(...matchesShown(page.text));
             offset = page.next;
@@ -121,11 +161,11 @@ describe("offset continuation", () => {
     const seen: string[] = [];
     let offset: number | undefined = 0;
     while (offset !== undefined) {
-      const page: PageResult = await runPage(files, { query: "foo" }, 600, offset, "files");
+      const page: PageResult = await runPage(files, { query: "foo" }, 600, offset, "files", 0, true);
       seen.push(...page.text.split("\n").filter((l) => l.startsWith("/")));
       offset = page.next;
     }
-    const expected = files.flatMap((f, i) => (i % 3 === 0 ? [] : [`${f}: ${i + 1} matching lines`]));
+    const expected = files.flatMap((f, i) => (i % 3 === 0 ? [] : [`${f}: ${i + 1} matching lines, ${i + 1} occurrences`]));
     expect(seen).toEqual(expected);
   });
 });
@@ -139,10 +179,11 @@ describe("summary", () => {
       const fh = await fs.open(f, "r");
       await search.searchFile(fh, escapeControls(f)).finally(() => fh.close());
     }
+    await search.close();
     search.skip("gitignored", 3);
     search.skip("outsideLink");
     const summary = search.finish();
-    expect(summary).toContain("Found 2 matching lines in 1 file; searched 2 files.");
+    expect(summary).toContain("Found 2 matching lines (2 occurrences) in 1 file; searched 2 files.");
     expect(summary).toContain(
       "Not searched: 5 files (1 binary; 3 ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them); 1 symlink leading outside",
     );
@@ -166,7 +207,11 @@ describe("regex safety", () => {
   it("a catastrophic regex ends in a 'too costly' error or correct results, while other tasks keep running", async () => {
     const files = await writeFiles([`ok aaa\n${"a".repeat(100_000)}b\naa\n`]);
     const sink = new TextSink(10_000);
-    const search = new ContentSearch({ query: compileQuery({ query: "(a+)+$", regex: true }), sink, deadlineMs: 300 });
+    const search = new ContentSearch({
+      query: compileQuery({ query: "(a+)+$", regex: true }),
+      sink,
+      budget: { baseMs: 300, perKiBMs: 0, perFileMs: 0 },
+    });
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
     const fh = await fs.open(files[0] ?? "", "r");
@@ -189,7 +234,7 @@ describe("regex safety", () => {
 
   it("an aborted regex search rejects with the signal's reason", async () => {
     const files = await writeFiles([`${"a".repeat(100_000)}b\n`]);
-    const search = new ContentSearch({ query: compileQuery({ query: "(a+)+$", regex: true }), sink: new TextSink(1000), deadlineMs: 60_000 });
+    const search = new ContentSearch({ query: compileQuery({ query: "(a+)+$", regex: true }), sink: new TextSink(1000), budget: { baseMs: 60_000 } });
     const fh = await fs.open(files[0] ?? "", "r");
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("cancelled by client")), 50);
@@ -198,6 +243,218 @@ describe("regex safety", () => {
     } finally {
       await fh.close();
       await search.close();
+    }
+  });
+});
+
+// The naive reference: each file decoded whole, split on \n, a final \r dropped, matched and counted per line.
+function naiveTotals(texts: string[], spec: QuerySpec, pieceBytes: number) {
+  const source = spec.regex ? spec.query : escapeRegex(spec.query);
+  const flags = spec.caseSensitive ? "" : "i";
+  const t = { lines: 0, occurrences: 0, files: 0, longLine: 0, binary: 0 };
+  for (const text of texts) {
+    if (text.slice(0, 8192).includes("\0")) {
+      t.binary++;
+      continue;
+    }
+    const parts = text.split("\n");
+    // A file shorter than the binary probe is read whole at once: it has no pieces.
+    if (spec.regex && Buffer.byteLength(text) >= 8192 && parts.some((l) => Buffer.byteLength(l) > pieceBytes + 8)) {
+      t.longLine++;
+      continue;
+    }
+    let lines = 0;
+    parts.forEach((raw, i) => {
+      if (i === parts.length - 1 && raw === "") return;
+      const line = i < parts.length - 1 && raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+      if (!new RegExp(source, flags).test(line)) return;
+      lines++;
+      t.occurrences += [...line.matchAll(new RegExp(source, `g${flags}`))].length;
+    });
+    t.lines += lines;
+    if (lines > 0) t.files++;
+  }
+  return t;
+}
+
+const longTextArb = fc
+  .array(fc.constantFrom("foo", "bar", "FOO", "x", " ", "é", "\r", "\n", "\n", "o".repeat(30), "foobar".repeat(8), "\0"), { maxLength: 40 })
+  .map((ws) => ws.join(""));
+
+describe("totals against a naive scan (SPEC §16)", () => {
+  it("count and files modes: matching lines, occurrences, files and skips, lines over the piece size included", async () => {
+    const specs: QuerySpec[] = [
+      { query: "foo" },
+      { query: "FOO", caseSensitive: true },
+      { query: "o+b", regex: true },
+      { query: "fo{2}", regex: true, caseSensitive: true },
+      { query: "^x", regex: true },
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(longTextArb, { minLength: 1, maxLength: 6 }),
+        fc.constantFrom(...specs),
+        fc.constantFrom(16, 48, 100),
+        async (short, spec, pieceArg) => {
+          // Every other file past the binary probe's 8 KiB, so that it is read piece by piece.
+          const texts = short.map((t, i) => (i % 2 === 0 ? `${"x\n".repeat(4100)}${t}` : t));
+          // The piece is never smaller than a read chunk (64 bytes in runPage).
+          const piece = Math.max(pieceArg, 64);
+          const files = await writeFiles(texts);
+          const page = await runPage(files, spec, 100_000, 0, "count", 0, true, pieceArg);
+          const want = naiveTotals(texts, spec, piece);
+          const t = page.search.totals;
+          if (spec.regex) {
+            // Lines between the piece size and a few bytes over it may or may not fill a piece: compare only clear cases.
+            const unclear = texts.some((x) => x.split("\n").some((l) => Buffer.byteLength(l) >= piece && Buffer.byteLength(l) <= piece + 8));
+            if (unclear) return;
+          }
+          expect([t.matchingLines, t.occurrences, t.matchingFiles, t.skipped.longLine, t.skipped.binary]).toEqual([
+            want.lines,
+            want.occurrences,
+            want.files,
+            want.longLine,
+            want.binary,
+          ]);
+          if (want.longLine > 0) expect(page.text).toContain(`${want.longLine} with a line longer than the ${piece} bytes a regex is run over`);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+
+  it("each page's totals are exact for the files as they are when it runs, when files change between pages", async () => {
+    const texts = Array.from({ length: 12 }, (_, i) => "foo\n".repeat(i + 1));
+    const files = await writeFiles(texts);
+    const first = await runPage(files, { query: "foo" }, 400, 0, "lines", 0, true);
+    expect(first.next).toBeDefined();
+    // Between the pages: one file grows, one loses its matches.
+    writeFileSync(files[3] ?? "", "foo foo\n".repeat(40));
+    writeFileSync(files[8] ?? "", "nothing\n");
+    const changed = [...texts];
+    changed[3] = "foo foo\n".repeat(40);
+    changed[8] = "nothing\n";
+    const second = await runPage(files, { query: "foo" }, 400, first.next ?? 0, "lines", 0, true);
+    const want = naiveTotals(changed, { query: "foo" }, 1 << 24);
+    expect([second.search.totals.matchingLines, second.search.totals.matchingFiles]).toEqual([want.lines, want.files]);
+    const counted = await runPage(files, { query: "foo" }, 100_000, 0, "count", 0, true);
+    expect(counted.search.totals.occurrences).toBe(want.occurrences);
+  });
+});
+
+describe("the regex budget is per call (SPEC §16)", () => {
+  it("many short catastrophic lines end the call with 'too costly'; a call started beside it is answered first", async () => {
+    // 2,000 lines of 25 a's: each costs (a|a)* about 2^25 steps, the whole file hours; no line alone is long.
+    const [hostile, plain] = await writeFiles([`${"a".repeat(25)}\n`.repeat(2000), "needle\nhay\nneedle\n"]);
+    const order: string[] = [];
+    const run = async (file: string, spec: QuerySpec, name: string): Promise<unknown> => {
+      const search = new ContentSearch({
+        query: compileQuery(spec),
+        sink: new TextSink(10_000),
+        mode: "count",
+        budget: { baseMs: 1500, perKiBMs: 0, perFileMs: 0 },
+      });
+      try {
+        await search.addFile(opened(file), escapeControls(file));
+        await search.drain();
+        return search.totals.matchingLines;
+      } catch (err) {
+        return err;
+      } finally {
+        await search.close();
+        order.push(name);
+      }
+    };
+    const regex = run(hostile ?? "", { query: "(a|a)*b", regex: true }, "regex");
+    const literal = run(plain ?? "", { query: "needle" }, "literal");
+    const [regexOutcome, literalOutcome] = await Promise.all([regex, literal]);
+    expect(literalOutcome).toBe(2);
+    expect(regexOutcome).toBeInstanceOf(RegexTooCostlyError);
+    expect(String(regexOutcome)).toMatch(/too costly as a regular expression: searching the files used up its 1,500 ms/);
+    expect(order).toEqual(["literal", "regex"]);
+  });
+});
+
+describeEachStrategy("a tree search through walkFiles", () => {
+  // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
+  const openUnder = (dir: string): string[] =>
+    readdirSync("/proc/self/fd").flatMap((fd) => {
+      try {
+        const target = readlinkSync(`/proc/self/fd/${fd}`);
+        return target.startsWith(dir) ? [target] : [];
+      } catch {
+        return [];
+      }
+    });
+
+  it("is cancelled mid-tree: the walk and the workers stop, and every descriptor is closed", async () => {
+    const dir = path.join(root, `cancel-${dirCount++}`);
+    await fs.mkdir(dir);
+    for (let d = 0; d < 20; d++) {
+      await fs.mkdir(path.join(dir, `d${d}`));
+      for (let f = 0; f < 100; f++) writeFileSync(path.join(dir, `d${d}`, `f${f}`), `${"a".repeat(24)}\n`.repeat(30));
+    }
+    const ac = new AbortController();
+    const search = new ContentSearch({
+      query: compileQuery({ query: "(a|a)*b", regex: true }),
+      sink: new TextSink(10_000),
+      mode: "count",
+      signal: ac.signal,
+      batchFds: 16,
+    });
+    let handed = 0;
+    const walked = walkFiles(
+      dir,
+      { excludePatterns: [], respectGitignore: false },
+      (file, shown) => {
+        // Before the walk waits for its batches (3 of 16 files), which the costly regex holds up.
+        if (++handed === 20) ac.abort(new Error("cancelled mid-tree"));
+        return search.addFile(file, shown);
+      },
+      (reason, n) => search.skip(reason, n),
+      walkOptions([root], { signal: ac.signal }),
+    ).then(() => search.drain());
+    await expect(walked).rejects.toThrow("cancelled mid-tree");
+    await search.close();
+    expect(handed).toBeLessThan(2000);
+    expect(openUnder(dir)).toEqual([]);
+  });
+
+  it("gives the same totals and text as file-by-file search, in walk order", async () => {
+    const dir = path.join(root, `tree-${dirCount++}`);
+    const texts: string[] = [];
+    for (let d = 0; d < 5; d++) {
+      await fs.mkdir(path.join(dir, `d${d}`), { recursive: true });
+      for (let f = 0; f < 40; f++) {
+        const text = `x\n${"foo bar\n".repeat((d * 40 + f) % 7)}${f % 13 === 0 ? "\0" : ""}`;
+        texts.push(text);
+        writeFileSync(path.join(dir, `d${d}`, `f${String(f).padStart(2, "0")}`), text);
+      }
+    }
+    for (const mode of ["lines", "files", "count"] as const) {
+      const sink = new TextSink(3000);
+      const search = new ContentSearch({ query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
+      const order: string[] = [];
+      try {
+        await walkFiles(
+          dir,
+          { excludePatterns: [], respectGitignore: false },
+          (file, shown) => {
+            order.push(shown);
+            return search.addFile(file, shown);
+          },
+          (reason, n) => search.skip(reason, n),
+          walkOptions([root]),
+        );
+        await search.drain();
+        search.finish();
+      } finally {
+        await search.close();
+      }
+      const sequential = await runPage(order, { query: "o b", regex: true }, 3000, 0, mode);
+      expect(sink.render("narrow")).toBe(sequential.text);
+      const want = naiveTotals(texts, { query: "o b", regex: true }, 1 << 24);
+      expect(search.totals.matchingLines).toBe(want.lines);
     }
   });
 });

@@ -188,7 +188,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
       ] as const) {
         const text = textOf(await run(tool, args));
         const notice =
-          /\n\[Result truncated: showing characters 1-([\d,]+) of ([\d,]+); 1 unreadable entry skipped \(not shown\)\. To see the rest, [^\]]+\.\]$/.exec(
+          /\n\[Result truncated: showing characters 1-([\d,]+) of ([\d,]+); 1 unreadable entry skipped \(not shown\); [\d,]+ of [\d,]+ entries shown\. To see the rest, [^\]]+\.\]$/.exec(
             text,
           );
         expect(notice, text.slice(-300)).not.toBeNull();
@@ -267,7 +267,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
       expect(lines.split("\n").slice(0, 3)).toEqual([`${dir}/${HOSTILE_SHOWN}`, "1:needle", ""]);
       forgesNothing(lines);
       const files = textOf(await run("search_file_contents", { path: dir, query: "needle", outputMode: "files" }));
-      expect(files.split("\n").slice(0, 2)).toEqual([`${dir}/${HOSTILE_SHOWN}: 1 matching line`, ""]);
+      expect(files.split("\n").slice(0, 2)).toEqual([`${dir}/${HOSTILE_SHOWN}: 1 matching line, 1 occurrence`, ""]);
       forgesNothing(files);
       const one = textOf(await run("search_file_contents", { path: `grep-names/${HOSTILE}`, query: "needle" }));
       expect(one).toBe(`${dir}/${HOSTILE_SHOWN}\n1:needle\n\nFound 1 matching line in 1 file; searched 1 file.`);

@@ -2,11 +2,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { capText, TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/bounded.js";
 import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
 import { listInto, listWithSizesInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
-import { bigSink } from "./walk-reference.js";
+import { bigSink, capWithEntries, lineEnds } from "./walk-reference.js";
 
 const ADVICE = "list a subdirectory, or use search_files with a pattern";
 
@@ -61,7 +61,7 @@ describe("listInto", () => {
       const sink = new TextSink(max);
       await listInto(tmp, sink, opts);
       expect(sink.total).toBe(full.length);
-      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+      expect(sink.render(ADVICE)).toBe(capWithEntries(full, max, ADVICE, lineEnds(full)));
     }
   });
 
@@ -120,7 +120,7 @@ describe("listWithSizesInto", () => {
       const sink = new TextSink(max);
       await listWithSizesInto(tmp, "size", sink, opts);
       expect(sink.total).toBe(full.length);
-      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+      expect(sink.render(ADVICE)).toBe(capWithEntries(full, max, ADVICE, lineEnds(full, true, full.split("\n").indexOf(""))));
     }
   });
 

@@ -3,12 +3,12 @@ import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { capText, TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/bounded.js";
 import { escapeControls } from "../src/escape.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import { walkOptions } from "./support/fixtures.js";
-import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
+import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "./walk-reference.js";
 
 type Node =
   | { kind: "file"; name: string }
@@ -129,7 +129,8 @@ describe("streamed walks equal the in-memory reference", () => {
           const capped = new TextSink(max);
           await treeInto(root, excludes, capped, walkOptions([root]));
           expect(capped.total).toBe(expected.length);
-          expect(capped.render("advice")).toBe(capText(expected, max, "advice"));
+          const ends = [...expected.matchAll(/"children": \[|"file"\n *\}|"depthLimited": true\n *\}/g)].map((m) => m.index + m[0].length);
+          expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", ends));
         },
       ),
       { numRuns: 60 },
@@ -158,7 +159,7 @@ describe("streamed walks equal the in-memory reference", () => {
           const capped = new TextSink(max);
           await searchInto(root, pattern, excludes, capped, walkOptions([root]));
           expect(capped.total).toBe(expected.length);
-          expect(capped.render("advice")).toBe(capText(expected, max, "advice"));
+          expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", reference.length === 0 ? [] : lineEnds(expected)));
         },
       ),
       { numRuns: 60 },

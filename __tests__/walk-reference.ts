@@ -5,7 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { minimatch } from "minimatch";
-import { TextSink } from "../src/bounded.js";
+import { capText, TextSink } from "../src/bounded.js";
 
 export interface TreeEntry {
   name: string;
@@ -73,3 +73,30 @@ export const searchText = (matches: string[]): string => (matches.length > 0 ? m
 
 /** An uncapped sink, large enough for any test tree. */
 export const bigSink = (): TextSink => new TextSink(1e12);
+
+/** Where each line of `text` ends (before its `\n`, or with it when `withBreak`), for the first `count` lines (all by default). */
+export function lineEnds(text: string, withBreak = false, count = Infinity): number[] {
+  const ends: number[] = [];
+  let at = 0;
+  for (const line of text.split("\n")) {
+    if (ends.length >= count) break;
+    at += line.length;
+    ends.push(withBreak ? at + 1 : at);
+    at++;
+  }
+  return ends;
+}
+
+/**
+ * What a capped walk result must be: capText's prefix and notice, the notice also saying how many
+ * entries (ending at `ends` in the full text) lie whole before the cut, of how many.
+ */
+export function capWithEntries(full: string, max: number, advice: string, ends: readonly number[]): string {
+  const capped = capText(full, max, advice);
+  if (full.length <= max || ends.length === 0) return capped;
+  const cut = capped.lastIndexOf("\n[Result truncated");
+  const shown = ends.filter((e) => e <= cut).length;
+  const at = capped.lastIndexOf(". To see the rest, ");
+  const part = `; ${shown.toLocaleString("en-US")} of ${ends.length.toLocaleString("en-US")} entries shown`;
+  return capped.slice(0, at) + part + capped.slice(at);
+}

@@ -2,14 +2,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { capText, TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/bounded.js";
 import { escapeControls } from "../src/escape.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
 import { SkipLog } from "../src/walking/skip-log.js";
-import { bigSink, buildTreeInMemory, searchReference, searchText } from "./walk-reference.js";
+import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "./walk-reference.js";
 
 const ADVICE = "pass a deeper path, or add excludePatterns";
 
@@ -105,7 +105,10 @@ describeEachStrategy("treeInto", () => {
       const sink = new TextSink(max);
       await treeInto(root, [], sink, opts);
       expect(sink.total).toBe(full.length);
-      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+      // A node ends once its type is written: a file's or a cut directory's closing brace, a directory's "children": [.
+      const ends = [...full.matchAll(/"children": \[|"file"\n *\}|"depthLimited": true\n *\}/g)].map((m) => m.index + m[0].length);
+      expect(ends.length).toBe((full.match(/"name":/g) ?? []).length);
+      expect(sink.render(ADVICE)).toBe(capWithEntries(full, max, ADVICE, ends));
     }
   });
 
@@ -177,7 +180,7 @@ describeEachStrategy("searchInto", () => {
       const sink = new TextSink(max);
       await searchInto(root, "**/*", [], sink, opts);
       expect(sink.total).toBe(full.length);
-      expect(sink.render(ADVICE)).toBe(capText(full, max, ADVICE));
+      expect(sink.render(ADVICE)).toBe(capWithEntries(full, max, ADVICE, lineEnds(full)));
     }
   });
 

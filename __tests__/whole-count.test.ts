@@ -1,55 +1,54 @@
-// The synchronous small-file path of search_file_contents (SPEC §10): for any small file, in count and
-// files modes, ContentSearch.searchSmall records what the streaming scan (searchBytes) records, and
-// returns no promise; lines mode and the regex worker keep the asynchronous scan.
+// The synchronous small-file count of the scan workers (SPEC §10, §16): for any small file and any
+// literal or regex, countWholeLines gives the matching lines and occurrences the streaming scan
+// (scanFile, count mode) gives, and -1 lines for what scanFile calls binary.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { TextSink } from "../src/bounded.js";
-import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../src/grep/index.js";
 import { escapeControls } from "../src/escape.js";
+import { scanFile, type ReadAt } from "../src/grep/file-scan.js";
+import { LineFinder } from "../src/grep/line-finder.js";
+import { compileQuery } from "../src/grep/query.js";
+import { countWholeLines } from "../src/grep/whole-count.js";
 
 const pieces = ["ab", "AB", "aB", "x", "\n", "\r\n", "\r", "\0", "é", "É", " ", "abab"];
 const fileBytes = fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((p) => Buffer.from(p.join("")));
 const specs = fc.record({
-  query: fc.constantFrom("ab", "AB", "é", "b\r", "a b"),
-  regex: fc.constant(false),
+  query: fc.constantFrom("ab", "AB", "é", "b\r", "a b", "a+b", "^a", "(?:x|ab)"),
+  regex: fc.boolean(),
   caseSensitive: fc.boolean(),
 });
 
-function searchOf(spec: QuerySpec, mode: OutputMode): { search: ContentSearch; sink: TextSink } {
-  const sink = new TextSink(100_000);
-  return { search: new ContentSearch({ query: compileQuery(spec), sink, mode }), sink };
-}
+const reader =
+  (bytes: Buffer): ReadAt =>
+  (buf, offset, length, position) =>
+    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
 
-describe("ContentSearch.searchSmall", () => {
-  it("records the same totals and file lines as the streaming scan, synchronously", async () => {
+describe("countWholeLines", () => {
+  it("counts what scanFile counts, occurrences included, for any small file", async () => {
     await fc.assert(
-      fc.asyncProperty(specs, fc.array(fileBytes, { maxLength: 6 }), fc.constantFrom<OutputMode>("count", "files"), async (spec, files, mode) => {
-        const sync = searchOf(spec, mode);
-        const streamed = searchOf(spec, mode);
-        for (const [i, bytes] of files.entries()) {
-          const got = sync.search.searchSmall(bytes, escapeControls(`f${i}`));
-          expect(got).not.toBeInstanceOf(Promise);
-          expect(got).toEqual(await streamed.search.searchBytes(bytes, escapeControls(`f${i}`)));
-        }
-        expect(sync.search.finish()).toBe(streamed.search.finish());
-        expect(sync.sink.render("")).toBe(streamed.sink.render(""));
+      fc.asyncProperty(specs, fileBytes, async (spec, bytes) => {
+        const query = compileQuery(spec);
+        const req = {
+          mode: "count" as const,
+          contextLines: 0,
+          skip: 0,
+          room: 0,
+          displayPath: escapeControls("f"),
+          blankFirst: false,
+          forceFirst: false,
+          occurrences: true,
+        };
+        const streamed = await scanFile(reader(bytes), query, req, { chunkSize: 16 });
+        const whole = countWholeLines(new LineFinder(query), bytes, true);
+        if (streamed.binary) expect(whole.lines).toBe(-1);
+        else expect(whole).toEqual({ lines: streamed.matchingLines, occurrences: streamed.occurrences });
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
   });
 
-  it("falls back to the asynchronous scan while lines are shown", async () => {
-    const { search, sink } = searchOf({ query: "ab", regex: false, caseSensitive: true }, "lines");
-    const got = search.searchSmall(Buffer.from("x\nab\n"), escapeControls("f"));
-    expect(got).toBeInstanceOf(Promise);
-    expect(await got).toEqual({ binary: false, matchingLines: 1, bytes: 5 });
-    expect(sink.render("")).toContain("2:ab");
-  });
-
-  it("throws the signal's reason when cancelled", () => {
-    const { search } = searchOf({ query: "ab", regex: false, caseSensitive: true }, "count");
-    const ctl = new AbortController();
-    ctl.abort(new Error("cancelled here"));
-    expect(() => search.searchSmall(Buffer.from("ab\n"), escapeControls("f"), { signal: ctl.signal })).toThrow("cancelled here");
+  it("refuses a file as long as the binary probe, which is streamed instead", () => {
+    const finder = new LineFinder(compileQuery({ query: "a" }));
+    expect(() => countWholeLines(finder, Buffer.alloc(8192, "a"))).toThrow(/shorter than 8192 bytes; got 8192/);
+    expect(countWholeLines(finder, Buffer.alloc(8191, "a"))).toEqual({ lines: 1, occurrences: 0 });
   });
 });

@@ -5,7 +5,8 @@
  * one fresh server per scenario, and prints one table. Exits 0 even when a
  * target is missed; such rows say FAIL.
  *
- *   node bench/run.mjs [--quick]      fixtures in $BENCH_DIR or <tmp>/bounded-fs-bench-v1
+ *   node bench/run.mjs [--quick] [--only <text>]   fixtures in $BENCH_DIR or <tmp>/bounded-fs-bench-v1;
+ *                                                  --only runs the steps whose label holds <text>
  *   BENCH_SERVER_NODE_ARGS="--import ./x.mjs" node bench/run.mjs   extra node args for the server
  */
 import fs from "node:fs";
@@ -19,22 +20,28 @@ import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./fi
 import { grepBaseline, scanScenario } from "./scan.mjs";
 import { hostileTreeScenario } from "./deep.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
+import { repoSearchScenario } from "./repo-search.mjs";
+import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
 
-const USAGE = "usage: node bench/run.mjs [--quick]";
+const USAGE = "usage: node bench/run.mjs [--quick] [--only <text>]";
 // The walk uses the default cap, as a model following notices would: 50,000
 // characters a call, so a 600 MB file takes about 12,500 calls.
 const WALK_MAX_CHARS = 50_000;
 
 function parseArgs(argv) {
-  const quick = argv.includes("--quick");
-  const unknown = argv.filter((a) => a !== "--quick");
-  if (unknown.length > 0) {
-    console.error(`unknown argument ${unknown[0]}; ${USAGE}`);
-    process.exit(2);
+  let quick = false;
+  let only;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--quick") quick = true;
+    else if (argv[i] === "--only" && i + 1 < argv.length) only = argv[++i];
+    else {
+      console.error(`unknown argument ${argv[i]}; ${USAGE}`);
+      process.exit(2);
+    }
   }
-  return { quick };
+  return { quick, only };
 }
 
 const log = (line) => console.error(`[bench] ${line}`);
@@ -42,7 +49,7 @@ const mib = (bytes) => `${Math.round(bytes / (1024 * 1024))} MiB`;
 const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 async function main() {
-  const { quick } = parseArgs(process.argv.slice(2));
+  const { quick, only } = parseArgs(process.argv.slice(2));
   if (!fs.existsSync(SERVER_JS)) {
     console.error(`${SERVER_JS} is missing: run npm run build first (npm run bench does).`);
     process.exit(1);
@@ -55,6 +62,7 @@ async function main() {
   const runs = quick ? 3 : 5;
   const rows = [];
   const step = async (label, fn) => {
+    if (only !== undefined && !label.includes(only)) return;
     log(label);
     rows.push(...(await fn()));
   };
@@ -85,6 +93,9 @@ async function main() {
   });
   // Each pass opens every file of the tree: three runs keep the full run within minutes.
   await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
+  await step("content search of the repository-shaped tree vs grep -r and rg", () =>
+    repoSearchScenario(fx, ensureRepoTree(path.join(cacheRoot, mode), REPO_SPECS[mode], log), 3),
+  );
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
   await step("replaceAll on a copy of the big file vs sed -i", () => replaceAllScenario(fx, 3));

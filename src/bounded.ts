@@ -59,6 +59,7 @@ export const cutFrame = (shown: string, total: string, filesPart: string, advice
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
 const filesFrame = (included: string, requested: string): string => `; ${included} of ${requested} requested files included in full`;
 const skippedFrame = (count: string, noun: string): string => `; ${count} unreadable ${noun} skipped (not shown)`;
+const entriesFrame = (shown: string, total: string): string => `; ${shown} of ${total} entries shown`;
 
 /** Notice for a paged read window `[start, end)` of a `total`-character text. */
 export function pageNotice(start: number, end: number, total: number): string {
@@ -71,14 +72,21 @@ export interface FilesIncluded {
   requested: number;
 }
 
+/** How many entries (lines of a listing, paths of a search, nodes of a tree) a cut result shows whole, of how many. */
+export interface EntriesShown {
+  shown: number;
+  total: number;
+}
+
 /**
  * Notice for a non-pageable result cut after `shown` of `total` characters; `skipped` unreadable
  * entries are stated when the cut hid the note that listed them.
  */
-export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0): string {
+export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0, entries?: EntriesShown): string {
   const filesPart = files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "";
   const skippedPart = skipped > 0 ? skippedFrame(formatCount(skipped), skipped === 1 ? "entry" : "entries") : "";
-  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart, advice);
+  const entriesPart = entries ? entriesFrame(formatCount(entries.shown), formatCount(entries.total)) : "";
+  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart + entriesPart, advice);
 }
 
 // Each frame turned into an anchored pattern: its literal text escaped, its figures
@@ -97,7 +105,8 @@ const NOTICE_PATTERNS = [
     COUNT,
     COUNT,
     `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?` +
-      `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?`,
+      `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?` +
+      `(?:${escapeRegExp(entriesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?`,
     String.raw`[^\n]+`,
   ]),
 ];
@@ -130,6 +139,9 @@ export class TextSink {
   private totalLength = 0;
   private readonly partEnds: number[] = [];
   private skipped = 0;
+  // Where each entry kept so far ends (only those that may lie before a cut), and how many there are in all.
+  private readonly entryEnds: number[] = [];
+  private entries = 0;
 
   constructor(readonly max: number) {}
 
@@ -167,6 +179,12 @@ export class TextSink {
     this.partEnds.push(this.totalLength);
   }
 
+  /** Records that one entry (a listing's line, a search's path, a tree's node) ends here; a cut notice then says how many it shows whole. */
+  endEntry(): void {
+    this.entries++;
+    if (this.totalLength <= this.max) this.entryEnds.push(this.totalLength);
+  }
+
   /** Records that `n` entries could not be read; a walk's note listing them comes last, so a cut always hides it. */
   noteSkipped(n: number): void {
     this.skipped += n;
@@ -179,7 +197,8 @@ export class TextSink {
     const cut = cutIndex(kept, this.max);
     const files =
       this.partEnds.length > 0 ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length } : undefined;
-    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped)}`;
+    const entries = this.entries > 0 ? { shown: this.entryEnds.filter((end) => end <= cut).length, total: this.entries } : undefined;
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped, entries)}`;
   }
 }
 

@@ -1,24 +1,34 @@
 /**
- * One search_file_contents call over the files its caller walks (SPEC §10):
- * scans each opened file (regexes in a watched worker, literals here), feeds
- * the shown text into the result's sink within the cap, keeps the totals and
- * the offset continuation, and writes the closing summary.
+ * One search_file_contents call over the files its caller walks (SPEC §10, §16): files come
+ * opened (descriptors, with their sizes), are gathered into batches that the call's
+ * scan workers count, and are merged back in walk order, so the shown text, the totals and the
+ * `offset` continuation are the same however the workers' replies interleave. In lines mode a
+ * file with matches to show is scanned again, alone, as the page so far asks. Batches bound the
+ * descriptors held; they are closed once merged, or by `close` once no worker can read them.
  */
 import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import type { Shown } from "../escape.js";
 import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
-import { BINARY_PROBE_BYTES, scanFile, type FileScan, type ReadAt } from "./file-scan.js";
-import { LineFinder } from "./line-finder.js";
-import { RegexIsolate } from "./isolate.js";
+import { DEFAULT_CHUNK, type FileScan } from "./file-scan.js";
 import type { Query } from "./query.js";
 import type { FileRequest, OutputMode } from "./region-search.js";
-import { countWholeLines } from "./whole-count.js";
+import { DEFAULT_BUDGET, ScanPool, type Budget } from "./scan-pool.js";
+import { BINARY, FAILED, FIGURES, LONG_LINE, type FileOutcome, type JobFile, type ScanRequest, type WorkerReply } from "./scan-worker.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
 
 /** Most context lines a search shows around a match (SPEC §10). */
 export const MAX_CONTEXT_LINES = 10;
+
+/** The piece an over-long line is searched in (SPEC §16): 16 MiB. */
+const PIECE_BYTES = 16 * 1024 * 1024;
+/** A batch holds at most this many files (each an open descriptor). */
+const BATCH_FDS = 256;
+/** A batch is sent once its open files hold this much, so both workers get a share of a tree of big files. */
+const BATCH_BIG_BYTES = 8 * 1024 * 1024;
+/** Batches sent and not yet merged; the walk waits past this. */
+const MAX_PENDING = 3;
 
 /** Settings of one search call. */
 export interface ContentSearchOptions {
@@ -33,10 +43,22 @@ export interface ContentSearchOptions {
   sink: TextSink;
   /** Characters kept free for the summary. @default 1000 */
   summaryReserve?: number;
-  /** Watchdog of regex scans. @default 1000 */
-  deadlineMs?: number;
+  /** The regex budget of the call (see scan-pool.ts); parts not given take DEFAULT_BUDGET's. */
+  budget?: Partial<Budget>;
+  /** Cancels the call: its workers are ended. */
+  signal?: AbortSignal;
+  /** Descriptors one batch may hold (the walk's share of the process's). @default 256 */
+  batchFds?: number;
   chunkSize?: number;
+  /** The piece an over-long line is searched in. @default 16 MiB */
   maxLineBytes?: number;
+}
+
+/** A file opened through the sandbox, handed over with its size when opened; the search closes it. */
+export interface OpenedFile {
+  fd: number;
+  size: number;
+  close(): unknown;
 }
 
 /** Control of one file's scan. */
@@ -53,25 +75,56 @@ export interface FileCounts {
   bytes: number;
 }
 
-/** Accumulates one search call; call `finish` once, and `close` in a finally. */
+interface BatchFile {
+  shown: Shown;
+  opened: OpenedFile;
+}
+
+// How far a worker reads a file: its size when opened (a size of 0 may still hide content: read to the end).
+const limitOf = (opened: OpenedFile): number => (opened.size > 0 ? opened.size : Number.MAX_SAFE_INTEGER);
+
+interface Batch {
+  files: BatchFile[];
+  bigBytes: number;
+}
+
+const newBatch = (): Batch => ({ files: [], bigBytes: 0 });
+
+/** Accumulates one search call; `drain` then `finish` once, and `close` in a finally. */
 export class ContentSearch {
   /** Exact totals so far. */
   readonly totals = new SearchTotals();
   private readonly mode: OutputMode;
   private readonly ctx: number;
   private readonly offset: number;
+  private readonly pool: ScanPool;
+  private readonly batchFds: number;
   private skipLeft: number;
   private shown = 0;
   private cut = false;
-  private readonly isolate: RegexIsolate | undefined;
-  private finder: LineFinder | undefined;
+  private batch = newBatch();
+  private chain: Promise<void> = Promise.resolve();
+  private readonly pending: Promise<void>[] = [];
+  private readonly open = new Set<OpenedFile>();
+  private failure: { err: unknown } | undefined;
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.mode = opts.mode ?? "lines";
     this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
     this.offset = checkInteger("offset", opts.offset ?? 0, 0);
     this.skipLeft = this.offset;
-    this.isolate = opts.query.mayBacktrack ? new RegexIsolate(opts.deadlineMs) : undefined;
+    this.batchFds = Math.max(1, Math.min(BATCH_FDS, opts.batchFds ?? BATCH_FDS));
+    const budget = opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined;
+    this.pool = new ScanPool(budget, "the files");
+    const signal = opts.signal;
+    if (signal !== undefined) {
+      if (signal.aborted) this.pool.stop(signal.reason);
+      else signal.addEventListener("abort", () => this.pool.stop(signal.reason), { once: true });
+    }
+  }
+
+  private get showing(): boolean {
+    return this.mode === "lines" && !this.cut;
   }
 
   private room(): number {
@@ -79,96 +132,188 @@ export class ContentSearch {
     return Math.max(0, sink.max - sink.total - (this.opts.summaryReserve ?? 1000));
   }
 
-  /**
-   * Searches one opened, already verified file and records it.
-   * @throws RegexTooCostlyError, the signal's reason, or a read error (the caller may count it unreadable)
-   */
-  async searchFile(fh: FileHandle, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
-    return this.search(fh, (buf, offset, length, position) => fh.read(buf, offset, length, position).then((r) => r.bytesRead), displayPath, ctl);
-  }
-
-  /** True when files are scanned in this thread (literal queries), so `searchBytes` may be used. */
-  get scansInThread(): boolean {
-    return this.isolate === undefined;
+  private throwIfFailed(): void {
+    if (this.failure !== undefined) throw this.failure.err;
+    this.opts.signal?.throwIfAborted();
   }
 
   /**
-   * Searches a whole file already read into `bytes` (needed only until the promise settles) and records it.
-   * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
+   * Adds an opened file, which the search now owns and closes; a promise when the walk should wait.
+   * @throws what ended the call (the file is closed first)
    */
-  searchBytes(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
-    if (this.isolate !== undefined) throw new Error(`searchBytes needs a literal query; ${displayPath} must be searched with searchFile`);
-    const read: ReadAt = (buf, offset, length, position) => bytes.copy(buf, offset, position, Math.min(bytes.length, position + length));
-    return this.search(undefined, read, displayPath, ctl, bytes);
-  }
-
-  /**
-   * Like `searchBytes`, but synchronous (no promise) when the file is shorter than the binary probe and
-   * no lines are to be shown: count and files modes, and lines mode once the result is cut.
-   * @throws when the query needs the regex worker (see `scansInThread`), or the signal's reason
-   */
-  searchSmall(bytes: Buffer, displayPath: Shown, ctl: FileControl = {}): FileCounts | Promise<FileCounts> {
-    if (this.isolate !== undefined || bytes.length >= BINARY_PROBE_BYTES || (!this.cut && this.mode === "lines")) {
-      return this.searchBytes(bytes, displayPath, ctl);
+  addFile(opened: OpenedFile, shown: Shown): Promise<void> | undefined {
+    if (this.failure !== undefined || this.opts.signal?.aborted) {
+      opened.close();
+      this.throwIfFailed();
     }
-    ctl.signal?.throwIfAborted();
-    const matchingLines = countWholeLines((this.finder ??= new LineFinder(this.opts.query)), bytes);
-    if (matchingLines < 0) {
-      this.totals.skip("binary");
-      // As scanFile reports a binary file: nothing of it scanned.
-      return { binary: true, matchingLines: 0, bytes: 0 };
-    }
-    this.totals.addFile(matchingLines);
-    if (this.mode === "files" && matchingLines > 0) this.recordFile(displayPath, matchingLines);
-    return { binary: false, matchingLines, bytes: bytes.length };
+    this.open.add(opened);
+    const b = this.batch;
+    b.files.push({ shown, opened });
+    b.bigBytes += opened.size;
+    this.pool.charge(opened.size, 1);
+    return this.sendIfFull();
   }
 
-  private async search(fh: FileHandle | undefined, read: ReadAt, displayPath: Shown, ctl: FileControl, whole?: Buffer): Promise<FileCounts> {
-    const showing = !this.cut && this.mode === "lines";
+  private sendIfFull(): Promise<void> | undefined {
+    const b = this.batch;
+    if (b.files.length < this.batchFds && b.bigBytes < BATCH_BIG_BYTES) return undefined;
+    this.send();
+    return this.pending.length >= MAX_PENDING ? (this.pending[0] as Promise<void>) : undefined;
+  }
+
+  // Sends the batch being filled to the workers; its merge is chained after the batches before it.
+  private send(): void {
+    const b = this.batch;
+    this.batch = newBatch();
+    if (b.files.length === 0) return;
+    const files = new Float64Array(2 * b.files.length);
+    for (const [i, f] of b.files.entries()) {
+      files[2 * i] = f.opened.fd;
+      files[2 * i + 1] = limitOf(f.opened);
+    }
+    const job: ScanRequest = { ...this.jobBase(), kind: "count", files, occurrences: this.mode !== "lines" };
+    const counted = this.pool.run(job, [files.buffer]);
+    counted.catch(() => undefined);
+    const merged = this.chain.then(() => counted).then((reply) => this.merge(b, reply));
+    this.chain = merged.catch((err: unknown) => {
+      this.failure ??= { err };
+      throw err;
+    });
+    this.chain.catch(() => undefined);
+    const tracked = merged.finally(() => {
+      this.pending.shift();
+    });
+    tracked.catch(() => undefined);
+    this.pending.push(tracked);
+  }
+
+  private jobBase(): { spec: Query["spec"]; chunkSize?: number; maxLineBytes?: number } {
+    return { spec: this.opts.query.spec, chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
+  }
+
+  private async merge(b: Batch, reply: WorkerReply): Promise<void> {
+    if (reply.type !== "counted") throw new Error(`a scan worker answered a count with ${reply.type}`);
+    const errors = new Map(reply.errors.map((e) => [e.at, e]));
+    const fig = reply.figures;
+    try {
+      for (const [i, f] of b.files.entries()) {
+        const at = FIGURES * i;
+        const flags = fig[at] as number;
+        const outcome: FileOutcome =
+          flags & FAILED
+            ? (errors.get(i) ?? { error: "a scan worker gave no reason" })
+            : {
+                binary: (flags & BINARY) !== 0,
+                longLine: (flags & LONG_LINE) !== 0,
+                matchingLines: fig[at + 1] as number,
+                occurrences: fig[at + 2] as number,
+                bytes: fig[at + 3] as number,
+              };
+        if (this.showing && !("error" in outcome) && !outcome.binary && !outcome.longLine && outcome.matchingLines > this.skipLeft) {
+          this.record(await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened) }, f.shown, {}), f.shown);
+        } else this.record(outcome, f.shown);
+      }
+    } finally {
+      for (const f of b.files) this.closeOne(f.opened);
+    }
+  }
+
+  private closeOne(opened: OpenedFile): void {
+    if (this.open.delete(opened)) opened.close();
+  }
+
+  // One file scanned as the page so far asks: its lines shown (lines mode, before the cut), or counted.
+  private async scanAlone(file: JobFile, shown: Shown, ctl: FileControl): Promise<FileScan | FileOutcome> {
     const req: FileRequest = {
-      mode: showing ? "lines" : "count",
+      mode: this.showing ? "lines" : "count",
       contextLines: this.ctx,
       skip: this.skipLeft,
       room: this.room(),
-      displayPath,
+      displayPath: shown,
       blankFirst: this.opts.sink.total > 0,
       forceFirst: this.shown === 0,
+      occurrences: this.mode !== "lines",
     };
-    const opts = { signal: ctl.signal, onProgress: ctl.onProgress, chunkSize: this.opts.chunkSize, maxLineBytes: this.opts.maxLineBytes };
-    const scan: FileScan =
-      this.isolate !== undefined && fh !== undefined
-        ? await this.isolate.scan(fh.fd, this.opts.query.spec, req, opts)
-        : await scanFile(read, this.opts.query, req, { ...opts, whole });
-    if (scan.binary) {
-      this.totals.skip("binary");
-      return { binary: true, matchingLines: 0, bytes: scan.bytes };
+    try {
+      const reply = await this.pool.run({ ...this.jobBase(), kind: "show", file, req }, [], { first: true, onProgress: ctl.onProgress });
+      if (reply.type !== "shown") throw new Error(`a scan worker answered a scan with ${reply.type}`);
+      return reply.scan;
+    } catch (err) {
+      if ((err as { code?: unknown }).code === undefined || this.opts.signal?.aborted) throw err;
+      return { error: err instanceof Error ? err.message : String(err), code: String((err as { code?: unknown }).code) };
     }
-    this.totals.addFile(scan.matchingLines);
-    if (showing) this.recordLines(scan);
-    else if (this.mode === "files" && scan.matchingLines > 0) this.recordFile(displayPath, scan.matchingLines);
-    return { binary: false, matchingLines: scan.matchingLines, bytes: scan.bytes };
   }
 
-  private recordLines(scan: FileScan): void {
-    this.skipLeft -= scan.skipped;
-    this.shown += scan.shown;
-    this.opts.sink.append(scan.text);
-    if (scan.exhausted) this.cut = true;
+  // Adds one file's figures to the totals and its text (lines or files mode) to the result.
+  private record(r: FileScan | FileOutcome, shown: Shown): FileCounts {
+    if ("error" in r) {
+      // A file that fails mid-read is counted, not fatal.
+      if (r.code === undefined) throw new Error(r.error);
+      this.totals.skip("unreadable");
+      return { binary: false, matchingLines: 0, bytes: 0 };
+    }
+    if (r.binary || r.longLine) {
+      this.totals.skip(r.binary ? "binary" : "longLine");
+      return { binary: r.binary, matchingLines: 0, bytes: r.bytes };
+    }
+    this.totals.addFile(r.matchingLines, r.occurrences);
+    if ("text" in r && this.showing) {
+      this.skipLeft -= r.skipped;
+      this.shown += r.shown;
+      this.opts.sink.append(r.text);
+      if (r.exhausted) this.cut = true;
+    } else if (this.showing) this.skipLeft -= r.matchingLines;
+    else if (this.mode === "files" && r.matchingLines > 0) this.recordFile(shown, r.matchingLines, r.occurrences);
+    return { binary: false, matchingLines: r.matchingLines, bytes: r.bytes };
   }
 
-  private recordFile(displayPath: Shown, matchingLines: number): void {
+  private recordFile(displayPath: Shown, matchingLines: number, occurrences: number): void {
     if (this.skipLeft > 0) {
       this.skipLeft--;
       return;
     }
     if (this.cut) return;
-    const line = `${fileEntry(displayPath, matchingLines)}\n`;
+    const line = `${fileEntry(displayPath, matchingLines, occurrences)}\n`;
     if (line.length > this.room() && this.shown > 0) {
       this.cut = true;
       return;
     }
     this.opts.sink.append(line);
     this.shown++;
+  }
+
+  /**
+   * Waits until every file added so far is merged.
+   * @throws what ended the call: a too costly regex, the signal's reason, a worker's failure
+   */
+  async drain(): Promise<void> {
+    this.throwIfFailed();
+    this.send();
+    await this.chain;
+    this.throwIfFailed();
+  }
+
+  /**
+   * Searches one opened file (after the files added before it), as the page so far asks; the caller keeps and closes `fh`.
+   * @throws as `drain`
+   */
+  async searchFile(fh: FileHandle, displayPath: Shown, ctl: FileControl = {}): Promise<FileCounts> {
+    await this.drain();
+    ctl.signal?.throwIfAborted();
+    const size = Number((await fh.stat()).size);
+    this.pool.charge(size, 1);
+    const onAbort = (): void => this.pool.stop(ctl.signal?.reason);
+    ctl.signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      const scan = await this.scanAlone({ fd: fh.fd, limit: size > 0 ? size : Number.MAX_SAFE_INTEGER }, displayPath, ctl);
+      return this.record(scan, displayPath);
+    } catch (err) {
+      // The caller closes `fh` once this settles: by then no worker may still read it.
+      await this.pool.ended();
+      throw err;
+    } finally {
+      ctl.signal?.removeEventListener("abort", onAbort);
+    }
   }
 
   /** Records `count` files not searched for `reason`. */
@@ -188,15 +333,38 @@ export class ContentSearch {
     return nextOffset(this.page());
   }
 
-  /** Appends the summary (after a blank line when text precedes it) and returns it. */
+  /** The totals and skips of the files merged so far, for an error that ends the call early. */
+  soFar(): string {
+    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false }, this.pieceBytes());
+  }
+
+  private pieceBytes(): number {
+    // As the scan sizes it: never smaller than a read chunk.
+    return Math.max(this.opts.maxLineBytes ?? PIECE_BYTES, this.opts.chunkSize ?? DEFAULT_CHUNK);
+  }
+
+  /** Appends the summary (after a blank line when text precedes it) and returns it; call after `drain`. */
   finish(): string {
-    const summary = summaryText(this.totals, this.page());
+    const summary = summaryText(this.totals, this.page(), this.pieceBytes());
     this.opts.sink.append(this.opts.sink.total > 0 ? `\n${summary}` : summary);
     return summary;
   }
 
-  /** Ends the regex worker, if any. */
+  /** Ends or gives back the workers, then closes every file still held (no worker can read them by then). */
   async close(): Promise<void> {
-    await this.isolate?.close();
+    try {
+      await this.pool.close();
+    } finally {
+      for (const f of this.batch.files) this.open.add(f.opened);
+      this.batch = newBatch();
+      for (const opened of this.open) {
+        try {
+          opened.close();
+        } catch {
+          // Closing is all that is left to do; a descriptor that will not close is not this call's to report.
+        }
+      }
+      this.open.clear();
+    }
   }
 }

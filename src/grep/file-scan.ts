@@ -21,18 +21,37 @@ export interface ScanOptions {
   maxLineBytes?: number;
   /** The whole file, already read, when shorter than BINARY_PROBE_BYTES: scanned in place, `read` unused. */
   whole?: Buffer;
+  /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
+  scratch?: { probe: Buffer; chunk: Buffer };
 }
 
 /** What one file's scan found. */
 export interface FileScan extends FileMatches {
   binary: boolean;
+  /** A regex met a line longer than the piece size (`maxLineBytes`): the file was not searched, and its figures are 0. */
+  longLine: boolean;
   bytes: number;
 }
+
+/** Bytes read at a time. */
+export const DEFAULT_CHUNK = 256 * 1024;
 
 /** Bytes examined for NUL to call a file binary. */
 export const BINARY_PROBE_BYTES = 8192;
 const LF = 10;
 const OVERLAP = 1024;
+
+const NOTHING: FileScan = {
+  binary: false,
+  longLine: false,
+  matchingLines: 0,
+  occurrences: 0,
+  skipped: 0,
+  shown: 0,
+  exhausted: false,
+  text: "",
+  bytes: 0,
+};
 
 /** True for the first bytes of a binary file: a NUL, or a UTF-16 byte order mark. */
 export function looksBinary(head: Buffer): boolean {
@@ -42,9 +61,10 @@ export function looksBinary(head: Buffer): boolean {
 }
 
 /** The first bytes of the file, up to BINARY_PROBE_BYTES: `whole` when the caller read a small file already. */
-async function probe(read: ReadAt, whole: Buffer | undefined): Promise<Buffer> {
+async function probe(read: ReadAt, whole: Buffer | undefined, reuse: Buffer | undefined): Promise<Buffer> {
   if (whole !== undefined && whole.length < BINARY_PROBE_BYTES) return whole;
-  const head = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
+  const head =
+    reuse !== undefined && reuse.length >= BINARY_PROBE_BYTES ? reuse.subarray(0, BINARY_PROBE_BYTES) : Buffer.allocUnsafe(BINARY_PROBE_BYTES);
   let length = 0;
   for (let n = -1; n !== 0 && length < head.length; length += n) n = await read(head, length, head.length - length, length);
   return head.subarray(0, length);
@@ -69,6 +89,7 @@ class RegionReader {
     head: Buffer,
     private readonly chunk: number,
     private readonly maxLine: number,
+    scratch: Buffer | undefined,
   ) {
     // Reuse the probe rather than read it again: most files are smaller than it, and then it is
     // the whole file, so no chunk buffer is allocated (a fresh 256 KiB per file cost a fifth of a
@@ -78,7 +99,7 @@ class RegionReader {
       this.filled = head.length;
       this.eof = true;
     } else {
-      this.buf = Buffer.allocUnsafe(chunk);
+      this.buf = scratch !== undefined && scratch.length === chunk ? scratch : Buffer.allocUnsafe(chunk);
       this.filled = Math.min(head.length, chunk);
       head.copy(this.buf, 0, 0, this.filled);
       this.eof = head.length < BINARY_PROBE_BYTES && this.filled === head.length;
@@ -124,8 +145,8 @@ class RegionReader {
     return { bytes: buf.subarray(0, end <= 0 ? filled : end), forced: true };
   }
 
-  /** Drops the region just searched but its last `keep` bytes (moved to the next lead byte), and what the buffer no longer needs. */
-  consume(region: Region, keep: number): void {
+  /** Drops the region just searched but its last `keep` bytes (moved to the next lead byte), and what the buffer no longer needs; returns the bytes dropped. */
+  consume(region: Region, keep: number): number {
     const end = region.bytes.length;
     let from = end - keep;
     while (from < end && ((this.buf[from] ?? 0) & 0xc0) === 0x80) from++;
@@ -136,6 +157,7 @@ class RegionReader {
       this.buf.copy(smaller, 0, 0, this.filled);
       this.buf = smaller;
     }
+    return from;
   }
 }
 
@@ -144,10 +166,10 @@ class RegionReader {
  * @throws the signal's reason when aborted, or what `read` throws
  */
 export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opts: ScanOptions = {}): Promise<FileScan> {
-  const chunk = Math.max(opts.chunkSize ?? 256 * 1024, 16);
-  const head = await probe(read, opts.whole);
-  if (looksBinary(head)) return { binary: true, matchingLines: 0, skipped: 0, shown: 0, exhausted: false, text: "", bytes: 0 };
-  const input = new RegionReader(read, head, chunk, Math.max(opts.maxLineBytes ?? 16 * 1024 * 1024, chunk));
+  const chunk = Math.max(opts.chunkSize ?? DEFAULT_CHUNK, 16);
+  const head = await probe(read, opts.whole, opts.scratch?.probe);
+  if (looksBinary(head)) return { ...NOTHING, binary: true };
+  const input = new RegionReader(read, head, chunk, Math.max(opts.maxLineBytes ?? 16 * 1024 * 1024, chunk), opts.scratch?.chunk);
   const matches = new RegionSearch(query, req);
   while (input.more) {
     await input.fill();
@@ -156,10 +178,13 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
     if (input.empty) break;
     const region = input.region();
     if (region === undefined) continue;
+    // A regex is not run over pieces of a line: an anchor would match inside it, and a match across a cut would be lost.
+    if (region.forced && query.mayBacktrack) return { ...NOTHING, longLine: true, bytes: input.bytes };
     matches.search(region.bytes, region.forced);
     // A piece of an over-long line keeps an overlap, so an occurrence across the cut is still found.
     const end = region.bytes.length;
-    input.consume(region, region.forced ? Math.min(Math.floor(end / 2), Math.max(OVERLAP, query.bytes.length)) : 0);
+    const dropped = input.consume(region, region.forced ? Math.min(Math.floor(end / 2), Math.max(OVERLAP, 4 * query.bytes.length)) : 0);
+    if (region.forced) matches.shift(dropped);
   }
-  return { binary: false, ...matches.result(), bytes: input.bytes };
+  return { binary: false, longLine: false, ...matches.result(), bytes: input.bytes };
 }

@@ -36,9 +36,10 @@ function contextLine(lineNo: number, text: string): string {
   return `${lineNo}-${text}`;
 }
 
-/** A files-mode entry. */
-export function fileEntry(displayPath: Shown, matchingLines: number): string {
-  return `${displayPath}: ${formatCount(matchingLines)} matching line${matchingLines === 1 ? "" : "s"}`;
+/** A files-mode entry: the file, its matching lines and their occurrences. */
+export function fileEntry(displayPath: Shown, matchingLines: number, occurrences: number): string {
+  const lines = `${formatCount(matchingLines)} matching line${matchingLines === 1 ? "" : "s"}`;
+  return `${displayPath}: ${lines}, ${formatCount(occurrences)} occurrence${occurrences === 1 ? "" : "s"}`;
 }
 
 /** A context line ready to show, with its number. */

@@ -1,6 +1,6 @@
 /** The content-search core of search_file_contents (SPEC §10); the tool's walk feeds it opened files. */
 export { compileQuery, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
-export { RegexTooCostlyError } from "./isolate.js";
+export { RegexTooCostlyError } from "./scan-pool.js";
 export { ContentSearch, MAX_CONTEXT_LINES } from "./content-search.js";
 export { looksBinary } from "./file-scan.js";

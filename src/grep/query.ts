@@ -3,6 +3,7 @@
  * matching plan the scanner runs (SPEC §10): what runs on bytes, what needs a
  * decoded line, and whether the plan must run isolated from the event loop.
  */
+import { requiredLiterals } from "./required-literal.js";
 
 /** The query as the tool receives it. */
 export interface QuerySpec {
@@ -23,20 +24,27 @@ export interface QuerySpec {
  * - `latin1+wide`: as `latin1` for ASCII lines, and every line holding a
  *   non-ASCII byte is decoded and tested on its own;
  * - `perLine`: every line is decoded and tested (lookarounds can see past a line's end in a chunk);
+ * - `prefilter` / `foldedPrefilter`: a regex with a literal every match holds (required-literal.ts):
+ *   lines holding its bytes (A-Z lowered for any case) are found as for `bytes`, and only they are
+ *   decoded and tested;
  * - `never`: a literal holding a line feed cannot occur inside a line.
  */
-type Strategy = "bytes" | "foldedBytes" | "latin1" | "latin1+wide" | "perLine" | "never";
+type Strategy = "bytes" | "foldedBytes" | "prefilter" | "foldedPrefilter" | "latin1" | "latin1+wide" | "perLine" | "never";
 
 /** A compiled query; plain data plus regexes, rebuilt from `spec` inside a worker. */
 export interface Query {
   spec: Required<QuerySpec>;
   strategy: Strategy;
-  /** UTF-8 bytes of a literal query (strategy `bytes`), A-Z lowered for `foldedBytes`. */
+  /** UTF-8 bytes of a literal query (strategy `bytes`), or a regex's required literal (`prefilter`), A-Z lowered when folded. */
   bytes: Buffer;
+  /** Index in `bytes` of the byte least common in source text and prose, which a scan looks for first. */
+  rareAt: number;
   /** Global multiline search over a chunk; finds candidate lines. */
   chunkRe: RegExp;
   /** Non-global test of one line's text: the definition of a match. */
   lineRe: RegExp;
+  /** Global search of one line's text: its occurrences. */
+  lineReAll: RegExp;
   /** True for user regexes, which may backtrack catastrophically. */
   mayBacktrack: boolean;
   /**
@@ -46,6 +54,9 @@ export interface Query {
    */
   contextFree: boolean;
 }
+
+/** A shorter required literal is too common to be worth a first pass. */
+const MIN_REQUIRED = 2;
 
 const ASSERTION = /[\^$]|\\[bB]|\(\?<?[=!]/;
 
@@ -68,22 +79,68 @@ export function compileQuery(input: QuerySpec): Query {
   const flags = spec.caseSensitive ? "" : "i";
   let lineRe: RegExp;
   let chunkRe: RegExp;
+  let lineReAll: RegExp;
   try {
     lineRe = new RegExp(source, flags);
+    lineReAll = new RegExp(source, `g${flags}`);
     chunkRe = new RegExp(source, `gm${flags}`);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(`query is not a valid regular expression (regex: true): ${message}`, { cause: err });
   }
+  const required = spec.regex ? rarestRun(requiredLiterals(source)) : "";
+  const strategy = required.length >= MIN_REQUIRED ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : strategyOf(spec, source);
+  const plain = required.length >= MIN_REQUIRED ? required : spec.query;
+  const bytes = Buffer.from(spec.caseSensitive ? plain : plain.replace(/[A-Z]+/g, (u) => u.toLowerCase()), "utf8");
   return {
     spec,
-    strategy: strategyOf(spec, source),
-    bytes: Buffer.from(spec.caseSensitive ? spec.query : spec.query.replace(/[A-Z]+/g, (u) => u.toLowerCase()), "utf8"),
+    strategy,
+    bytes,
+    rareAt: rarestByte(bytes),
     chunkRe,
     lineRe,
+    lineReAll,
     mayBacktrack: spec.regex,
     contextFree: !spec.regex || !ASSERTION.test(source),
   };
+}
+
+// How common a byte is in source code and prose, roughly: space and lower-case letters most, then
+// common punctuation and digits, upper-case letters, rare punctuation, and bytes past ASCII least.
+const COMMON = " etaoinsrlcdhupmfgybwvkxjqz\n\t.,;()=_\"'0123456789-/:{}[]<>ETAOINSRLCDHUPMFGYBWVKXJQZ";
+
+const rankOf = (byte: number): number => {
+  const at = COMMON.indexOf(String.fromCharCode(byte));
+  return at < 0 ? COMMON.length : at;
+};
+
+// The run whose rarest byte is rarest (fewest lines to test), the longer one of equals.
+function rarestRun(runs: string[]): string {
+  let best = "";
+  let bestScore = -1;
+  for (const run of runs) {
+    if (run.length < MIN_REQUIRED) continue;
+    const bytes = Buffer.from(run, "latin1");
+    const score = rankOf(bytes[rarestByte(bytes)] as number) * 1000 + Math.min(run.length, 999);
+    if (score > bestScore) {
+      best = run;
+      bestScore = score;
+    }
+  }
+  return best;
+}
+
+function rarestByte(bytes: Buffer): number {
+  let best = 0;
+  let bestRank = -1;
+  for (let i = 0; i < bytes.length; i++) {
+    const rank = rankOf(bytes[i] as number);
+    if (rank > bestRank) {
+      best = i;
+      bestRank = rank;
+    }
+  }
+  return best;
 }
 
 function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {

@@ -29,11 +29,15 @@ export interface FileRequest {
   blankFirst: boolean;
   /** Show the first match even past `room` (nothing was shown before it). */
   forceFirst: boolean;
+  /** Count the occurrences too (count and files modes). @default false */
+  occurrences?: boolean;
 }
 
 /** The matches one file's scan found, and what of them it shows. */
 export interface FileMatches {
   matchingLines: number;
+  /** Occurrences in the matching lines, when the request asked for them (else 0). */
+  occurrences: number;
   /** Matching lines consumed by `skip`. */
   skipped: number;
   /** Match lines shown. */
@@ -93,13 +97,17 @@ export class RegionSearch {
   private readonly finder: LineFinder;
   private readonly out: LinesOutput | undefined;
   private readonly ctx: number;
+  private readonly withOccurrences: boolean;
   private matchingLines = 0;
+  private occurrences = 0;
   private skipped = 0;
   private skip: number;
   private lineNo = 1;
-  // The previous region ended inside an over-long line (`midLine`), which matched at its end (`prevMatched`).
+  // The previous region ended inside an over-long line (`midLine`), already counted as matching in
+  // one of its pieces (`prevMatched`); its occurrences resume at byte `occFrom` of the next piece.
   private midLine = false;
   private prevMatched = false;
+  private occFrom = 0;
   private afterLeft = 0;
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
@@ -109,6 +117,7 @@ export class RegionSearch {
     this.ctx = req.mode === "lines" ? req.contextLines : 0;
     this.out = req.mode === "lines" ? new LinesOutput(req.displayPath, req.room, req.blankFirst, req.forceFirst) : undefined;
     this.skip = req.skip;
+    this.withOccurrences = req.occurrences === true;
   }
 
   /** Searches region `r`; `forced` when it ends inside an over-long line, not at a line break. */
@@ -122,8 +131,15 @@ export class RegionSearch {
     } else {
       lastEnd = this.countFrom(pos, end, lastEnd);
     }
-    this.prevMatched = forced && lastEnd === end;
+    // A forced region holds no line break: all of it is the over-long line, matched once for every piece.
+    this.prevMatched = forced && (lastEnd === end || (this.midLine && this.prevMatched));
     this.midLine = forced;
+    if (!forced) this.occFrom = 0;
+  }
+
+  /** The next region starts `by` bytes into the forced one just searched (the overlap kept). */
+  shift(by: number): void {
+    this.occFrom = Math.max(0, this.occFrom - by);
   }
 
   /** What the regions searched so far hold. */
@@ -131,6 +147,7 @@ export class RegionSearch {
     const out = this.out;
     return {
       matchingLines: this.matchingLines,
+      occurrences: this.occurrences,
       skipped: this.skipped,
       shown: out?.shown ?? 0,
       exhausted: out?.exhausted ?? false,
@@ -206,6 +223,11 @@ export class RegionSearch {
     const { finder } = this;
     for (let ls = finder.next(pos); ls >= 0; ls = finder.next(finder.end + 1)) {
       if (!this.isRepeat(ls)) this.matchingLines++;
+      if (this.withOccurrences) {
+        const continued = ls === 0 && this.midLine;
+        this.occurrences += finder.occurrences(continued ? this.occFrom : ls);
+        if (finder.end >= end) this.occFrom = finder.lastOccEnd;
+      }
       lastEnd = finder.end;
       if (finder.end >= end) break;
     }

@@ -21,7 +21,7 @@ import { directoryError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
-import { openRegularFile, openWalkedFile, readWalkedSmallFile, statInside, type Opened, type WalkedRead } from "./open.js";
+import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedOpen } from "./open.js";
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
@@ -40,7 +40,7 @@ export { __testHooks } from "./confinement.js";
 export { errnoCode, reason } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
-export type { WalkedRead } from "./open.js";
+export type { WalkedOpen } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
@@ -245,9 +245,9 @@ export class Sandbox {
     return openWalkedFile(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
-  /** Reads entry `name` of a walked directory (reached through `reach`) into `into` if it is a regular file shorter than `into`; synchronous. */
-  readWalkedSmallFile(reach: string, name: string, shown: string, into: Buffer): WalkedRead {
-    return readWalkedSmallFile(this.confinement, reach, name, shown, into, this.walkedByPath.get(reach));
+  /** Opens entry `name` of a walked directory (reached through `reach`), a regular file inside, and hands its descriptor over; synchronous. */
+  openWalkedSync(reach: string, name: string, shown: string): WalkedOpen {
+    return openWalkedSync(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`. */

@@ -2,10 +2,10 @@
  * Opening a file to read it (SPEC §5): through its opened, verified parent or
  * a walked directory, never through a final symlink, never blocking on a FIFO,
  * the object actually opened checked by its handle (a regular file, inside).
- * A small walked file is read whole in one synchronous burst, and metadata is
- * read without following anything at the end of the path.
+ * A walked file is opened in one synchronous burst and handed over, and
+ * metadata is read without following anything at the end of the path.
  */
-import { closeSync, fstatSync, openSync, readSync, type BigIntStats, type Stats } from "node:fs";
+import { closeSync, fstatSync, openSync, type BigIntStats, type Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
@@ -79,18 +79,22 @@ export function openWalkedFile(c: Confinement, reach: string, name: string, show
   });
 }
 
-/** A walked file read whole into the caller's buffer (`length` bytes), or too big for it ("large": nothing read). */
-export type WalkedRead = { kind: "whole"; length: number; stat: FileObjectId } | { kind: "large" };
+/** A walked file handed over open: its descriptor (the caller closes it), its size when opened, and its identity. */
+export interface WalkedOpen {
+  fd: number;
+  size: number;
+  stat: FileObjectId;
+}
 
 /**
- * Reads entry `name` of a walked directory (reached as `reach + name`) into `into` when it is a regular
- * file, inside, shorter than `into`: open, fstat, the strategy's containment check, read, close, all
- * synchronous. Each of these through the thread pool cost a round trip of 20-40 µs, which made a search of
- * 100,000 small files 40x slower than grep -r (SPEC §10); a burst is a few µs and stays short because the
- * file is small. Bigger files are left to `openWalkedFile`, which hands out a handle to stream.
- * @throws naming `shown` when it is not a regular file, cannot be opened or read, or lies outside
+ * Opens entry `name` of a walked directory (reached as `reach + name`) when it is a regular file
+ * inside, all synchronously: open, fstat, the strategy's containment check. Each step through the
+ * thread pool cost a round trip of 20-40 µs, which made a search of 100,000 small files 40x slower
+ * than grep -r (SPEC §10); a burst is a few µs. The descriptor handed over is the file checked: a
+ * search's workers read it and never open anything themselves (SPEC §16).
+ * @throws naming `shown` when it is not a regular file, cannot be opened, or lies outside
  */
-export function readWalkedSmallFile(c: Confinement, reach: string, name: string, shown: string, into: Buffer, dir?: FileObjectId): WalkedRead {
+export function openWalkedSync(c: Confinement, reach: string, name: string, shown: string, dir?: FileObjectId): WalkedOpen {
   let fd: number;
   try {
     fd = openSync(reach + name, READ_FLAGS);
@@ -100,28 +104,16 @@ export function readWalkedSmallFile(c: Confinement, reach: string, name: string,
   try {
     const st = fstatSync(fd);
     if (!st.isFile()) throw notRegular(shown, st);
-    // Nothing of a large file is read here, so its check is left to the open that streams it.
-    if (st.size >= into.length) return { kind: "large" };
     // Numbers are cheaper (no bigint stats per file) but lose precision past 2^53, where inode
     // numbers of some file systems lie: those are asked again as bigints.
     const exact = st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER;
     const stat = exact ? st : fstatSync(fd, { bigint: true });
     const real = strategy().realPathOfFdSync(fd, reach, name, shown, stat, dir);
     if (real !== undefined) c.assertInside(real, shown);
-    // A size of 0 may still hide content (files of pseudo file systems), so it is read until EOF.
-    const want = st.size > 0 ? st.size : into.length;
-    let length = 0;
-    while (length < want) {
-      const n = readSync(fd, into, length, into.length - length, length);
-      if (n === 0) break;
-      length += n;
-    }
-    // Grown past the buffer since the fstat: streamed instead, like any big file.
-    return length < into.length ? { kind: "whole", length, stat } : { kind: "large" };
+    return { fd, size: st.size, stat };
   } catch (err) {
-    throw wrapError(err, `Cannot read ${shown}`);
-  } finally {
     closeSync(fd);
+    throw wrapError(err, `Cannot open ${shown}`);
   }
 }
 

@@ -54,11 +54,12 @@ export const listDirectoryWithSizes = defineTool({
   input: {
     path: z.string().describe(DIR_DOC),
     sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),
+    limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
   },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,
-  async handler({ path, sortBy }, ctx) {
-    return streamed(ctx, (sink) => withDirectory(path, ctx.sandbox, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx))));
+  async handler({ path, sortBy, limit }, ctx) {
+    return streamed(ctx, (sink) => withDirectory(path, ctx.sandbox, (dir) => listWithSizesInto(dir, sortBy, sink, walkOptions(ctx), limit)));
   },
 });
 
@@ -102,13 +103,15 @@ export const searchFiles = defineTool({
     pattern: z.string().describe("Glob of the paths, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
+    outputMode: z.enum(["paths", "count"]).optional().describe("'count': only the number of matches."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
-  async handler({ path, pattern, excludePatterns, respectGitignore }, ctx) {
+  async handler({ path, pattern, excludePatterns, respectGitignore, outputMode }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await ctx.sandbox.validate(path);
-    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore }));
+    const countOnly = outputMode === "count";
+    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore, countOnly }));
   },
 });
 

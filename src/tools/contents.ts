@@ -1,7 +1,7 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import { z } from "zod";
-import { escapeControls, type Shown } from "../escape.js";
-import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, type OutputMode } from "../grep/index.js";
+import { escapeControls } from "../escape.js";
+import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { EXCLUDE_DOC } from "./browse.js";
@@ -20,6 +20,9 @@ type Args = {
   offset: number;
 };
 
+// A batch's descriptors, for each of the batches a search holds at once: a small share of the process's.
+const batchDescriptors = (limit: number): number => (Number.isFinite(limit) ? Math.max(4, Math.floor(limit / 32)) : 256);
+
 async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
   checkPatterns([
     ...(args.pattern === undefined ? [] : [["pattern", args.pattern] as const]),
@@ -32,50 +35,43 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     mode: args.outputMode,
     contextLines: args.contextLines,
     offset: args.offset,
+    signal: ctx.signal,
+    batchFds: batchDescriptors(ctx.sandbox.descriptorLimit()),
   });
   let notes = "";
+  let file: Awaited<ReturnType<typeof ctx.sandbox.openFile>> | undefined;
   try {
     // One resolution for a file: it is opened as one, and only a directory (EISDIR) is walked instead.
-    const file = await ctx.sandbox.openFile(args.path).catch((error: unknown) => {
+    file = await ctx.sandbox.openFile(args.path).catch((error: unknown) => {
       if (errnoCode(error) !== "EISDIR") throw error;
       return undefined;
     });
     if (file !== undefined) {
-      try {
-        const size = Number((await file.handle.stat()).size);
-        await search.searchFile(file.handle, escapeControls(file.path), { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
-      } finally {
-        await file.handle.close();
-      }
+      const size = Number((await file.handle.stat()).size);
+      await search.searchFile(file.handle, escapeControls(file.path), { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
     } else {
       const target = await ctx.sandbox.validate(args.path);
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
-      // Small files come read whole when the query is searched in this thread (no regex worker).
-      const searchBytes = search.scansInThread
-        ? (bytes: Buffer, shown: Shown) => search.searchSmall(bytes, shown, { signal: ctx.signal })
-        : undefined;
       notes = await walkFiles(
         target,
         selection,
-        async (handle, shown) => {
-          try {
-            await search.searchFile(handle, shown, { signal: ctx.signal });
-          } catch (error) {
-            // A file that fails mid-read is counted, not fatal; a costly regex or a cancel ends the call.
-            if (ctx.signal.aborted || (error as { code?: unknown }).code === undefined) throw error;
-            search.skip("unreadable");
-          }
-        },
+        (file, shown) => search.addFile(file, shown),
         (reason, count) => search.skip(reason, count),
         walkOptions(ctx),
-        searchBytes,
       );
+      await search.drain();
     }
     search.finish();
     // What no .gitignore rule could say (a file unread, a rule too costly) follows the totals.
     if (notes !== "") ctx.bounds.sink.append(notes);
+  } catch (error) {
+    // What was searched before the budget ran out is said, not dropped: the error is not an empty result.
+    if (error instanceof RegexTooCostlyError) throw new RegexTooCostlyError(`${error.message}\nSo far: ${search.soFar()}`, { cause: error });
+    throw error;
   } finally {
+    // Closed once the workers are done with it: a descriptor number reused while one still read it would read another file.
     await search.close();
+    await file?.handle.close();
   }
 }
 
@@ -86,7 +82,7 @@ export const searchFileContents = defineTool({
   description: () =>
     "Find lines containing a text or regex in a file or tree (files by name: search_files). Modes: lines (a file's " +
     "path, then '<n>:<line>' per match, '<n>-<line>' per context line; n is read_text_file's startLine), files " +
-    "('<path>: N matching lines'), count. Ends with exact totals and what was skipped and why. Fails on an invalid " +
+    "('<path>: N matching lines, M occurrences'), count (with occurrences). Ends with exact totals and what was skipped and why. Fails on an invalid " +
     "or too costly regex.",
   input: {
     path: z.string().describe("A file, or a directory to search."),

@@ -1,16 +1,16 @@
 /**
- * The files of a tree, for search_file_contents (SPEC §10): every regular file
- * under `root` whose path matches `pattern` and no exclude (.gitignore too when
- * asked), opened through the sandbox and handed to `onFile` one at a time, in
- * walk order. Symlinks are followed only to files inside; each file object is
+ * The files of a tree, for search_file_contents (SPEC §10, §16): every regular
+ * file under `root` whose path matches `pattern` and no exclude (.gitignore too
+ * when asked), opened through the sandbox and handed over open, one at a time,
+ * in walk order (the visitor then owns its descriptor). Symlinks are followed only to files inside; each file object is
  * visited once, however many names lead to it; what is not visited is counted.
  */
-import type { BigIntStats, Dirent } from "node:fs";
+import { closeSync, type Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../escape.js";
-import { errnoCode, type FileObjectId, type Sandbox, type WalkedRead } from "../sandbox/index.js";
+import { errnoCode, type FileObjectId, type Sandbox, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -28,15 +28,15 @@ export interface FileSelection {
   respectGitignore: boolean;
 }
 
-/** Receives each selected file, opened and verified, with its path as shown; the walker closes the handle after the promise settles. */
-export type FileVisitor = (handle: FileHandle, shown: Shown) => Promise<void>;
+/** A selected file, opened and verified: its descriptor, its size when opened, and how to close it. */
+interface WalkedFile {
+  fd: number;
+  size: number;
+  close(): unknown;
+}
 
-/** Receives a selected small file's whole content and its path as shown; `bytes` is reused once it returns (or its promise settles). */
-export type SmallFileVisitor = (bytes: Buffer, shown: Shown) => unknown;
-
-// Files shorter than this are read whole in one synchronous burst (as the binary probe of
-// grep/file-scan.ts would read them anyway); longer ones are opened and streamed.
-const SMALL_FILE_BYTES = 8192;
+/** Receives each selected file, which it now owns (and closes); a promise makes the walk wait. */
+export type FileVisitor = (file: WalkedFile, shown: Shown) => Promise<void> | undefined;
 // Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
 // cancellation or a progress notification is never held up for long.
 const YIELD_AFTER_MS = 4;
@@ -102,25 +102,35 @@ async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: Fil
   }
 }
 
-/** The walk's handling of one entry: a file is opened (or read whole when small) and handed over, once per file object. */
+/** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
+class SyncOpened implements WalkedFile {
+  constructor(
+    readonly fd: number,
+    readonly size: number,
+  ) {}
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/** The walk's handling of one entry: a file is opened and handed over, once per file object. */
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
   private readonly seen = new SeenFiles();
   private readonly pacer: Pacer;
-  private readonly probe = Buffer.allocUnsafe(SMALL_FILE_BYTES);
 
   constructor(
     pattern: string | undefined,
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
-    private readonly onSmallFile: SmallFileVisitor | undefined,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal);
   }
 
-  /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) for a small file searched synchronously, the common case of a tree. */
+  /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
   enter(dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
     // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
@@ -131,21 +141,20 @@ class FileEntries {
       this.onSkip("unreadable", 1);
       return undefined;
     }
-    if (this.onSmallFile !== undefined) {
-      const small = this.readSmall(reach, entry.name, shown);
-      if (small === undefined) return undefined;
-      if (small.kind === "whole") {
-        const done = this.seen.firstSight(small.stat) ? this.onSmallFile(this.probe.subarray(0, small.length), shown) : undefined;
-        return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
-      }
+    const opened = this.openSync(reach, entry.name, shown);
+    if (opened === undefined) return undefined;
+    if (!this.seen.firstSight(opened.stat)) {
+      closeSync(opened.fd);
+      return undefined;
     }
-    return this.enterLarge(reach, entry.name, shown);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown);
+    return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 
-  // The whole file when it is small; undefined when it is large or was counted unreadable.
-  private readSmall(reach: string, name: string, shown: Shown): WalkedRead | undefined {
+  // The file opened; undefined when it was counted unreadable.
+  private openSync(reach: string, name: string, shown: Shown): WalkedOpen | undefined {
     try {
-      return this.opts.sandbox.readWalkedSmallFile(reach, name, shown, this.probe);
+      return this.opts.sandbox.openWalkedSync(reach, name, shown);
     } catch (error) {
       this.opts.signal?.throwIfAborted();
       this.onSkip(failed(error), 1);
@@ -159,27 +168,15 @@ class FileEntries {
       if (linked !== "directory") this.onSkip(linked, 1);
       return;
     }
-    return this.visit(linked.handle, shown);
-  }
-
-  private async enterLarge(reach: string, name: string, shown: Shown): Promise<void> {
-    let handle: FileHandle;
-    let stat: BigIntStats;
+    const { handle } = linked;
+    let handedOver = false;
     try {
-      ({ handle, stat } = await this.opts.sandbox.openWalkedFile(reach, name, shown));
-    } catch (error) {
-      this.opts.signal?.throwIfAborted();
-      this.onSkip(failed(error), 1);
-      return;
-    }
-    return this.visit(handle, shown, stat);
-  }
-
-  private async visit(handle: FileHandle, shown: Shown, known?: BigIntStats): Promise<void> {
-    try {
-      if (this.seen.firstSight(known ?? (await handle.stat({ bigint: true })))) await this.onFile(handle, shown);
+      const st = await handle.stat({ bigint: true });
+      if (!this.seen.firstSight(st)) return;
+      handedOver = true;
+      await this.onFile({ fd: handle.fd, size: Number(st.size), close: () => handle.close().catch(() => undefined) }, shown);
     } finally {
-      await handle.close();
+      if (!handedOver) await handle.close();
     }
   }
 }
@@ -196,10 +193,9 @@ export async function walkFiles(
   onFile: FileVisitor,
   onSkip: (reason: FileSkip, count: number) => void,
   opts: WalkOptions,
-  onSmallFile?: SmallFileVisitor,
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
-  const files = new FileEntries(selection.pattern, onFile, onSkip, opts, onSmallFile);
+  const files = new FileEntries(selection.pattern, onFile, onSkip, opts);
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(
     root,

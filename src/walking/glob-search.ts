@@ -1,12 +1,12 @@
 /**
- * search_files: streams the matching absolute paths into a TextSink, with the
+ * search_files: streams the matching absolute paths (or, counting only, their number) into a TextSink, with the
  * same results as lib.ts's searchFilesWithValidation but without a realpath
  * per entry (SPEC §6).
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import type { TextSink } from "../bounded.js";
+import { formatCount, type TextSink } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
@@ -29,13 +29,17 @@ export async function searchInto(
   excludePatterns: readonly string[],
   sink: TextSink,
   opts: WalkOptions,
-  { respectGitignore = false }: { respectGitignore?: boolean } = {},
+  { respectGitignore = false, countOnly = false }: { respectGitignore?: boolean; countOnly?: boolean } = {},
 ): Promise<void> {
   const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = new Minimatch(pattern, { dot: true });
   let found = 0;
   const record = (dir: string, entry: Dirent): void => {
-    sink.append(matchLine(escapeControls(path.join(dir, entry.name)), found++ === 0));
+    if (countOnly) found++;
+    else {
+      sink.append(matchLine(escapeControls(path.join(dir, entry.name)), found++ === 0));
+      sink.endEntry();
+    }
   };
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(
@@ -64,7 +68,8 @@ export async function searchInto(
     ),
     opts,
   );
-  if (found === 0) sink.append("No matches found");
+  if (countOnly) sink.append(`${formatCount(found)} ${found === 1 ? "match" : "matches"}`);
+  else if (found === 0) sink.append("No matches found");
   skipped.appendNote(sink);
   gitignore?.appendNote(sink);
 }

@@ -2,7 +2,7 @@
  * list_directory and list_directory_with_sizes: upstream's text, written line
  * by line into a TextSink.
  */
-import type { TextSink } from "../bounded.js";
+import { formatCount, type TextSink } from "../bounded.js";
 import { escapeControls, type Shown } from "../escape.js";
 import { formatSize } from "./sizes.js";
 import type { Sandbox } from "../sandbox/index.js";
@@ -38,6 +38,7 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
     // Only links cost a look at their target; a link leading outside stays a [FILE], whatever is there.
     const isDir = entry.isSymbolicLink() ? (await opts.sandbox.entryFacts(dir, entry.name, true)).isDir : entry.isDirectory();
     sink.append(`${i === 0 ? "" : "\n"}${entryLine(isDir, escapeControls(entry.name))}`);
+    sink.endEntry();
   }
 }
 
@@ -76,10 +77,11 @@ async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promi
 
 /**
  * Writes the list_directory_with_sizes text for `dir` into `sink`: entries
- * sorted by name or by size (largest first), a blank line, the totals.
+ * sorted by name or by size (largest first), the first `limit` of them when
+ * given, a blank line, the totals of every entry.
  * @throws when `dir` cannot be read, or the signal's reason when cancelled
  */
-export async function listWithSizesInto(dir: string, sortBy: "name" | "size", sink: TextSink, opts: WalkOptions): Promise<void> {
+export async function listWithSizesInto(dir: string, sortBy: "name" | "size", sink: TextSink, opts: WalkOptions, limit?: number): Promise<void> {
   const ticker = new Ticker(opts);
   ticker.check();
   const entries = await sizeEntries(dir, ticker, opts.sandbox);
@@ -94,8 +96,12 @@ export async function listWithSizesInto(dir: string, sortBy: "name" | "size", si
     }
   }
   entries.sort(sortBy === "size" ? (a, b) => b.size - a.size : (a, b) => a.name.localeCompare(b.name));
-  for (const e of entries) {
+  // `limit`: the first entries after sorting (the largest, by size); the totals still count every entry.
+  const shown = limit === undefined ? entries : entries.slice(0, limit);
+  for (const e of shown) {
     sink.append(`${sizedLine(e, escapeControls(e.name))}\n`);
+    sink.endEntry();
   }
+  if (shown.length < entries.length) sink.append(`(${formatCount(shown.length)} of ${formatCount(entries.length)} entries shown: limit=${limit})\n`);
   sink.append(`\nTotal: ${files} files, ${dirs} directories\nCombined size: ${formatSize(bytes)}`);
 }

@@ -82,23 +82,29 @@ export async function treeInto(
           if (sink.full) {
             const ind = indentLength(depth);
             const kind = !entry.isDirectory() ? LENGTHS.file(ind) : atCut ? LENGTHS.cutHead : LENGTHS.directory(ind);
-            return sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+            sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+            // A directory at the cut ends in `leave`, with its tail.
+            if (!atCut) sink.endEntry();
+            return;
           }
           const ind = indent(depth);
           const head = entryHead(written === 0, ind, name);
           // A directory at the cut is finished in `leave`, once the walk has told whether it has entries.
-          if (atCut) sink.append(`${head}"directory"`);
-          else if (entry.isDirectory()) sink.append(`${head}"directory",\n${ind}  "children": [`);
+          if (atCut) return sink.append(`${head}"directory"`);
+          if (entry.isDirectory()) sink.append(`${head}"directory",\n${ind}  "children": [`);
           else sink.append(`${head}"file"\n${ind}}`);
+          sink.endEntry();
         },
         leave(depth, cut) {
           if (depth + 1 >= maxDepth) {
             // Unread (cut undefined): it counts as empty, like any unreadable directory, and the skip note names it.
             const limited = cut?.hasEntries === true;
-            if (sink.full) return sink.appendCount(limited ? LENGTHS.limitedTail(indentLength(depth)) : LENGTHS.emptyTail(indentLength(depth)));
-            const ind = indent(depth);
-            sink.append(limited ? `,\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}` : `,\n${ind}  "children": []\n${ind}}`);
-            return;
+            if (sink.full) sink.appendCount(limited ? LENGTHS.limitedTail(indentLength(depth)) : LENGTHS.emptyTail(indentLength(depth)));
+            else {
+              const ind = indent(depth);
+              sink.append(limited ? `,\n${ind}  "${DEPTH_LIMITED}": true\n${ind}}` : `,\n${ind}  "children": []\n${ind}}`);
+            }
+            return sink.endEntry();
           }
           if (sink.full) return sink.appendCount(LENGTHS.close(indentLength(depth), !childCounts[depth + 1]));
           const ind = indent(depth);

@@ -1,0 +1,74 @@
+/**
+ * The repository-scale rows (SPEC §16): search_file_contents over the repository-shaped tree
+ * (repo-tree.mjs), literal and regex, count and lines mode, each against `LC_ALL=C grep -r` /
+ * `grep -rE` on the same tree timed in the same run (and `rg` when it is on PATH, for
+ * information), each count row checked against grep's total.
+ */
+import { spawnSync } from "node:child_process";
+import { grepTimed, grepTotal, timeCommand } from "./commands.mjs";
+import { median, repeat, withServer } from "./server.mjs";
+
+const LITERAL = "normalizePath";
+const REGEX = String.raw`function\s+[a-z]+Path\(`;
+
+/** True when `rg` runs here. */
+function haveRipgrep() {
+  return spawnSync("rg", ["--version"], { stdio: "ignore" }).status === 0;
+}
+
+/** Median wall time of `runs` rg passes after a warm-up; rg prints nothing for files without a match. */
+async function rgTimed(args, runs) {
+  await timeCommand("rg", args, [0, 1]);
+  const times = await repeat(runs, () => timeCommand("rg", args, [0, 1]));
+  return median(times.map((t) => t.ms));
+}
+
+/** The matching-line total a result ends with ("Found 34,494 matching lines in …"). */
+function serverTotal(text) {
+  const m = /^Found ([\d,]+) matching lines?/m.exec(text);
+  if (!m) throw new Error(`search_file_contents gave no total: ${text.slice(-300)}`);
+  return Number(m[1].replaceAll(",", ""));
+}
+
+/** The four server rows and their references, for one tree. */
+export async function repoSearchScenario(fx, tree, runs) {
+  const rg = haveRipgrep();
+  const cases = [
+    { what: `"${LITERAL}"`, grepFlags: ["-r"], rgFlags: ["-F"], args: { query: LITERAL }, max: 1.5 },
+    { what: `/${REGEX}/`, grepFlags: ["-rE"], rgFlags: [], args: { query: REGEX, regex: true }, max: 2 },
+  ];
+  const label = `${tree.files.toLocaleString("en-US")} files, ${Math.round(tree.bytes / (1024 * 1024))} MiB`;
+  const rows = [];
+  // One fresh server per row, as every other content-search row of the bench runs: its peak RSS is that row's.
+  const value = [];
+  for (const c of cases) {
+    const pattern = c.args.query;
+    for (const mode of ["count", "lines"]) {
+      const grepArgs = [...c.grepFlags, mode === "count" ? "-c" : "-n", pattern, tree.dir];
+      const grep = await grepTimed(grepArgs, runs);
+      const rgMs = rg ? await rgTimed(["-uu", "--no-messages", ...c.rgFlags, mode === "count" ? "-c" : "-n", pattern, tree.dir], runs) : undefined;
+      const args = { path: tree.dir, caseSensitive: true, respectGitignore: false, outputMode: mode, ...c.args };
+      const served = await withServer(fx.root, [], (s) => repeat(runs, () => s.call("search_file_contents", args)));
+      const expected = mode === "count" ? grepTotal(grep.stdout) : grep.stdout.split("\n").filter(Boolean).length;
+      value.push({ c, mode, grepArgs, grep, rgMs, calls: served.value, expected, rssMb: served.rssMb });
+    }
+  }
+  for (const { c, mode, grepArgs, grep, rgMs, calls, expected, rssMb } of value) {
+    const ms = median(calls.map((x) => x.ms));
+    const got = serverTotal(calls[0].text);
+    const same = got === expected;
+    const flags = grepArgs.slice(0, -2).join(" ");
+    rows.push({ name: `LC_ALL=C grep ${flags} ${c.what} repo tree | (piped)`, ms: grep.ms, chars: undefined });
+    if (rgMs !== undefined) rows.push({ name: `rg -uu ${mode === "count" ? "-c" : "-n"} ${c.what} repo tree`, ms: rgMs, chars: undefined });
+    rows.push({
+      name: `search_file_contents ${c.what} over repo tree (${label}), ${mode}${same ? "" : ` (TOTAL ${got} ≠ grep's ${expected})`}`,
+      ms,
+      chars: calls[0].text.length,
+      rssMb,
+      ratio: { value: ms / grep.ms, max: c.max, label: `vs grep ${flags}` },
+      ok: same,
+    });
+    if (rgMs !== undefined) rows.push({ name: "  the same, vs rg", ms, chars: undefined, ratio: { value: ms / rgMs, info: true } });
+  }
+  return rows;
+}

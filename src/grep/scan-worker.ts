@@ -1,0 +1,204 @@
+/**
+ * A scan worker of `ScanPool` (SPEC §10, §16): a thread that reads and matches the files of one
+ * search, so a costly regular expression blocks it, not the server's event loop, and two of them
+ * use both cores. It never opens anything: files arrive as descriptors the main thread opened
+ * through the sandbox, read with pread up to the size they had when opened; its replies keep the
+ * order of the files it was given.
+ */
+import { readSync } from "node:fs";
+import { parentPort } from "node:worker_threads";
+import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type FileScan, type ReadAt } from "./file-scan.js";
+import { LineFinder } from "./line-finder.js";
+import { compileQuery, type Query, type QuerySpec } from "./query.js";
+import type { FileRequest } from "./region-search.js";
+import { countWholeLines } from "./whole-count.js";
+
+/** One file of a job: an open descriptor, read up to `limit` bytes. */
+export interface JobFile {
+  fd: number;
+  limit: number;
+}
+
+/** What every job carries: the query, and the scanner's sizes. */
+interface JobBase {
+  id: number;
+  spec: QuerySpec;
+  chunkSize?: number;
+  maxLineBytes?: number;
+}
+
+/** Count the matching lines (and occurrences) of each file, in order. */
+export interface CountJob extends JobBase {
+  kind: "count";
+  /** Descriptor and limit of each file, in pairs (a typed array: cloning objects cost a millisecond a batch). */
+  files: Float64Array;
+  occurrences: boolean;
+}
+
+/** Scan one file as `req` asks (lines shown, or counted), with progress after each chunk. */
+export interface ShowJob extends JobBase {
+  kind: "show";
+  file: JobFile;
+  req: FileRequest;
+}
+
+/** A job posted to the worker. */
+export type ScanJob = CountJob | ShowJob;
+
+/** A job before the pool numbers it. */
+export type ScanRequest = Omit<CountJob, "id"> | Omit<ShowJob, "id">;
+
+/** One file's figures in a count job; `error` when reading it failed (its code, when the system gave one). */
+export type FileOutcome = Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> | { error: string; code?: string };
+
+/** Numbers per file in a count reply: flags (BINARY, LONG_LINE, FAILED), matching lines, occurrences, bytes. */
+export const FIGURES = 4;
+export const BINARY = 1;
+export const LONG_LINE = 2;
+export const FAILED = 4;
+
+/** A count job's outcomes packed as numbers (cloning an object per file cost as much as scanning small files). */
+function pack(outcomes: FileOutcome[]): { figures: Float64Array; errors: { at: number; error: string; code?: string }[] } {
+  const figures = new Float64Array(FIGURES * outcomes.length);
+  const errors: { at: number; error: string; code?: string }[] = [];
+  outcomes.forEach((o, i) => {
+    const at = FIGURES * i;
+    if ("error" in o) {
+      figures[at] = FAILED;
+      errors.push({ at: i, ...o });
+      return;
+    }
+    figures[at] = (o.binary ? BINARY : 0) | (o.longLine ? LONG_LINE : 0);
+    figures[at + 1] = o.matchingLines;
+    figures[at + 2] = o.occurrences;
+    figures[at + 3] = o.bytes;
+  });
+  return { figures, errors };
+}
+
+/** What the worker posts: ready once started, progress of a show job, then the job's result or its error. */
+export type WorkerReply =
+  | { type: "ready" }
+  | { type: "progress"; id: number; bytes: number }
+  | { type: "counted"; id: number; figures: Float64Array; errors: { at: number; error: string; code?: string }[] }
+  | { type: "shown"; id: number; scan: FileScan }
+  | { type: "failed"; id: number; message: string; code?: string };
+
+const failure = (err: unknown): { error: string; code?: string } => ({
+  error: err instanceof Error ? err.message : String(err),
+  code: (err as { code?: string }).code,
+});
+
+/** Reads a job file: pread on its descriptor, never past its limit (a file growing meanwhile is read as it was). */
+function readerOf(file: JobFile): ReadAt {
+  return (buf, offset, length, position) =>
+    position >= file.limit ? 0 : readSync(file.fd, buf, offset, Math.min(length, file.limit - position), position);
+}
+
+let cached: { key: string; query: Query; finder: LineFinder } | undefined;
+
+function queryOf(spec: QuerySpec): { query: Query; finder: LineFinder } {
+  const key = JSON.stringify(spec);
+  if (cached?.key !== key) {
+    const query = compileQuery(spec);
+    cached = { key, query, finder: new LineFinder(query) };
+  }
+  return cached;
+}
+
+const countRequest = (occurrences: boolean): FileRequest => ({
+  mode: "count",
+  contextLines: 0,
+  skip: 0,
+  room: 0,
+  displayPath: "" as FileRequest["displayPath"],
+  blankFirst: false,
+  forceFirst: false,
+  occurrences,
+});
+
+const small = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
+let scratch: { probe: Buffer; chunk: Buffer } | undefined;
+
+// The buffers every scan of this worker reads into (a worker runs one job, and a job one scan, at a time).
+function scratchOf(chunkSize = DEFAULT_CHUNK): { probe: Buffer; chunk: Buffer } {
+  const size = Math.max(chunkSize, 16);
+  if (scratch?.chunk.length !== size) scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(size) };
+  return scratch;
+}
+
+// A small file (its size when opened below BINARY_PROBE_BYTES) read whole, or undefined when it has grown past that.
+function readSmall(fd: number, limit: number): Buffer | undefined {
+  let length = 0;
+  for (let n = -1; n !== 0 && length < small.length; length += n) n = readSync(fd, small, length, small.length - length, length);
+  return length < small.length ? small.subarray(0, Math.min(length, limit)) : undefined;
+}
+
+async function count(job: CountJob): Promise<FileOutcome[]> {
+  const { query, finder } = queryOf(job.spec);
+  const req = countRequest(job.occurrences);
+  const out: FileOutcome[] = [];
+  for (let i = 0; i + 1 < job.files.length; i += 2) {
+    const file = { fd: job.files[i] as number, limit: job.files[i + 1] as number };
+    let whole: Buffer | undefined;
+    try {
+      if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(file.fd, file.limit);
+    } catch (err) {
+      out.push(failure(err));
+      continue;
+    }
+    if (whole !== undefined) {
+      // Most files of a tree: counted in place, without a scan's promises and buffers.
+      const c = countWholeLines(finder, whole, job.occurrences);
+      out.push({
+        binary: c.lines < 0,
+        longLine: false,
+        matchingLines: Math.max(0, c.lines),
+        occurrences: c.occurrences,
+        bytes: c.lines < 0 ? 0 : whole.length,
+      });
+      continue;
+    }
+    try {
+      const {
+        text: _t,
+        skipped: _s,
+        shown: _w,
+        exhausted: _e,
+        ...figures
+      } = await scanFile(readerOf(file), query, req, {
+        chunkSize: job.chunkSize,
+        maxLineBytes: job.maxLineBytes,
+        scratch: scratchOf(job.chunkSize),
+      });
+      out.push(figures);
+    } catch (err) {
+      out.push(failure(err));
+    }
+  }
+  return out;
+}
+
+const port = parentPort;
+if (port !== null) {
+  const post = (reply: WorkerReply): void => port.postMessage(reply);
+  port.on("message", (job: ScanJob) => {
+    const done =
+      job.kind === "count"
+        ? count(job).then((files) => {
+            const packed = pack(files);
+            port.postMessage({ type: "counted", id: job.id, ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
+          })
+        : scanFile(readerOf(job.file), queryOf(job.spec).query, job.req, {
+            chunkSize: job.chunkSize,
+            maxLineBytes: job.maxLineBytes,
+            scratch: scratchOf(job.chunkSize),
+            onProgress: (n) => post({ type: "progress", id: job.id, bytes: n }),
+          }).then((scan) => post({ type: "shown", id: job.id, scan }));
+    done.catch((err: unknown) => {
+      const f = failure(err);
+      post({ type: "failed", id: job.id, message: f.error, code: f.code });
+    });
+  });
+  post({ type: "ready" });
+}

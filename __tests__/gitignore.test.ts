@@ -11,7 +11,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
 import { __testing, Sandbox, type StrategyName } from "../src/sandbox/index.js";
-import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec, noGit } from "./support/fixtures.js";
+import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec, noGit, spyDirectoryReads } from "./support/fixtures.js";
 import { MAX_GITIGNORE_BYTES, MAX_HELD_GITIGNORE_BYTES, readGitignore } from "../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
@@ -124,25 +124,6 @@ async function expectSameAsGit(spec: Spec): Promise<string[]> {
   expect(await searchFiles()).toEqual(expected);
   expect(await treeFiles()).toEqual(expected);
   return expected;
-}
-
-/** Records the real path of every directory the walkers read. */
-function spyDirectoryReads(): string[] {
-  const read: string[] = [];
-  const original = fsp.readdir.bind(fsp);
-  vi.spyOn(fsp, "readdir").mockImplementation(((p: fs.PathLike, o?: unknown) => {
-    const shown = String(p).replace(/\/$/, "");
-    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
-    return (original as (p: fs.PathLike, o?: unknown) => Promise<unknown>)(p, o);
-  }) as typeof fsp.readdir);
-  // Small directories are read with readdirSync (in one burst), bigger ones with fs/promises' readdir.
-  const originalSync = fs.readdirSync.bind(fs);
-  vi.spyOn(fs, "readdirSync").mockImplementation(((p: fs.PathLike, o?: unknown) => {
-    const shown = String(p).replace(/\/$/, "");
-    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
-    return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
-  }) as typeof fs.readdirSync);
-  return read;
 }
 
 describeEachStrategy("respectGitignore", () => {

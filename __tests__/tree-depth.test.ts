@@ -7,13 +7,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import fs from "node:fs";
-import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { TextSink } from "../src/bounded.js";
 import { DEFAULTS } from "../src/server/config.js";
-import { describeEachStrategy, walkOptions, materialize, type Spec } from "./support/fixtures.js";
+import { describeEachStrategy, walkOptions, materialize, type Spec, spyDirectoryReads } from "./support/fixtures.js";
 import { buildServer } from "../src/server/index.js";
 import { directoryTree } from "../src/tools/browse.js";
 import { DEPTH_LIMITED, type TreeOptions } from "../src/walking/tree.js";
@@ -65,25 +64,6 @@ function cut(entries: TreeEntry[], maxDepth: number, depth = 1): Expected[] {
     if (depth >= maxDepth) return { name: e.name, type: "directory", [DEPTH_LIMITED]: true };
     return { name: e.name, type: "directory", children: cut(e.children ?? [], maxDepth, depth + 1) };
   });
-}
-
-/** Real paths of the directories the walk reads (on Linux through /proc/self/fd, resolved here). */
-function spyDirectoryReads(): string[] {
-  const read: string[] = [];
-  const original = fsp.readdir.bind(fsp);
-  vi.spyOn(fsp, "readdir").mockImplementation(((p: fs.PathLike, o?: unknown) => {
-    const shown = String(p).replace(/\/$/, "");
-    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
-    return (original as (p: fs.PathLike, o?: unknown) => Promise<unknown>)(p, o);
-  }) as typeof fsp.readdir);
-  // Small directories are read with readdirSync (in one burst), bigger ones with fs/promises' readdir.
-  const originalSync = fs.readdirSync.bind(fs);
-  vi.spyOn(fs, "readdirSync").mockImplementation(((p: fs.PathLike, o?: unknown) => {
-    const shown = String(p).replace(/\/$/, "");
-    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
-    return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
-  }) as typeof fs.readdirSync);
-  return read;
 }
 
 const SAMPLE: Spec = {

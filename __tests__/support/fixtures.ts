@@ -3,11 +3,11 @@
  * platform strategy (Linux /proc/self/fd and the portable path).
  */
 import { execFileSync } from "node:child_process";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import fs, { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import fsp, { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe } from "vitest";
+import { afterEach, beforeEach, describe, vi } from "vitest";
 import { __testing, Sandbox, type StrategyName } from "../../src/sandbox/index.js";
 import type { WalkOptions } from "../../src/walking/index.js";
 
@@ -67,4 +67,27 @@ export function materialize(dir: string, spec: Spec): void {
       materialize(p, value as Spec);
     }
   }
+}
+
+/**
+ * Records the real path of every directory the walkers read from now on (on Linux they read through
+ * /proc/self/fd, resolved here): small directories in one readdirSync burst, bigger ones with fs/promises.
+ */
+export function spyDirectoryReads(): string[] {
+  const read: string[] = [];
+  const record = (p: fs.PathLike): void => {
+    const shown = String(p).replace(/\/$/, "");
+    read.push(shown.startsWith("/proc/self/fd/") ? fs.readlinkSync(shown) : path.resolve(shown));
+  };
+  const original = fsp.readdir.bind(fsp);
+  vi.spyOn(fsp, "readdir").mockImplementation(((p: fs.PathLike, o?: unknown) => {
+    record(p);
+    return (original as (p: fs.PathLike, o?: unknown) => Promise<unknown>)(p, o);
+  }) as typeof fsp.readdir);
+  const originalSync = fs.readdirSync.bind(fs);
+  vi.spyOn(fs, "readdirSync").mockImplementation(((p: fs.PathLike, o?: unknown) => {
+    record(p);
+    return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
+  }) as typeof fs.readdirSync);
+  return read;
 }

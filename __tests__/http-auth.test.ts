@@ -124,6 +124,7 @@ describe("static tokens", () => {
         arguments: { path: path.join(root, "w.txt"), content: "w" },
       })) as CallToolResult;
       expect(text(wrote)).toBe(`Successfully wrote to ${path.join(root, "w.txt")}`);
+      expect(session.client.getInstructions()).toContain("A change returns 'Successfully");
     } finally {
       await session.close();
     }
@@ -135,6 +136,9 @@ describe("static tokens", () => {
       const tools = (await session.client.listTools()).tools;
       expect(tools.length).toBeGreaterThan(0);
       for (const tool of tools) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
+      // Its instructions, too, say nothing of the changes it may not make.
+      expect(session.client.getInstructions()).toContain("Errors name the path or parameter");
+      expect(session.client.getInstructions()).not.toContain("A change returns");
       const target = path.join(root, "never.txt");
       const refused = (await session.client.callTool({ name: "write_file", arguments: { path: target, content: "x" } })) as CallToolResult;
       expect(refused.isError).toBe(true);

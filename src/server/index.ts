@@ -34,6 +34,11 @@ export interface ServerOptions {
    * are then left out of that request's tools/list and refused by tools/call.
    */
   readonly mayWrite?: (auth: AuthInfo | undefined) => boolean;
+  /**
+   * The credentials the session was opened with (HTTP), which every later request of it must carry too:
+   * when they allow reading only, the instructions leave out what concerns the tools that change files.
+   */
+  readonly openedWith?: AuthInfo;
   /** The checkpoint cache; servers of one process share one. @default a new cache */
   readonly cache?: CheckpointCache;
 }
@@ -56,6 +61,7 @@ interface Catalog {
   readonly listed: readonly Tool[];
   readonly listedReading: readonly Tool[];
   readonly instructions: string;
+  readonly readingInstructions: string;
 }
 
 // Every HTTP session builds a server with the same limits and tools: its schemas and listings are made once.
@@ -73,6 +79,10 @@ function catalogFor(limits: Limits, readOnly: boolean, chosen: readonly string[]
     listed,
     listedReading: listed.filter((_, i) => active[i]?.annotations.readOnlyHint === true),
     instructions: instructions(limits, active),
+    readingInstructions: instructions(
+      limits,
+      active.filter((tool) => tool.annotations.readOnlyHint === true),
+    ),
   };
   byMode.set(key, catalog);
   return catalog;
@@ -85,7 +95,9 @@ export function buildServer(options: ServerOptions): Server {
   const max = limits.maxResultChars;
   const cache = options.cache ?? new CheckpointCache();
   const mayWrite = options.mayWrite ?? (() => true);
-  const { tools, listed, listedReading, instructions: shared } = catalogFor(limits, options.readOnly ?? false, options.tools);
+  const catalog = catalogFor(limits, options.readOnly ?? false, options.tools);
+  const { tools, listed, listedReading } = catalog;
+  const shared = options.openedWith === undefined || mayWrite(options.openedWith) ? catalog.instructions : catalog.readingInstructions;
 
   const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: shared });
   const roots = followRoots(server, options.roots ?? "replace", options.directories, log);

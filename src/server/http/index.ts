@@ -93,7 +93,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
 
   const cache = new CheckpointCache();
   const sessions = new Sessions({
-    build: (roots, sessionLog) =>
+    build: (roots, sessionLog, auth) =>
       buildServer({
         limits: options.limits,
         directories: options.directories,
@@ -102,6 +102,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         tools: options.tools,
         roots,
         mayWrite,
+        openedWith: auth,
         cache,
       }),
     stateless: settings.stateless,

@@ -19,7 +19,8 @@ import { SessionTransport, type TrafficStats } from "./session-transport.js";
 /** What the registry needs from the outside: a server factory, the limits of sessions, and the log. */
 export interface SessionOptions {
   /** Builds a fresh MCP server; `log` is prefixed with the session. */
-  readonly build: (roots: RootsMode, log: (line: string) => void) => Server;
+  /** A server for one session (or one stateless request), opened with `auth`. */
+  readonly build: (roots: RootsMode, log: (line: string) => void, auth: AuthInfo | undefined) => Server;
   readonly stateless: boolean;
   readonly idleMs: number;
   readonly maxSessions: number;
@@ -107,7 +108,7 @@ export class Sessions {
       },
       onsessionclosed: (id) => this.forget(id, "closed by the client"),
     });
-    const server = this.options.build("narrow", (line) => log(line));
+    const server = this.options.build("narrow", (line) => log(line), auth);
     log = (line) => this.options.log(session ? `[session ${short(session.id)}] ${line}` : line);
     await server.connect(transport);
     try {
@@ -128,7 +129,7 @@ export class Sessions {
       return refuse(res, 503, `Too many requests at once: ${this.options.maxSessions} are being served (--max-sessions)`, { "Retry-After": "1" });
     }
     const transport = new SessionTransport(this.statelessLane, {});
-    const server = this.options.build("fixed", this.options.log);
+    const server = this.options.build("fixed", this.options.log, auth);
     this.stateless.add(transport);
     res.once("close", () => {
       this.stateless.delete(transport);

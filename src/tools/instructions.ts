@@ -8,8 +8,9 @@ import type { ToolDefinition } from "./context.js";
 
 // How the two notice forms end, cut from the frames that build the real notices, so what a model is
 // told to look for can never drift from what it gets.
-const PAGED = pageFrame("A", "B", "T", "N").slice(pageFrame("A", "B", "T", "N").indexOf("Call again"));
-const CUT = cutFrame("B", "T", "", "<advice>").slice(cutFrame("B", "T", "", "<advice>").indexOf("To see the rest"));
+const from = (text: string, start: string): string => text.slice(text.indexOf(start));
+const PAGED = from(pageFrame("A", "B", "T", "N"), "Call again");
+const CUT = from(cutFrame("B", "T", "", "<advice>"), "To see the rest");
 
 /** The tools that walk a tree, and so take globs (and .gitignore rules). */
 const WALKS = ["directory_tree", "search_files", "search_file_contents"];

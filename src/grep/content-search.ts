@@ -11,7 +11,7 @@ import type { TextSink } from "../bounded.js";
 import type { Shown } from "../escape.js";
 import { checkInteger } from "../integers.js";
 import { fileEntry } from "./format.js";
-import { DEFAULT_CHUNK, type FileScan } from "./file-scan.js";
+import { type FileScan, pieceSizeOf } from "./file-scan.js";
 import type { Query } from "./query.js";
 import type { FileRequest, OutputMode } from "./region-search.js";
 import { DEFAULT_BUDGET, ScanPool, type Budget } from "./scan-pool.js";
@@ -22,7 +22,6 @@ import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } fro
 export const MAX_CONTEXT_LINES = 10;
 
 /** The piece an over-long line is searched in (SPEC §16): 16 MiB. */
-const PIECE_BYTES = 16 * 1024 * 1024;
 /** A batch holds at most this many files (each an open descriptor). */
 const BATCH_FDS = 256;
 /** A batch is sent once its open files hold this much, so both workers get a share of a tree of big files. */
@@ -335,17 +334,12 @@ export class ContentSearch {
 
   /** The totals and skips of the files merged so far, for an error that ends the call early. */
   soFar(): string {
-    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false }, this.pieceBytes());
-  }
-
-  private pieceBytes(): number {
-    // As the scan sizes it: never smaller than a read chunk.
-    return Math.max(this.opts.maxLineBytes ?? PIECE_BYTES, this.opts.chunkSize ?? DEFAULT_CHUNK);
+    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false }, pieceSizeOf(this.opts));
   }
 
   /** Appends the summary (after a blank line when text precedes it) and returns it; call after `drain`. */
   finish(): string {
-    const summary = summaryText(this.totals, this.page(), this.pieceBytes());
+    const summary = summaryText(this.totals, this.page(), pieceSizeOf(this.opts));
     this.opts.sink.append(this.opts.sink.total > 0 ? `\n${summary}` : summary);
     return summary;
   }

@@ -19,8 +19,6 @@ export interface ScanOptions {
   chunkSize?: number;
   /** A line longer than this is matched piece by piece (pieces overlap by at least the literal's length). @default 16777216 */
   maxLineBytes?: number;
-  /** The whole file, already read, when shorter than BINARY_PROBE_BYTES: scanned in place, `read` unused. */
-  whole?: Buffer;
   /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
   scratch?: { probe: Buffer; chunk: Buffer };
 }
@@ -35,6 +33,14 @@ export interface FileScan extends FileMatches {
 
 /** Bytes read at a time. */
 export const DEFAULT_CHUNK = 256 * 1024;
+const DEFAULT_PIECE = 16 * 1024 * 1024;
+
+/** The chunk a scan reads at a time under `opts`. */
+const chunkSizeOf = (opts: Pick<ScanOptions, "chunkSize">): number => Math.max(opts.chunkSize ?? DEFAULT_CHUNK, 16);
+
+/** The longest line a regex is run over whole under `opts` (longer lines are read piece by piece). */
+export const pieceSizeOf = (opts: Pick<ScanOptions, "chunkSize" | "maxLineBytes">): number =>
+  Math.max(opts.maxLineBytes ?? DEFAULT_PIECE, chunkSizeOf(opts));
 
 /** Bytes examined for NUL to call a file binary. */
 export const BINARY_PROBE_BYTES = 8192;
@@ -60,9 +66,8 @@ export function looksBinary(head: Buffer): boolean {
   return probe.includes(0);
 }
 
-/** The first bytes of the file, up to BINARY_PROBE_BYTES: `whole` when the caller read a small file already. */
-async function probe(read: ReadAt, whole: Buffer | undefined, reuse: Buffer | undefined): Promise<Buffer> {
-  if (whole !== undefined && whole.length < BINARY_PROBE_BYTES) return whole;
+/** The first bytes of the file, up to BINARY_PROBE_BYTES. */
+async function probe(read: ReadAt, reuse: Buffer | undefined): Promise<Buffer> {
   const head =
     reuse !== undefined && reuse.length >= BINARY_PROBE_BYTES ? reuse.subarray(0, BINARY_PROBE_BYTES) : Buffer.allocUnsafe(BINARY_PROBE_BYTES);
   let length = 0;
@@ -166,10 +171,9 @@ class RegionReader {
  * @throws the signal's reason when aborted, or what `read` throws
  */
 export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opts: ScanOptions = {}): Promise<FileScan> {
-  const chunk = Math.max(opts.chunkSize ?? DEFAULT_CHUNK, 16);
-  const head = await probe(read, opts.whole, opts.scratch?.probe);
+  const head = await probe(read, opts.scratch?.probe);
   if (looksBinary(head)) return { ...NOTHING, binary: true };
-  const input = new RegionReader(read, head, chunk, Math.max(opts.maxLineBytes ?? 16 * 1024 * 1024, chunk), opts.scratch?.chunk);
+  const input = new RegionReader(read, head, chunkSizeOf(opts), pieceSizeOf(opts), opts.scratch?.chunk);
   const matches = new RegionSearch(query, req);
   while (input.more) {
     await input.fill();

@@ -26,6 +26,10 @@ export interface Budget {
 /** The budget of a regex search call when none is given. */
 export const DEFAULT_BUDGET: Budget = { baseMs: 2000, perKiBMs: 0.1, perFileMs: 0.1 };
 
+/** The budget's rule in words, e.g. "2,000 ms, plus 0.1 ms a KiB and 0.1 ms a file searched". */
+const budgetRule = ({ baseMs, perKiBMs, perFileMs }: Budget): string =>
+  `${formatCount(baseMs)} ms, plus ${perKiBMs} ms a KiB and ${perFileMs} ms a file searched`;
+
 /** Thrown when a regex search used up its call's budget. */
 export class RegexTooCostlyError extends Error {}
 
@@ -205,7 +209,7 @@ export class ScanPool {
     this.fail(
       new RegexTooCostlyError(
         `query is too costly as a regular expression: searching ${this.what} used up its ${formatCount(Math.round(this.allowedMs))} ms ` +
-          "(2 s, plus 0.1 ms a KiB and a file searched), so the search was stopped. Simplify it, e.g. avoid nested quantifiers such as (a+)+ or (a|a)*.",
+          `(${budgetRule(this.budget!)}), so the search was stopped. Simplify it, e.g. avoid nested quantifiers such as (a+)+ or (a|a)*.`,
       ),
     );
   }

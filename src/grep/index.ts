@@ -3,4 +3,4 @@ export { compileQuery, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
 export { RegexTooCostlyError } from "./scan-pool.js";
 export { ContentSearch, MAX_CONTEXT_LINES } from "./content-search.js";
-export { looksBinary } from "./file-scan.js";
+export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

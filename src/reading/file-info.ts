@@ -1,6 +1,8 @@
 /** get_file_info's fields (SPEC §4, §7), from a stat result; lib.ts's getFileStats returns the same. */
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { BINARY_PROBE_BYTES } from "../grep/index.js";
+import { readAt } from "../read-at.js";
 
 /** What get_file_info reports about a path, in upstream's order. */
 export interface FileInfo {
@@ -29,8 +31,8 @@ export function fileInfo(stats: Stats): FileInfo {
 /** How a file's line breaks look in the bytes sampled: only LF, only CRLF, both, or no line break. */
 type LineEndings = "LF" | "CRLF" | "mixed" | "none";
 
-/** Bytes read at each end of a file for its line traits (and grep's binary probe at the head). */
-export const SAMPLE_BYTES = 8192;
+/** Bytes read at each end of a file for its line traits: at the head, the bytes grep's binary probe judges. */
+export const SAMPLE_BYTES = BINARY_PROBE_BYTES;
 
 /** A regular file's first and last bytes, and what they say of its line breaks (SPEC §15). */
 export interface EndSample {
@@ -47,26 +49,19 @@ function endingsIn(bytes: Buffer, from: number, seen: { lf: boolean; crlf: boole
   }
 }
 
-async function readFully(handle: FileHandle, length: number, position: number): Promise<Buffer> {
-  const buf = Buffer.alloc(length);
-  let got = 0;
-  for (let n = -1; n !== 0 && got < length; got += n) n = (await handle.read(buf, got, length - got, position + got)).bytesRead;
-  return buf.subarray(0, got);
-}
-
 /**
  * Reads the first and last SAMPLE_BYTES of an opened regular file of `size` bytes (never more) and
  * tells its line endings (judged from those bytes) and whether it ends with a line break.
  */
 export async function sampleEnds(handle: FileHandle, size: number): Promise<EndSample> {
-  const head = await readFully(handle, Math.min(size, SAMPLE_BYTES), 0);
+  const head = await readAt(handle, 0, Math.min(size, SAMPLE_BYTES));
   const seen = { lf: false, crlf: false };
   endingsIn(head, 0, seen);
   let last = head[head.length - 1];
   if (size > SAMPLE_BYTES) {
     // One byte more than the sample, before it, so a CRLF cut at the sample's edge is still seen as one.
     const start = Math.max(SAMPLE_BYTES - 1, size - SAMPLE_BYTES - 1);
-    const tail = await readFully(handle, size - start, start);
+    const tail = await readAt(handle, start, size - start);
     endingsIn(tail, 1, seen);
     last = tail[tail.length - 1];
   }

@@ -6,6 +6,7 @@ import type { FileHandle } from "node:fs/promises";
 import type { TextSink } from "../bounded.js";
 import { checkInteger } from "../integers.js";
 import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./scan.js";
+import { readAt } from "../read-at.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -65,12 +66,7 @@ async function tailStart(handle: FileHandle, size: number, lines: number, opts: 
     opts.signal?.throwIfAborted();
     const want = Math.min(chunkSize, pos);
     pos -= want;
-    let got = 0;
-    while (got < want) {
-      const { bytesRead } = await handle.read(buffer, got, want - got, pos + got);
-      if (bytesRead === 0) break;
-      got += bytesRead;
-    }
+    const got = (await readAt(handle, pos, want, buffer)).length;
     // 0x0A is never part of a multi-byte sequence, so each one is a "\n" of the text.
     for (let i = got - 1; i >= 0; i--) {
       i = buffer.lastIndexOf(LF, i);

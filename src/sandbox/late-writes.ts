@@ -14,24 +14,13 @@ import { APPEND_EXISTING_FLAGS, READ_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { replaceWith } from "./replace.js";
 import type { HeldLock } from "./swap-lock.js";
+import { readAt } from "../read-at.js";
 
 const CHUNK = 1024 * 1024;
 
 // When to look at the replaced file again after the swap: at once, and once more a
 // little later for a writer that opened it before the swap but wrote only afterwards.
 const LOOK_AFTER_MS = [0, 5];
-
-/** Reads up to `length` bytes at `position`, fewer only at the end of the file (into `into` when it is long enough). */
-async function readAt(handle: FileHandle, position: number, length: number, into?: Buffer): Promise<Buffer> {
-  const buffer = into !== undefined && into.length >= length ? into.subarray(0, length) : Buffer.alloc(length);
-  let filled = 0;
-  while (filled < length) {
-    const { bytesRead } = await handle.read(buffer, filled, length - filled, position + filled);
-    if (bytesRead === 0) break;
-    filled += bytesRead;
-  }
-  return filled === length ? buffer : buffer.subarray(0, filled);
-}
 
 /** SHA-256 of bytes [0, end) of `handle`, read in chunks. */
 async function digestOf(handle: FileHandle, end: number): Promise<string> {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { escapeControls, type Shown } from "../escape.js";
 import { looksBinary } from "../grep/index.js";
 import { fileInfo, sampleEnds } from "../reading/index.js";
-import type { Sandbox } from "../sandbox/index.js";
+import { errnoCode, type Sandbox } from "../sandbox/index.js";
 import { checkPatterns, listInto, listWithSizesInto, searchInto, treeInto } from "../walking/index.js";
 import { defineTool, READ_ONLY, streamed, walkOptions } from "./context.js";
 
@@ -131,7 +131,7 @@ export const getFileInfo = defineTool({
     if (stats.isFile()) {
       // A file the server may stat but not read keeps upstream's fields only.
       const opened = await ctx.sandbox.openFile(path).catch((error: unknown) => {
-        if ((error as { code?: unknown }).code === "EACCES") return undefined;
+        if (errnoCode(error) === "EACCES") return undefined;
         throw error;
       });
       if (opened !== undefined) {

@@ -39,7 +39,7 @@ vi.mock("../src/walking/walker.js", async (importOriginal) => {
           record.entered++;
           return visitor.enter(dir, entry, rel, depth, reach);
         },
-        leave: (depth) => visitor.leave(depth),
+        leave: (depth, cut) => visitor.leave(depth, cut),
       },
       opts,
     );

@@ -96,9 +96,9 @@ export async function treeInto(
           sink.endEntry();
         },
         leave(depth, cut) {
-          if (depth + 1 >= maxDepth) {
-            // Unread (cut undefined): it counts as empty, like any unreadable directory, and the skip note names it.
-            const limited = cut?.hasEntries === true;
+          if (cut !== undefined) {
+            // A directory at the cut (an unreadable one counts as empty, and the skip note names it).
+            const limited = cut.hasEntries;
             if (sink.full) sink.appendCount(limited ? LENGTHS.limitedTail(indentLength(depth)) : LENGTHS.emptyTail(indentLength(depth)));
             else {
               const ind = indent(depth);

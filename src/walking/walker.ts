@@ -218,7 +218,8 @@ class Walk {
     const read = await this.stack.child(i, name, childDir);
     if ("error" in read) {
       this.skipped.add(escapeControls(childDir), read.error);
-      this.visitor.leave(top.depth);
+      // At the cut, an unreadable directory counts as empty, like any unreadable one.
+      this.visitor.leave(top.depth, top.depth + 1 >= this.maxDepth ? { hasEntries: false } : undefined);
       return;
     }
     const frame = this.stack.push(read, name, childDir.length);

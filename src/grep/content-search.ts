@@ -63,8 +63,8 @@ export interface OpenedFile {
 /** Control of one file's scan. */
 export interface FileControl {
   signal?: AbortSignal;
-  /** Bytes of this file read so far. */
-  onProgress?: (bytesDone: number) => void;
+  /** Bytes of this file read so far, of its size when the search began. */
+  onProgress?: (bytesDone: number, bytesTotal: number) => void;
 }
 
 /** What one file contributed. */
@@ -80,7 +80,8 @@ interface BatchFile {
 }
 
 // How far a worker reads a file: its size when opened (a size of 0 may still hide content: read to the end).
-const limitOf = (opened: OpenedFile): number => (opened.size > 0 ? opened.size : Number.MAX_SAFE_INTEGER);
+/** How far a file is read: its size when opened, or to its end when that said 0 (pseudo files). */
+const limitOf = ({ size }: Pick<OpenedFile, "size">): number => (size > 0 ? size : Number.MAX_SAFE_INTEGER);
 
 interface Batch {
   files: BatchFile[];
@@ -222,7 +223,11 @@ export class ContentSearch {
   }
 
   // One file scanned as the page so far asks: its lines shown (lines mode, before the cut), or counted.
-  private async scanAlone(file: JobFile, shown: Shown, ctl: FileControl): Promise<FileScan | FileOutcome> {
+  private async scanAlone(
+    file: JobFile,
+    shown: Shown,
+    ctl: { signal?: AbortSignal; onProgress?: (bytesDone: number) => void },
+  ): Promise<FileScan | FileOutcome> {
     const req: FileRequest = {
       mode: this.showing ? "lines" : "count",
       contextLines: this.ctx,
@@ -304,7 +309,11 @@ export class ContentSearch {
     const onAbort = (): void => this.pool.stop(ctl.signal?.reason);
     ctl.signal?.addEventListener("abort", onAbort, { once: true });
     try {
-      const scan = await this.scanAlone({ fd: fh.fd, limit: size > 0 ? size : Number.MAX_SAFE_INTEGER }, displayPath, ctl);
+      const report = ctl.onProgress;
+      const scan = await this.scanAlone({ fd: fh.fd, limit: limitOf({ size }) }, displayPath, {
+        signal: ctl.signal,
+        onProgress: report && ((done) => report(done, size)),
+      });
       return this.record(scan, displayPath);
     } catch (err) {
       // The caller closes `fh` once this settles: by then no worker may still read it.

@@ -47,8 +47,8 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       return undefined;
     });
     if (file !== undefined) {
-      const size = Number((await file.handle.stat()).size);
-      await search.searchFile(file.handle, escapeControls(file.path), { signal: ctx.signal, onProgress: (done) => ctx.progress(done, size) });
+      // The search's own signal (given above) stops it on cancellation.
+      await search.searchFile(file.handle, escapeControls(file.path), { onProgress: (done, size) => ctx.progress(done, size) });
     } else {
       const target = await ctx.sandbox.validate(args.path);
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };

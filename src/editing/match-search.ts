@@ -15,11 +15,10 @@ const LF = 0x0a;
 /** Where an edit's old text is in the document: none, exactly one (`at`), or several. */
 export type Placement<T> = { kind: "none" } | { kind: "one"; at: T } | { kind: "many" };
 
-const placement = (found: readonly number[]): Placement<number> =>
-  found.length === 0 ? { kind: "none" } : found.length === 1 ? { kind: "one", at: found[0] as number } : { kind: "many" };
-
-const placementOf = (found: readonly DocLineMatch[]): Placement<DocLineMatch> =>
-  found.length === 0 ? { kind: "none" } : found.length === 1 ? { kind: "one", at: found[0] as DocLineMatch } : { kind: "many" };
+function placement<T>(found: readonly T[]): Placement<T> {
+  if (found.length === 0) return { kind: "none" };
+  return found.length === 1 ? { kind: "one", at: found[0] as T } : { kind: "many" };
+}
 
 /** A scan of the whole document: the number of matches and the first few. */
 export interface Scanned<T> {
@@ -229,7 +228,7 @@ export class EditSearch {
   async tolerant(k: number, pattern: LinePattern): Promise<Placement<DocLineMatch>> {
     const { doc } = this;
     const hint = this.lineHints[k];
-    if (hint === null || hint === undefined) return placementOf((await this.scanLines(pattern, 2, 2)).found);
+    if (hint === null || hint === undefined) return placement((await this.scanLines(pattern, 2, 2)).found);
     const seen = new Map<number, DocLineMatch>();
     for (const m of hint.kept) {
       if (!doc.linesIntact(m.lineStart, m.lineEnd)) continue;
@@ -251,8 +250,8 @@ export class EditSearch {
       }
       await this.pause();
     }
-    if (seen.size < 2 && hint.count > hint.kept.length) return placementOf((await this.scanLines(pattern, 2, 2)).found);
-    return placementOf([...seen.values()].sort((a, b) => a.start - b.start));
+    if (seen.size < 2 && hint.count > hint.kept.length) return placement((await this.scanLines(pattern, 2, 2)).found);
+    return placement([...seen.values()].sort((a, b) => a.start - b.start));
   }
 
   /** The document's whitespace-tolerant matches of `pattern`, left to right (overlapping ones too): counted up to `stop`, the first `keep` kept. */

@@ -2,5 +2,5 @@
 export { compileQuery, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
 export { RegexTooCostlyError } from "./scan-pool.js";
-export { ContentSearch, MAX_CONTEXT_LINES } from "./content-search.js";
+export { ContentSearch, MAX_CONTEXT_LINES, type OpenedFile } from "./content-search.js";
 export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

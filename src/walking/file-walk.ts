@@ -10,6 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../escape.js";
+import type { OpenedFile } from "../grep/index.js";
 import { errnoCode, type FileObjectId, type Sandbox, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
@@ -28,15 +29,8 @@ export interface FileSelection {
   respectGitignore: boolean;
 }
 
-/** A selected file, opened and verified: its descriptor, its size when opened, and how to close it. */
-interface WalkedFile {
-  fd: number;
-  size: number;
-  close(): unknown;
-}
-
 /** Receives each selected file, which it now owns (and closes); a promise makes the walk wait. */
-export type FileVisitor = (file: WalkedFile, shown: Shown) => Promise<void> | undefined;
+export type FileVisitor = (file: OpenedFile, shown: Shown) => Promise<void> | undefined;
 // Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
 // cancellation or a progress notification is never held up for long.
 const YIELD_AFTER_MS = 4;
@@ -103,7 +97,7 @@ async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: Fil
 }
 
 /** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
-class SyncOpened implements WalkedFile {
+class SyncOpened implements OpenedFile {
   constructor(
     readonly fd: number,
     readonly size: number,

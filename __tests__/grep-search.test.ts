@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TextSink } from "../src/bounded.js";
+import { BATCH_BIG_BYTES, MAX_PENDING } from "../src/grep/content-search.js";
 import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type QuerySpec } from "../src/grep/index.js";
 import { escapeControls } from "../src/escape.js";
 import { walkFiles } from "../src/walking/index.js";
@@ -456,5 +457,35 @@ describeEachStrategy("a tree search through walkFiles", () => {
       const want = naiveTotals(texts, { query: "o b", regex: true }, 1 << 24);
       expect(search.totals.matchingLines).toBe(want.lines);
     }
+  });
+
+  it("holds big files open a few batches at a time: a batch is sent at BATCH_BIG_BYTES, the walk waits past MAX_PENDING", async () => {
+    const dir = path.join(root, `tree-${dirCount++}`);
+    await fs.mkdir(dir, { recursive: true });
+    // 40 files of a quarter of the byte limit: 10 times the limit in all, far fewer files than a batch's descriptors.
+    const size = BATCH_BIG_BYTES / 4;
+    for (let f = 0; f < 40; f++)
+      writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
+    const search = new ContentSearch({ query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
+    let mostOpen = 0;
+    try {
+      await walkFiles(
+        dir,
+        { excludePatterns: [], respectGitignore: false },
+        (file, shown) => {
+          mostOpen = Math.max(mostOpen, openUnder(dir).length);
+          return search.addFile(file, shown);
+        },
+        (reason, n) => search.skip(reason, n),
+        walkOptions([root]),
+      );
+      await search.drain();
+    } finally {
+      await search.close();
+    }
+    // The batch being filled and at most MAX_PENDING sent ones, each of 4 files; the one being handed over.
+    expect(mostOpen).toBeLessThanOrEqual((MAX_PENDING + 1) * 4 + 1);
+    expect(search.totals.matchingLines).toBe(10 * Math.floor(size / "needle\n".length));
+    expect(openUnder(dir)).toEqual([]);
   });
 });

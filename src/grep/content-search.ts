@@ -25,9 +25,9 @@ export const MAX_CONTEXT_LINES = 10;
 /** A batch holds at most this many files (each an open descriptor). */
 const BATCH_FDS = 256;
 /** A batch is sent once its open files hold this much, so both workers get a share of a tree of big files. */
-const BATCH_BIG_BYTES = 8 * 1024 * 1024;
+export const BATCH_BIG_BYTES = 8 * 1024 * 1024;
 /** Batches sent and not yet merged; the walk waits past this. */
-const MAX_PENDING = 3;
+export const MAX_PENDING = 3;
 
 /** Settings of one search call. */
 export interface ContentSearchOptions {

@@ -104,15 +104,21 @@ function buildEdits(start: string, steps: readonly { mode: number; a: number; b:
  * The streaming engine against the in-memory reference for the edits `steps` build on `text`: the same
  * refusal, or the same text (compared through `flat`) and the same diff.
  */
-async function expectAsReference(text: string, steps: Parameters<typeof buildEdits>[1], blockBytes: number, flat = (t: string) => t): Promise<void> {
+async function expectAsReference(
+  text: string,
+  steps: Parameters<typeof buildEdits>[1],
+  blockBytes: number,
+  flat = (t: string) => t,
+  extra: Partial<StreamEditOptions> = {},
+): Promise<void> {
   const bytes = Buffer.from(text);
   const edits = buildEdits(text, steps);
   const ref = reference(bytes, edits);
   if ("error" in ref) {
-    await expect(run(bytes, edits, { blockBytes })).rejects.toThrow(ref.error);
+    await expect(run(bytes, edits, { blockBytes, ...extra })).rejects.toThrow(ref.error);
     return;
   }
-  const got = await run(bytes, edits, { blockBytes });
+  const got = await run(bytes, edits, { blockBytes, ...extra });
   expect(flat(got.out.toString("utf8"))).toBe(flat(ref.text));
   expect(got.diff).toBe(ref.diff);
 }
@@ -175,6 +181,18 @@ describe("streamEdit on longer files", () => {
           await expectAsReference(text, steps, blockBytes);
         },
       ),
+      { numRuns: Number(process.env.RUNS ?? 150) },
+    );
+  });
+});
+
+describe("streamEdit with a block cache of 4 blocks", () => {
+  it("ranges and diff windows longer than the cache (its slots reused inside one read) equal the reference", async () => {
+    await fc.assert(
+      fc.asyncProperty(longTextArb, fc.array(stepArb, { minLength: 1, maxLength: 10 }), async (text, steps) => {
+        // cacheBytes 1 leaves the minimum of 4 slots of 16 bytes: a window of a few lines spans more.
+        await expectAsReference(text, steps, 16, undefined, { cacheBytes: 1 });
+      }),
       { numRuns: Number(process.env.RUNS ?? 150) },
     );
   });

@@ -198,7 +198,7 @@ export class SourceIndex {
     // reads a block per replacement.
     // A block past the usual size (one that ends in a run of CRs) gets a buffer of its own.
     const oversized = length > this.opts.blockBytes + 1 ? Buffer.allocUnsafe(length) : undefined;
-    const slot = cache ? (oversized ?? this.freeSlot()) : (oversized ?? (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1)));
+    const slot = oversized ?? (cache ? this.freeSlot() : (this.scratch ??= Buffer.allocUnsafe(this.opts.blockBytes + 1)));
     const raw = await this.source.read(rawStart, length, slot);
     const { norm, crlf } = normalizeInto(raw, slot);
     const normStart = this.normStarts[i] ?? 0;

@@ -26,6 +26,8 @@ export interface StreamEditOptions {
   write?: (chunk: Buffer) => Promise<void>;
   /** Raw bytes read at a time. @default 65536 */
   blockBytes?: number;
+  /** Bytes of blocks kept for re-reading (at least 4 blocks). @default 2 MiB */
+  cacheBytes?: number;
   /** Lines longer than this are never a whitespace-tolerant match. @default 1 MiB */
   maxLineBytes?: number;
   /** How long the engine may run before it lets other work in. @default 10 ms */
@@ -227,7 +229,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
     // A replaceAll keeps every original occurrence (one past the limit), so it needs no second pass.
     edits.map((e) => (e.replaceAll ? MAX_REPLACEMENTS + 1 : KEPT_OCCURRENCES)),
   );
-  const index = await SourceIndex.build(source, { blockBytes: options.blockBytes, signal, path }, async (block) => {
+  const index = await SourceIndex.build(source, { blockBytes: options.blockBytes, cacheBytes: options.cacheBytes, signal, path }, async (block) => {
     exact.feed(block);
     await pause();
   });

@@ -1,7 +1,7 @@
 /** The HTTP flags of SPEC §17 as parseCommand reads them: values, defaults, precedence and every refusal. */
 import { describe, expect, it } from "vitest";
-import { parseCommand, UsageError } from "../src/server/config.js";
-import { isLoopback } from "../src/server/http-settings.js";
+import { parseCommand, UsageError } from "../src/cli/config.js";
+import { isLoopback } from "../src/transports/http/settings.js";
 
 const http = (argv: string[], env: Record<string, string> = {}) => {
   const command = parseCommand([...argv, "/srv"], env);

@@ -10,8 +10,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ListRootsRequestSchema, type CallToolResult, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolsFor } from "../src/tools/index.js";
-import { MAX_REQUEST_LINE_BYTES } from "../src/server/wire-limits.js";
+import { toolsFor } from "../src/server/catalog.js";
+import { MAX_REQUEST_LINE_BYTES } from "../src/transports/wire-limits.js";
 import { describeEachStrategy, tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, startHttp, type Running } from "./support/http.js";
 

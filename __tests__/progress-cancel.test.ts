@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../src/server/config.js";
+import { DEFAULTS } from "../src/cli/config.js";
 import { buildServer } from "../src/server/index.js";
 
 /** One walk seen by the counting hook: entries handed to the visitor, and how it ended. */

@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CallToolResultSchema, ListRootsRequestSchema, type CallToolResult, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../src/server/config.js";
+import { DEFAULTS } from "../src/cli/config.js";
 import { buildServer } from "../src/server/index.js";
 import { __walkHooks } from "../src/walking/walker.js";
 import { describeEachStrategy, tempDir } from "./support/fixtures.js";

@@ -7,11 +7,11 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import { boundError, runBounded, type Limits } from "../bounded.js";
+import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { Sandbox } from "../sandbox/index.js";
-import { instructions, listedTool, type ToolDefinition, toolsFor } from "../tools/index.js";
-import { VERSION } from "./config.js";
+import { instructions, listedTool, type ToolDefinition, toolsFor } from "./catalog.js";
+import { VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */

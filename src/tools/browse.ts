@@ -1,6 +1,6 @@
 /** The browsing tools: listings, tree, search, file info, allowed directories. */
 import { z } from "zod";
-import { escapeControls, type Shown } from "../escape.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { looksBinary } from "../grep/index.js";
 import { fileInfo, sampleEnds } from "../reading/index.js";
 import { errnoCode, type Sandbox } from "../sandbox/index.js";

@@ -1,7 +1,7 @@
 /** The file operations beside writing (SPEC §15): append_file, copy_file, delete_file. */
 import { z } from "zod";
-import { endsWithNotice, formatCount } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { endsWithNotice, formatCount } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import type { Copied, Deleted, Ending } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";

@@ -1,7 +1,7 @@
 /** The reading tools: read_text_file, read_file, read_multiple_files, read_media_file. */
 import { z } from "zod";
-import { formatCount, type TextSink, type ToolOutput } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount, type TextSink, type ToolOutput } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { headInto, readLineWindow, readMedia, readWindow, streamInto, tailInto } from "../reading/index.js";
 import { defineTool, READ_ONLY, readOptions, streamed, type ToolContext } from "./context.js";
 

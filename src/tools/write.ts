@@ -1,8 +1,8 @@
 /** The changing tools that write and move: write_file, edit_file, create_directory, move_file. */
 import { z } from "zod";
-import { endsWithNotice } from "../bounded.js";
+import { endsWithNotice } from "../kernel/bounded.js";
 import { streamEdit, type EditOperation } from "../editing/index.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC } from "./read.js";

@@ -1,12 +1,12 @@
 /** The registry of the tools, in the order tools/list reports them. */
-import { directoryTree, getFileInfo, listAllowedDirectories, listDirectory, listDirectoryWithSizes, searchFiles } from "./browse.js";
-import { searchFileContents } from "./contents.js";
-import type { ToolDefinition } from "./context.js";
-import { appendFile, copyFile, deleteFile } from "./manage.js";
-import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "./read.js";
-import { createDirectory, editFile, moveFile, writeFile } from "./write.js";
+import { directoryTree, getFileInfo, listAllowedDirectories, listDirectory, listDirectoryWithSizes, searchFiles } from "../tools/browse.js";
+import { searchFileContents } from "../tools/contents.js";
+import type { ToolDefinition } from "../tools/context.js";
+import { appendFile, copyFile, deleteFile } from "../tools/manage.js";
+import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "../tools/read.js";
+import { createDirectory, editFile, moveFile, writeFile } from "../tools/write.js";
 
-export type { ToolDefinition } from "./context.js";
+export type { ToolDefinition } from "../tools/context.js";
 export { instructions } from "./instructions.js";
 export { listedTool } from "./listed.js";
 

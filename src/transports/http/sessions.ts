@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { RootsMode } from "../roots.js";
+import type { RootsMode } from "../../server/roots.js";
 import { Lane } from "./lane.js";
 import { SessionTransport, type TrafficStats } from "./session-transport.js";
 

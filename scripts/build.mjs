@@ -1,18 +1,22 @@
 // Builds dist/ (tsc, then the bin made executable) and records a digest of what it was
-// built from. `--if-stale` rebuilds only when that digest differs from the current inputs',
+// built from. The tree is compiled into a temporary folder beside dist/ and renamed into place
+// whole, so a test or a second build running meanwhile sees the old tree or the new one, never
+// one half written. `--if-stale` rebuilds only when that digest differs from the current inputs',
 // which the tests' global setup relies on: one test file run alone never sees a stale build.
 // `--check` only says whether dist/ is fresh (exit 1 when not).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const DIST = path.join(ROOT, "dist");
-/** Where the digest of the inputs lives; inside dist/ so that deleting dist/ forgets it (kept out of the tarball). */
-export const STAMP = path.join(DIST, ".build-inputs");
+/** The digest of the inputs, inside the tree so that deleting dist/ forgets it (kept out of the tarball). */
+const STAMP_NAME = ".build-inputs";
+/** Where dist/'s digest lives. */
+export const STAMP = path.join(DIST, STAMP_NAME);
 
 // Everything tsc's output depends on besides src/: the compiler options, the package's
 // "type" (module format), this script, and the compiler's own version.
@@ -50,19 +54,59 @@ export function isFresh(digest = inputsDigest()) {
   return existsSync(STAMP) && readFileSync(STAMP, "utf8").trim() === digest;
 }
 
-/** Rebuilds dist/ from scratch; the stamp is written last, so a failed or interrupted build leaves none. */
-export function build() {
+/** Compiles src/ into `outDir` with the build's compiler options. */
+function compileInto(outDir) {
+  const tsc = path.join(path.dirname(typescriptPackage()), "bin", "tsc");
+  const compiled = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json", "--outDir", outDir], { cwd: ROOT, stdio: "inherit" });
+  if (compiled.status !== 0)
+    throw new Error(`tsc -p tsconfig.build.json exited with ${compiled.status ?? compiled.signal}; dist/ was left as it was`);
+}
+
+/** Puts the finished tree `built` at `dist`, moving aside (then deleting) whatever tree is there, a concurrent build's included. */
+function renameIntoPlace(built, dist) {
+  const aside = [];
+  try {
+    for (let tries = 0; ; tries++) {
+      try {
+        renameSync(built, dist);
+        return;
+      } catch (error) {
+        // A tree is already at dist (ours before, or another build's just now): move it aside and try again.
+        if (!["ENOTEMPTY", "EEXIST"].includes(error.code) || tries >= 5) throw error;
+      }
+      const old = `${built}-old${tries}`;
+      try {
+        renameSync(dist, old);
+        aside.push(old);
+      } catch (error) {
+        if (error.code !== "ENOENT") throw error;
+      }
+    }
+  } finally {
+    for (const old of aside) rmSync(old, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Rebuilds dist/ (or `options.dist`) from scratch: compiled into a temporary folder beside it, stamped
+ * last, then renamed into place whole, so a failed or interrupted build leaves the previous tree as it was.
+ * `options.compile(outDir)` stands in for tsc in the build's own tests.
+ */
+export function build({ dist = DIST, compile = compileInto } = {}) {
   // Taken before compiling: a source edited during the build then no longer matches.
   const digest = inputsDigest();
-  rmSync(DIST, { recursive: true, force: true });
-  const tsc = path.join(path.dirname(typescriptPackage()), "bin", "tsc");
-  const compiled = spawnSync(process.execPath, [tsc, "-p", "tsconfig.build.json"], { cwd: ROOT, stdio: "inherit" });
-  if (compiled.status !== 0) {
-    throw new Error(`tsc -p tsconfig.build.json exited with ${compiled.status ?? compiled.signal}; dist/ is incomplete`);
+  const built = mkdtempSync(path.join(path.dirname(dist), `.${path.basename(dist)}-build-`));
+  try {
+    compile(built);
+    // mkdtemp made it private; the tree is read by whoever runs the server (a test runs it as nobody).
+    chmodSync(built, 0o755);
+    // npm and bunx run dist/index.js directly.
+    chmodSync(path.join(built, "index.js"), 0o755);
+    writeFileSync(path.join(built, STAMP_NAME), `${digest}\n`);
+    renameIntoPlace(built, dist);
+  } finally {
+    rmSync(built, { recursive: true, force: true });
   }
-  // npm and bunx run dist/index.js directly.
-  chmodSync(path.join(DIST, "index.js"), 0o755);
-  writeFileSync(STAMP, `${digest}\n`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

@@ -105,6 +105,16 @@ module.exports = {
       to: { path: FS, dependencyTypesNot: ["type-only"] },
     },
 
+    // ---- the unit tests need no build ----
+    {
+      name: "unit-tests-spawn-nothing",
+      comment:
+        "__tests__/unit/ runs in process from the sources (support/in-process.ts): a test that starts the built server belongs in __tests__/e2e/.",
+      severity: "error",
+      from: { path: "^__tests__/unit/" },
+      to: { path: ["^__tests__/support/(spawn|privileges)\\.ts$", "^dist/"] },
+    },
+
     // ---- (d) only the platform files branch on the platform ----
     // Placeholder for house-b (one file per platform strategy): the rule that keeps
     // process.platform, /proc and their kin inside the strategy files goes here.
@@ -114,6 +124,6 @@ module.exports = {
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.json" },
     doNotFollow: { path: "node_modules" },
-    exclude: { path: "^dist/" },
+    exclude: { path: "^(dist|node_modules)/" },
   },
 };

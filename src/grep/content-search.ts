@@ -15,6 +15,7 @@ import { type FileScan, pieceSizeOf } from "./file-scan.js";
 import type { Query } from "./query.js";
 import type { FileRequest, OutputMode } from "./region-search.js";
 import { DEFAULT_BUDGET, ScanPool, type Budget } from "./scan-pool.js";
+import type { StartScanThread } from "./scan-thread.js";
 import { BINARY, FAILED, FIGURES, LONG_LINE, type FileOutcome, type JobFile, type ScanRequest, type WorkerReply } from "./scan-worker.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
 
@@ -51,6 +52,8 @@ export interface ContentSearchOptions {
   chunkSize?: number;
   /** The piece an over-long line is searched in. @default 16 MiB */
   maxLineBytes?: number;
+  /** Starts the call's scan workers. @default DEFAULT_SCAN_THREADS (scan-pool.ts) */
+  scanThreads?: StartScanThread;
 }
 
 /** A file opened through the sandbox, handed over with its size when opened; the search closes it. */
@@ -115,7 +118,7 @@ export class ContentSearch {
     this.skipLeft = this.offset;
     this.batchFds = Math.max(1, Math.min(BATCH_FDS, opts.batchFds ?? BATCH_FDS));
     const budget = opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined;
-    this.pool = new ScanPool(budget, "the files");
+    this.pool = new ScanPool(budget, "the files", opts.scanThreads);
     const signal = opts.signal;
     if (signal !== undefined) {
       if (signal.aborted) this.pool.stop(signal.reason);

@@ -8,9 +8,9 @@
  * read a descriptor, so its caller may then close them.
  */
 import { availableParallelism } from "node:os";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { formatCount } from "../kernel/bounded.js";
+import { inThreadScans, type ScanThread, type StartScanThread } from "./scan-thread.js";
 import type { ScanJob, ScanRequest, WorkerReply } from "./scan-worker.js";
 
 /** How long a regex search may keep its workers busy: `baseMs` plus `perKiBMs` a KiB and `perFileMs` a file. */
@@ -49,16 +49,23 @@ const IDLE_MS = 30_000;
 /** How often a regex call's budget is checked while its workers are busy. */
 const CHECK_MS = 20;
 
-// From sources (tests run src/*.ts) the worker is taken from the build, as a worker thread cannot load TypeScript.
-function workerUrl(): URL {
-  const here = new URL("./scan-worker.js", import.meta.url);
-  if (!import.meta.url.endsWith(".ts")) return here;
-  return new URL(`file://${fileURLToPath(here).replace(/([\\/])src([\\/]grep[\\/]scan-worker\.js)$/, "$1dist$2")}`);
+/** Starts worker threads running the built scan worker at `url`. */
+export function workerThreads(url: URL): StartScanThread {
+  return () => new Worker(url, { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
 }
 
-const idle: { worker: Worker; timer: NodeJS.Timeout; onError: () => void }[] = [];
+/**
+ * Where a call's scans run unless it says otherwise: worker threads from the built scan-worker.js beside
+ * this module; loaded from the sources (the unit tests run src/*.ts), which a worker thread cannot load,
+ * the stand-in on the calling thread (scan-thread.ts), running the same scan code.
+ */
+const DEFAULT_SCAN_THREADS: StartScanThread = import.meta.url.endsWith(".ts")
+  ? inThreadScans
+  : workerThreads(new URL("./scan-worker.js", import.meta.url));
 
-function dropIdle(worker: Worker): void {
+const idle: { worker: ScanThread; start: StartScanThread; timer: NodeJS.Timeout; onError: () => void }[] = [];
+
+function dropIdle(worker: ScanThread): void {
   const at = idle.findIndex((e) => e.worker === worker);
   if (at >= 0) {
     const [entry] = idle.splice(at, 1);
@@ -68,15 +75,16 @@ function dropIdle(worker: Worker): void {
 }
 
 /** A started worker: from the idle pool, or new (resolved once it said it is ready, so its start is not charged). */
-function takeWorker(): Promise<Worker> {
-  const kept = idle.pop();
+function takeWorker(start: StartScanThread): Promise<ScanThread> {
+  const at = idle.map((e) => e.start).lastIndexOf(start);
+  const [kept] = at >= 0 ? idle.splice(at, 1) : [];
   if (kept !== undefined) {
     clearTimeout(kept.timer);
     kept.worker.off("error", kept.onError);
     kept.worker.ref();
     return Promise.resolve(kept.worker);
   }
-  const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
+  const worker = start();
   return new Promise((resolve, reject) => {
     const onReady = (reply: WorkerReply): void => {
       if (reply.type !== "ready") return;
@@ -89,15 +97,15 @@ function takeWorker(): Promise<Worker> {
   });
 }
 
-function giveBack(worker: Worker): void {
-  if (idle.length >= IDLE_KEPT) {
+function giveBack(worker: ScanThread, start: StartScanThread): void {
+  if (idle.filter((e) => e.start === start).length >= IDLE_KEPT) {
     void worker.terminate();
     return;
   }
   worker.unref();
   const onError = (): void => dropIdle(worker);
   worker.on("error", onError);
-  idle.push({ worker, timer: setTimeout(() => dropIdle(worker), IDLE_MS).unref(), onError });
+  idle.push({ worker, start, timer: setTimeout(() => dropIdle(worker), IDLE_MS).unref(), onError });
 }
 
 interface Pending {
@@ -109,7 +117,7 @@ interface Pending {
 }
 
 interface Slot {
-  worker: Worker;
+  worker: ScanThread;
   job?: Pending;
   since: number;
 }
@@ -125,10 +133,14 @@ export class ScanPool {
   private checker: NodeJS.Timeout | undefined;
   private nextId = 1;
 
-  /** @param budget the call's budget; none for a literal query, whose scan cost is linear */
+  /**
+   * @param budget the call's budget; none for a literal query, whose scan cost is linear
+   * @param start starts a worker when the idle pool has none of this kind
+   */
   constructor(
     private readonly budget: Budget | undefined,
     private readonly what: string,
+    private readonly startThread: StartScanThread = DEFAULT_SCAN_THREADS,
   ) {
     this.allowedMs = budget?.baseMs ?? 0;
   }
@@ -156,7 +168,7 @@ export class ScanPool {
     for (const slot of this.slots) if (slot.job === undefined && this.queue.length > 0) this.start(slot, this.queue.shift() as Pending);
     if (this.queue.length > this.starting && this.slots.length + this.starting < WORKERS) {
       this.starting++;
-      takeWorker().then(
+      takeWorker(this.startThread).then(
         (worker) => {
           this.starting--;
           if (this.broken !== undefined) {
@@ -253,7 +265,7 @@ export class ScanPool {
           s.worker.removeAllListeners("message");
           s.worker.removeAllListeners("error");
           s.worker.removeAllListeners("exit");
-          giveBack(s.worker);
+          giveBack(s.worker, this.startThread);
         }
         this.slots.length = 0;
         this.broken = new Error("search closed");

@@ -95,15 +95,20 @@ function readerOf(file: JobFile): ReadAt {
     position >= file.limit ? 0 : readSync(file.fd, buf, offset, Math.min(length, file.limit - position), position);
 }
 
-let cached: { key: string; query: Query; finder: LineFinder } | undefined;
+/** What one served port keeps between its jobs (a port runs one job at a time): the last query compiled, the read buffers. */
+interface ScanState {
+  cached?: { key: string; query: Query; finder: LineFinder };
+  small: Buffer;
+  scratch?: { probe: Buffer; chunk: Buffer };
+}
 
-function queryOf(spec: QuerySpec): { query: Query; finder: LineFinder } {
+function queryOf(state: ScanState, spec: QuerySpec): { query: Query; finder: LineFinder } {
   const key = JSON.stringify(spec);
-  if (cached?.key !== key) {
+  if (state.cached?.key !== key) {
     const query = compileQuery(spec);
-    cached = { key, query, finder: new LineFinder(query) };
+    state.cached = { key, query, finder: new LineFinder(query) };
   }
-  return cached;
+  return state.cached;
 }
 
 const countRequest = (occurrences: boolean): FileRequest => ({
@@ -117,32 +122,29 @@ const countRequest = (occurrences: boolean): FileRequest => ({
   occurrences,
 });
 
-const small = Buffer.allocUnsafe(BINARY_PROBE_BYTES);
-let scratch: { probe: Buffer; chunk: Buffer } | undefined;
-
-// The buffers every scan of this worker reads into (a worker runs one job, and a job one scan, at a time).
-function scratchOf(chunkSize = DEFAULT_CHUNK): { probe: Buffer; chunk: Buffer } {
+// The buffers every scan of this port reads into (a port runs one job, and a job one scan, at a time).
+function scratchOf(state: ScanState, chunkSize = DEFAULT_CHUNK): { probe: Buffer; chunk: Buffer } {
   const size = Math.max(chunkSize, 16);
-  if (scratch?.chunk.length !== size) scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(size) };
-  return scratch;
+  if (state.scratch?.chunk.length !== size) state.scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(size) };
+  return state.scratch;
 }
 
 // A small file (its size when opened below BINARY_PROBE_BYTES) read whole, or undefined when it has grown past that.
-function readSmall(fd: number, limit: number): Buffer | undefined {
+function readSmall({ small }: ScanState, fd: number, limit: number): Buffer | undefined {
   let length = 0;
   for (let n = -1; n !== 0 && length < small.length; length += n) n = readSync(fd, small, length, small.length - length, length);
   return length < small.length ? small.subarray(0, Math.min(length, limit)) : undefined;
 }
 
-async function count(job: CountJob): Promise<FileOutcome[]> {
-  const { query, finder } = queryOf(job.spec);
+async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
+  const { query, finder } = queryOf(state, job.spec);
   const req = countRequest(job.occurrences);
   const out: FileOutcome[] = [];
   for (let i = 0; i + 1 < job.files.length; i += 2) {
     const file = { fd: job.files[i] as number, limit: job.files[i + 1] as number };
     let whole: Buffer | undefined;
     try {
-      if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(file.fd, file.limit);
+      if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
     } catch (err) {
       out.push(failure(err));
       continue;
@@ -169,7 +171,7 @@ async function count(job: CountJob): Promise<FileOutcome[]> {
       } = await scanFile(readerOf(file), query, req, {
         chunkSize: job.chunkSize,
         maxLineBytes: job.maxLineBytes,
-        scratch: scratchOf(job.chunkSize),
+        scratch: scratchOf(state, job.chunkSize),
       });
       out.push(figures);
     } catch (err) {
@@ -179,20 +181,27 @@ async function count(job: CountJob): Promise<FileOutcome[]> {
   return out;
 }
 
-const port = parentPort;
-if (port !== null) {
+/** The side of a channel that scan jobs arrive on: a worker thread's parentPort, or the in-thread stand-in (scan-thread.ts). */
+export interface ScanPort {
+  postMessage(reply: WorkerReply, transfer?: ArrayBuffer[]): void;
+  on(event: "message", listener: (job: ScanJob) => void): unknown;
+}
+
+/** Answers the scan jobs that arrive on `port`, after saying it is ready. */
+export function serveScans(port: ScanPort): void {
+  const state: ScanState = { small: Buffer.allocUnsafe(BINARY_PROBE_BYTES) };
   const post = (reply: WorkerReply): void => port.postMessage(reply);
   port.on("message", (job: ScanJob) => {
     const done =
       job.kind === "count"
-        ? count(job).then((files) => {
+        ? count(state, job).then((files) => {
             const packed = pack(files);
             port.postMessage({ type: "counted", id: job.id, ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
           })
-        : scanFile(readerOf(job.file), queryOf(job.spec).query, job.req, {
+        : scanFile(readerOf(job.file), queryOf(state, job.spec).query, job.req, {
             chunkSize: job.chunkSize,
             maxLineBytes: job.maxLineBytes,
-            scratch: scratchOf(job.chunkSize),
+            scratch: scratchOf(state, job.chunkSize),
             onProgress: (n) => post({ type: "progress", id: job.id, bytes: n }),
           }).then((scan) => post({ type: "shown", id: job.id, scan }));
     done.catch((err: unknown) => {
@@ -202,3 +211,5 @@ if (port !== null) {
   });
   post({ type: "ready" });
 }
+
+if (parentPort !== null) serveScans(parentPort);

@@ -1,0 +1,303 @@
+/**
+ * Every tool through the built binary and the SDK's stdio client, once on
+ * success and once on failure, plus the shape of tools/list.
+ */
+import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import path from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { tempDir } from "../support/fixtures.js";
+
+let root: string;
+let outside: string;
+let server: Connected;
+const cleanups: Array<() => Promise<void>> = [];
+const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
+
+beforeAll(async () => {
+  const a = await tempDir("bfs-int-");
+  const b = await tempDir("bfs-out-");
+  cleanups.push(a.remove, b.remove);
+  root = a.dir;
+  outside = b.dir;
+  await writeFile(path.join(root, "a.txt"), "hello\nworld\n");
+  await mkdir(path.join(root, "sub"));
+  await writeFile(path.join(root, "sub", "b.md"), "# B\n");
+  await writeFile(path.join(root, "img.png"), PNG);
+  await writeFile(path.join(root, "data.bin"), Buffer.from([0, 1, 2, 3]));
+  await writeFile(path.join(outside, "secret.txt"), "secret");
+  await symlink(path.join(outside, "secret.txt"), path.join(root, "escape.txt"));
+  server = await connect([root]);
+});
+
+afterAll(async () => {
+  await server?.close();
+  for (const cleanup of cleanups) await cleanup();
+});
+
+const p = (...parts: string[]) => path.join(root, ...parts);
+const run = (name: string, args: Record<string, unknown> = {}) => call(server.client, name, args);
+
+function expectError(result: CallToolResult, pattern: RegExp): void {
+  expect(result.isError).toBe(true);
+  expect(textOf(result)).toMatch(pattern);
+}
+
+function expectOk(result: CallToolResult): string {
+  expect(result.isError ?? false).toBe(false);
+  expect(result.structuredContent).toBeUndefined();
+  return textOf(result);
+}
+
+describe("initialize and tools/list", () => {
+  it("reports the server name and version", () => {
+    expect(server.client.getServerVersion()).toMatchObject({ name: "bounded-filesystem", version: "0.1.0" });
+  });
+
+  it("lists the 18 tools with titles, annotations, described parameters and no outputSchema", async () => {
+    const { tools } = await server.client.listTools();
+    const expected: Record<string, Record<string, boolean>> = {
+      create_directory: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+      write_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
+      append_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
+      edit_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: true },
+      move_file: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
+      copy_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+      delete_file: { readOnlyHint: false, idempotentHint: true, destructiveHint: true },
+    };
+    const readOnly = [
+      "read_text_file",
+      "read_file",
+      "read_media_file",
+      "read_multiple_files",
+      "list_directory",
+      "list_directory_with_sizes",
+      "directory_tree",
+      "search_files",
+      "search_file_contents",
+      "get_file_info",
+      "list_allowed_directories",
+    ];
+    for (const name of readOnly) expected[name] = { readOnlyHint: true };
+    expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(expected).sort());
+    for (const tool of tools) {
+      expect(tool.title, tool.name).toBeTruthy();
+      expect(tool.description?.length, tool.name).toBeGreaterThan(40);
+      expect(tool.annotations).toEqual({ ...expected[tool.name], openWorldHint: false });
+      expect(tool).not.toHaveProperty("outputSchema");
+      const described = (schema: Record<string, unknown>, where: string): void => {
+        const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+        for (const [key, property] of Object.entries(properties)) {
+          expect(typeof property.description, `${where}.${key}`).toBe("string");
+          const items = property.items as Record<string, unknown> | undefined;
+          if (items?.properties) described(items, `${where}.${key}[]`);
+        }
+      };
+      described(tool.inputSchema as Record<string, unknown>, tool.name);
+    }
+    const read = tools.find((t) => t.name === "read_text_file");
+    expect(Object.keys(read?.inputSchema.properties ?? {}).sort()).toEqual(["head", "limit", "lineCount", "offset", "path", "startLine", "tail"]);
+  });
+});
+
+describe("every tool, success and failure", () => {
+  it("read_text_file and read_file", async () => {
+    for (const name of ["read_text_file", "read_file"]) {
+      expect(expectOk(await run(name, { path: p("a.txt") }))).toBe("hello\nworld\n");
+      expect(expectOk(await run(name, { path: "a.txt" }))).toBe("hello\nworld\n");
+      expectError(await run(name, { path: path.join(outside, "secret.txt") }), /^Access denied - path outside allowed directories/);
+      // A symlink leading outside gets the one uniform refusal, naming the path as given and not where it leads.
+      expectError(await run(name, { path: p("escape.txt") }), /^Access denied - path outside allowed directories/);
+      expect(textOf(await run(name, { path: p("escape.txt") }))).not.toContain(outside);
+    }
+  });
+
+  it("read_text_file head, tail, offset and limit", async () => {
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), head: 1 }))).toBe("hello");
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 2 }))).toBe("world\n");
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), offset: 6 }))).toBe("world\n");
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), offset: 0, limit: 5 }))).toBe(
+      "hello\n[Result truncated: showing characters 1-5 of 12. Call again with offset=5 to continue.]",
+    );
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), offset: 99 }))).toBe("");
+    expectError(await run("read_text_file", { path: p("a.txt"), head: 1, tail: 1 }), /head.*tail/);
+    expectError(await run("read_text_file", { path: p("a.txt"), head: 1, offset: 2 }), /head.*offset/);
+    expectError(await run("read_text_file", { path: p("a.txt"), limit: 3, tail: 1 }), /tail.*limit/);
+    expectError(await run("read_text_file", { path: p("a.txt"), offset: -1 }), /offset/);
+    expectError(await run("read_text_file", { path: p("a.txt"), limit: 1.5 }), /limit/);
+    expectError(await run("read_text_file", { path: p("a.txt"), head: "3" }), /head/);
+    expectError(await run("read_text_file", { path: p("sub") }), /Not a regular file|directory/i);
+  });
+
+  it("read_text_file startLine and lineCount", async () => {
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), startLine: 2 }))).toBe("world\n");
+    expect(expectOk(await run("read_file", { path: p("a.txt"), startLine: 1, lineCount: 1 }))).toBe("hello\n");
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), startLine: 3, lineCount: 5 }))).toBe("");
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 1, offset: 2 }), /startLine and offset/);
+    expectError(await run("read_text_file", { path: p("a.txt"), lineCount: 1, tail: 2 }), /lineCount and tail/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 2, limit: 2 }), /startLine and limit/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 0 }), /startLine/);
+    expectError(await run("read_text_file", { path: p("a.txt"), startLine: 1, lineCount: 1.5 }), /lineCount/);
+  });
+
+  it("read_multiple_files", async () => {
+    const text = expectOk(await run("read_multiple_files", { paths: [p("a.txt"), p("nope.txt"), p("sub", "b.md")] }));
+    const parts = text.split("\n---\n");
+    expect(parts[0]).toBe(`${p("a.txt")}:\nhello\nworld\n\n`);
+    expect(parts[1]).toMatch(new RegExp(`^${p("nope.txt").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: Error - `));
+    expect(parts[2]).toBe(`${p("sub", "b.md")}:\n# B\n\n`);
+    expectError(await run("read_multiple_files", { paths: [] }), /paths/);
+  });
+
+  it("read_media_file", async () => {
+    const image = await run("read_media_file", { path: p("img.png") });
+    expect(image.content).toEqual([{ type: "image", mimeType: "image/png", data: PNG.toString("base64") }]);
+    const other = await run("read_media_file", { path: p("data.bin") });
+    expect(other.content).toEqual([
+      {
+        type: "resource",
+        resource: { uri: `file://${p("data.bin")}`, mimeType: "application/octet-stream", blob: "AAECAw==" },
+      },
+    ]);
+    expectError(await run("read_media_file", { path: p("missing.png") }), /missing\.png/);
+  });
+
+  it("write_file", async () => {
+    expect(expectOk(await run("write_file", { path: p("new.txt"), content: "fresh" }))).toBe(`Successfully wrote to ${p("new.txt")}`);
+    expect(await readFile(p("new.txt"), "utf8")).toBe("fresh");
+    expectError(await run("write_file", { path: p("no", "such", "x.txt"), content: "x" }), /^Parent directory does not exist/);
+    expectError(await run("write_file", { path: path.join(outside, "x.txt"), content: "x" }), /Access denied/);
+  });
+
+  it("edit_file", async () => {
+    await writeFile(p("edit.txt"), "one\ntwo\nthree\n");
+    const dry = expectOk(await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "two", newText: "2" }], dryRun: true }));
+    expect(dry).toMatch(/^```diff\n/);
+    expect(dry).toContain("-two\n+2");
+    expect(await readFile(p("edit.txt"), "utf8")).toBe("one\ntwo\nthree\n");
+    expectOk(await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "two", newText: "$& $1 $$" }] }));
+    expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
+    expectError(
+      await run("edit_file", { path: p("edit.txt"), edits: [{ oldText: "absent", newText: "x" }] }),
+      /^Could not find exact match for edit:\nabsent/,
+    );
+    expect(await readFile(p("edit.txt"), "utf8")).toBe("one\n$& $1 $$\nthree\n");
+  });
+
+  it("edit_file refuses text that is not UTF-8, leaving it as it was", async () => {
+    const latin1 = Buffer.from("caf\xe9\nx\n", "latin1");
+    await writeFile(p("latin1.txt"), latin1);
+    expectError(
+      await run("edit_file", { path: p("latin1.txt"), edits: [{ oldText: "x", newText: "y" }] }),
+      /^Cannot edit .*latin1\.txt: it is not valid UTF-8 text/,
+    );
+    expect(await readFile(p("latin1.txt"))).toEqual(latin1);
+  });
+
+  // Regression: edit_file refused files over 16 MiB; now it streams them.
+  it("edit_file edits a CRLF file over 16 MiB, byte for byte as a reference replacement, endings kept", async () => {
+    const lines = Array.from({ length: 600_000 }, (_, i) => `line ${i} of a long crlf file\r\n`);
+    lines[300_000] = "  TARGET line\r\n";
+    const before = Buffer.from(lines.join(""), "utf8");
+    expect(before.length).toBeGreaterThan(16 * 1024 * 1024);
+    await writeFile(p("big-crlf.txt"), before);
+    const diff = expectOk(
+      await run("edit_file", { path: p("big-crlf.txt"), edits: [{ oldText: "TARGET line\nline 300001", newText: "DONE line\nline 300001" }] }),
+    );
+    expect(diff).toContain("-  TARGET line\n+  DONE line\n");
+    const expected = Buffer.from(lines.join("").replace("TARGET line", "DONE line"), "utf8");
+    expect((await readFile(p("big-crlf.txt"))).equals(expected)).toBe(true);
+  });
+
+  it("create_directory", async () => {
+    expect(expectOk(await run("create_directory", { path: p("x", "y", "z") }))).toBe(`Successfully created directory ${p("x", "y", "z")}`);
+    expect((await stat(p("x", "y", "z"))).isDirectory()).toBe(true);
+    expectOk(await run("create_directory", { path: p("x", "y", "z") }));
+    expectError(await run("create_directory", { path: path.join(outside, "d") }), /Access denied/);
+  });
+
+  it("list_directory", async () => {
+    const lines = expectOk(await run("list_directory", { path: root })).split("\n");
+    expect(lines).toContain("[DIR] sub");
+    expect(lines).toContain("[FILE] a.txt");
+    expectError(await run("list_directory", { path: p("a.txt") }), new RegExp(`^Not a directory: ${p("a.txt")}$`));
+    expectError(await run("directory_tree", { path: p("a.txt") }), new RegExp(`^Not a directory: ${p("a.txt")}$`));
+    expectError(await run("search_files", { path: p("nowhere"), pattern: "*" }), new RegExp(`^No such directory: ${p("nowhere")}$`));
+  });
+
+  it("list_directory_with_sizes", async () => {
+    const text = expectOk(await run("list_directory_with_sizes", { path: p("sub"), sortBy: "size" }));
+    expect(text).toBe(`[FILE] ${"b.md".padEnd(30)} ${"4 B".padStart(10)}\n\nTotal: 1 files, 0 directories\nCombined size: 4 B`);
+    expectError(await run("list_directory_with_sizes", { path: p("sub"), sortBy: "date" }), /sortBy/);
+  });
+
+  it("directory_tree", async () => {
+    await mkdir(p("tree", "inner"), { recursive: true });
+    await writeFile(p("tree", "inner", "f.txt"), "");
+    const text = expectOk(await run("directory_tree", { path: p("tree") }));
+    const tree = [{ name: "inner", type: "directory", children: [{ name: "f.txt", type: "file" }] }];
+    expect(text).toBe(JSON.stringify(tree, null, 2));
+    expect(expectOk(await run("directory_tree", { path: p("tree"), excludePatterns: ["inner"] }))).toBe("[]");
+    expectError(await run("directory_tree", { path: outside }), /Access denied/);
+  });
+
+  it("move_file", async () => {
+    await writeFile(p("m1.txt"), "m1");
+    await writeFile(p("m2.txt"), "m2");
+    expect(expectOk(await run("move_file", { source: p("m1.txt"), destination: p("moved.txt") }))).toBe(
+      `Successfully moved ${p("m1.txt")} to ${p("moved.txt")}`,
+    );
+    expectError(await run("move_file", { source: p("moved.txt"), destination: p("m2.txt") }), /^Destination already exists: /);
+    expect(await readFile(p("moved.txt"), "utf8")).toBe("m1");
+    expect(await readFile(p("m2.txt"), "utf8")).toBe("m2");
+  });
+
+  it("append_file, copy_file and delete_file", async () => {
+    expect(expectOk(await run("append_file", { path: p("log.txt"), content: "one\n" }))).toBe(
+      `Successfully appended 4 bytes to ${p("log.txt")} (new file)`,
+    );
+    expectError(await run("append_file", { path: path.join(outside, "x.txt"), content: "x" }), /Access denied/);
+    expect(expectOk(await run("copy_file", { source: p("log.txt"), destination: p("log-copy.txt") }))).toBe(
+      `Successfully copied ${p("log.txt")} to ${p("log-copy.txt")}`,
+    );
+    expectError(await run("copy_file", { source: p("log.txt"), destination: p("log-copy.txt") }), /^Destination already exists: /);
+    expect(await readFile(p("log-copy.txt"), "utf8")).toBe("one\n");
+    expect(expectOk(await run("delete_file", { path: p("log-copy.txt") }))).toBe(`Successfully deleted ${p("log-copy.txt")}`);
+    expectError(await run("delete_file", { path: p("log-copy.txt") }), /^Cannot delete .*: no such file or directory/);
+    await expect(stat(p("log-copy.txt"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("search_files", async () => {
+    expect(expectOk(await run("search_files", { path: root, pattern: "**/*.md" }))).toBe(p("sub", "b.md"));
+    expect(expectOk(await run("search_files", { path: root, pattern: "*.nothing" }))).toBe("No matches found");
+    expectError(await run("search_files", { path: outside, pattern: "*" }), /Access denied/);
+  });
+
+  it("get_file_info", async () => {
+    const lines = expectOk(await run("get_file_info", { path: p("a.txt") })).split("\n");
+    expect(lines.map((l) => l.split(":")[0])).toEqual([
+      "size",
+      "created",
+      "modified",
+      "accessed",
+      "isDirectory",
+      "isFile",
+      "permissions",
+      "lineEndings",
+      "endsWithNewline",
+      "text",
+    ]);
+    expect(lines).toContain("size: 12");
+    expect(lines).toContain("isFile: true");
+    expectError(await run("get_file_info", { path: p("missing") }), /missing/);
+  });
+
+  it("list_allowed_directories", async () => {
+    expect(expectOk(await run("list_allowed_directories"))).toBe(`Allowed directories:\n${root}`);
+  });
+
+  it("an unknown tool is a tool error", async () => {
+    expectError(await run("format_disk"), /Unknown tool: format_disk/);
+  });
+});

@@ -1,0 +1,333 @@
+// search_file_contents' per-file scanner (SPEC §10, §16) against a simple reference
+// scan: split the decoded text on \n, drop one \r before each \n, test each line.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import type { FileRequest } from "../../../src/grep/region-search.js";
+import { clipLine, CLIP_MARK } from "../../../src/grep/format.js";
+import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
+import { requiredLiterals } from "../../../src/grep/required-literal.js";
+import { escapeControls } from "../../../src/kernel/escape.js";
+
+const memoryReader =
+  (bytes: Buffer): ReadAt =>
+  (buf, offset, length, position) =>
+    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
+
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+
+interface RefLine {
+  lineNo: number;
+  text: string;
+  match: boolean;
+  occ: number;
+}
+
+function referenceLines(bytes: Buffer, spec: QuerySpec): RefLine[] {
+  const parts = bytes.toString("utf8").split("\n");
+  const re = new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "" : "i");
+  return parts.flatMap((raw, i) => {
+    const last = i === parts.length - 1;
+    if (last && raw === "") return [];
+    const text = !last && raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    const m = re.exec(text);
+    return [{ lineNo: i + 1, text, match: m !== null, occ: m?.index ?? 0 }];
+  });
+}
+
+const request = (over: Partial<FileRequest> = {}): FileRequest => ({
+  mode: "lines",
+  contextLines: 0,
+  skip: 0,
+  room: 1e9,
+  displayPath: escapeControls("/f"),
+  blankFirst: false,
+  forceFirst: false,
+  ...over,
+});
+
+const shownMatches = (text: string): string[] => text.split("\n").filter((l) => /^\d+:/.test(l));
+
+const PIECES: Buffer[] = ["a", "ab", "b", "B", "A", "x", " ", "\n", "\n", "\r\n", "\r", "é", "É", "😀", "aé", "a".repeat(700), "b".repeat(30)].map(
+  (s) => Buffer.from(s, "utf8"),
+);
+PIECES.push(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f, 0x98]));
+
+const fileArb = fc.array(fc.constantFrom(...PIECES), { maxLength: 120 }).map((ps) => Buffer.concat(ps));
+
+const QUERIES: QuerySpec[] = [
+  { query: "a" },
+  { query: "ab", caseSensitive: true },
+  { query: "b a" },
+  { query: "é" },
+  { query: "É", caseSensitive: true },
+  { query: "A", caseSensitive: true },
+  { query: "\r" },
+  { query: "😀", caseSensitive: true },
+  { query: "\ufffd", caseSensitive: true },
+  { query: "a\nb" },
+  { query: "a+b", regex: true },
+  { query: "^a", regex: true },
+  { query: "b$", regex: true },
+  { query: "a.b", regex: true, caseSensitive: true },
+  { query: "(?<=a)b", regex: true },
+  { query: "a\\sb", regex: true },
+  { query: "[^ab]", regex: true },
+  { query: "^$", regex: true },
+  { query: "x*", regex: true },
+  { query: "\\bb", regex: true },
+];
+
+describe("scanFile against the reference scan", () => {
+  it("finds exactly the reference's matching lines, numbers and clipped texts, at any chunk size", async () => {
+    await fc.assert(
+      fc.asyncProperty(fileArb, fc.constantFrom(...QUERIES), fc.constantFrom(16, 100, 4096, 65536), async (bytes, spec, chunkSize) => {
+        const query = compileQuery(spec);
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const scan = await scanFile(memoryReader(bytes), query, request(), { chunkSize });
+        if (bytes.subarray(0, 8192).includes(0)) return;
+        expect(scan.binary).toBe(false);
+        expect(scan.matchingLines).toBe(ref.length);
+        expect(shownMatches(scan.text)).toEqual(ref.map((l) => `${l.lineNo}:${clipLine(l.text, l.occ)}`));
+        const counted = await scanFile(memoryReader(bytes), query, request({ mode: "count" }), { chunkSize });
+        expect(counted.matchingLines).toBe(ref.length);
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("shows context lines marked with '-' and separates groups that are not adjacent", async () => {
+    await fc.assert(
+      fc.asyncProperty(fileArb, fc.integer({ min: 0, max: 3 }), fc.constantFrom(16, 4096), async (bytes, ctx, chunkSize) => {
+        const spec = { query: "b" };
+        const lines = referenceLines(bytes, spec);
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ contextLines: ctx }), { chunkSize });
+        const want = new Set<number>();
+        for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
+        const expected: string[] = [];
+        let prev = 0;
+        for (const l of lines) {
+          if (!want.has(l.lineNo)) continue;
+          if (expected.length === 0) expected.push("/f");
+          else if (l.lineNo > prev + 1) expected.push("--");
+          expected.push(`${l.lineNo}${l.match ? ":" : "-"}${clipLine(l.text, l.match ? l.occ : 0)}`);
+          prev = l.lineNo;
+        }
+        expect(scan.text).toBe(expected.map((l) => `${l}\n`).join(""));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe("scanFile details", () => {
+  it("skips files with a NUL in the first 8 KiB or a UTF-16 BOM, and not a NUL after it", async () => {
+    const q = compileQuery({ query: "a" });
+    for (const bytes of [Buffer.from("a\0a\n"), Buffer.from([0xff, 0xfe, 0x61, 0]), Buffer.from([0xfe, 0xff, 0, 0x61])]) {
+      expect((await scanFile(memoryReader(bytes), q, request())).binary).toBe(true);
+    }
+    const late = Buffer.concat([Buffer.alloc(8192, "x"), Buffer.from("\0\na\n")]);
+    const scan = await scanFile(memoryReader(late), q, request());
+    expect(scan).toMatchObject({ binary: false, matchingLines: 1 });
+  });
+
+  it("folds case only between A-Z and a-z, whatever the chunk's alignment", async () => {
+    const bytes = Buffer.from(
+      Array.from({ length: 255 }, (_, i) => i + 1)
+        .filter((b) => b !== 10)
+        .flatMap((b) => [b, 0x7a, 10]),
+    );
+    for (const chunkSize of [16, 17, 65536]) {
+      for (const query of ["Az", "aZ"]) {
+        const scan = await scanFile(memoryReader(bytes), compileQuery({ query }), request({ mode: "count" }), { chunkSize });
+        expect(scan.matchingLines).toBe(2);
+      }
+    }
+  });
+
+  it("clips a long line around its first occurrence and marks both cuts", async () => {
+    const line = `${"x".repeat(2000)}NEEDLE${"y".repeat(2000)}`;
+    const scan = await scanFile(memoryReader(Buffer.from(`${line}\n`)), compileQuery({ query: "needle" }), request());
+    const shown = shownMatches(scan.text)[0] ?? "";
+    expect(shown.startsWith(`1:${CLIP_MARK}`)).toBe(true);
+    expect(shown.endsWith(CLIP_MARK)).toBe(true);
+    expect(shown).toContain("NEEDLE");
+    expect(shown.length).toBeLessThanOrEqual(2 + 500 + 2 * CLIP_MARK.length);
+  });
+
+  it("finds a literal in a line longer than maxLineBytes, straddling a piece boundary, and counts the line once", async () => {
+    for (const at of [0, 30, 63, 64, 65, 100, 190]) {
+      const line = Buffer.alloc(200, "x");
+      line.write("NEEDLE", at);
+      const bytes = Buffer.concat([Buffer.from("a\n"), line, Buffer.from("\nNEEDLE\n"), line, Buffer.from("\n")]);
+      const scan = await scanFile(memoryReader(bytes), compileQuery({ query: "NEEDLE", caseSensitive: true }), request({ mode: "count" }), {
+        chunkSize: 16,
+        maxLineBytes: 64,
+      });
+      expect(scan.matchingLines).toBe(3);
+    }
+  });
+
+  it("skips `skip` matching lines, shows none before them as context, and stops whole when room runs out", async () => {
+    const bytes = Buffer.from(Array.from({ length: 50 }, (_, i) => `line ${i + 1} ${i % 2 ? "hit" : ""}`).join("\n"));
+    const q = compileQuery({ query: "hit" });
+    const scan = await scanFile(memoryReader(bytes), q, request({ skip: 5, contextLines: 2, room: 60 }), { chunkSize: 16 });
+    expect(scan).toMatchObject({ matchingLines: 25, skipped: 5, exhausted: true });
+    expect(scan.text.split("\n")[0]).toBe("/f");
+    expect(scan.text.split("\n")[1]).toBe("11-line 11 ");
+    expect(shownMatches(scan.text)[0]).toBe("12:line 12 hit");
+    expect(scan.text.length).toBeLessThanOrEqual(60);
+    expect(shownMatches(scan.text).length).toBe(scan.shown);
+  });
+
+  it("stops when the signal is aborted", async () => {
+    const bytes = Buffer.from("a\n".repeat(10_000));
+    const ac = new AbortController();
+    let calls = 0;
+    const p = scanFile(memoryReader(bytes), compileQuery({ query: "a" }), request(), {
+      chunkSize: 64,
+      signal: ac.signal,
+      onProgress: () => {
+        if (++calls === 3) ac.abort(new Error("stop now"));
+      },
+    });
+    await expect(p).rejects.toThrow("stop now");
+    expect(calls).toBe(3);
+  });
+});
+
+// SPEC §16: lines longer than the piece are one line; occurrences are counted as grep -o counts them.
+const occurrencesIn = (text: string, spec: QuerySpec): number =>
+  [...text.matchAll(new RegExp(spec.regex ? spec.query : escapeRegex(spec.query), spec.caseSensitive ? "g" : "gi"))].length;
+
+const LONG_PIECES: Buffer[] = ["ab", "a", "b", "xx", "\n", "\r\n", "é", "ba", "NEEDLE", "needle", "x".repeat(40), "ab".repeat(25)].map((s) =>
+  Buffer.from(s, "utf8"),
+);
+const longFileArb = fc.array(fc.constantFrom(...LONG_PIECES), { maxLength: 80 }).map((ps) => Buffer.concat(ps));
+const LITERALS: QuerySpec[] = [
+  { query: "ab", caseSensitive: true },
+  { query: "aba" },
+  { query: "NEEDLE" },
+  { query: "é" },
+  { query: "b\r" },
+  { query: "xxxx" },
+];
+
+describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
+  it("a literal counts the reference's matching lines and occurrences whatever the piece size, in count and lines mode", async () => {
+    await fc.assert(
+      fc.asyncProperty(longFileArb, fc.constantFrom(...LITERALS), fc.constantFrom(16, 24, 64), async (bytes, spec, maxLineBytes) => {
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const occurrences = ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0);
+        const opts = { chunkSize: 16, maxLineBytes };
+        const counted = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), opts);
+        expect(counted).toMatchObject({ binary: false, longLine: false, matchingLines: ref.length, occurrences });
+        const shown = await scanFile(memoryReader(bytes), compileQuery(spec), request(), opts);
+        expect(shown.matchingLines).toBe(ref.length);
+        expect(shownMatches(shown.text).map((l) => Number(l.split(":")[0]))).toEqual(ref.map((l) => l.lineNo));
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  it("one line with matches in several pieces (and none in those between) is one matching line", async () => {
+    const line = `NEEDLE${"x".repeat(300)}NEEDLE${"x".repeat(300)}NEEDLE`;
+    const bytes = Buffer.from(`a\n${line}\nNEEDLE\n`);
+    const q = compileQuery({ query: "NEEDLE", caseSensitive: true });
+    for (const mode of ["count", "lines"] as const) {
+      const scan = await scanFile(memoryReader(bytes), q, request({ mode, occurrences: true }), { chunkSize: 16, maxLineBytes: 64 });
+      expect(scan.matchingLines).toBe(2);
+      if (mode === "count") expect(scan.occurrences).toBe(4);
+      else expect(shownMatches(scan.text).map((l) => l.split(":")[0])).toEqual(["2", "3"]);
+    }
+  });
+
+  it("a regex is never run over pieces: a file with a longer line is skipped as longLine, one without matches as the reference", async () => {
+    const specs: QuerySpec[] = [
+      { query: "^b", regex: true },
+      { query: "a$", regex: true },
+      { query: "ab+a", regex: true },
+      { query: "x{30}", regex: true },
+    ];
+    await fc.assert(
+      fc.asyncProperty(longFileArb, fc.constantFrom(...specs), fc.constantFrom(16, 64), async (bytes, spec, maxLineBytes) => {
+        const longest = Math.max(
+          ...bytes
+            .toString("latin1")
+            .split("\n")
+            .map((l) => l.length),
+        );
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), {
+          chunkSize: 16,
+          maxLineBytes,
+        });
+        if (longest > maxLineBytes + 8) expect(scan).toMatchObject({ longLine: true, matchingLines: 0, occurrences: 0 });
+        if (longest < maxLineBytes) {
+          const ref = referenceLines(bytes, spec).filter((l) => l.match);
+          expect(scan).toMatchObject({
+            longLine: false,
+            matchingLines: ref.length,
+            occurrences: ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0),
+          });
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("occurrences of any query equal the reference's (grep -o's count), regexes with a required literal included", async () => {
+    const specs: QuerySpec[] = [
+      ...QUERIES.filter((q) => !q.query.includes("\n")),
+      { query: "ab+", regex: true, caseSensitive: true },
+      { query: "b\\s*a", regex: true },
+      { query: "(?:x|é)b", regex: true },
+    ];
+    await fc.assert(
+      fc.asyncProperty(fileArb, fc.constantFrom(...specs), async (bytes, spec) => {
+        if (bytes.subarray(0, 8192).includes(0)) return;
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), { chunkSize: 64 });
+        expect([scan.matchingLines, scan.occurrences]).toEqual([ref.length, ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0)]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("requiredLiterals", () => {
+  it("gives runs every match must hold, and none past a top-level alternation", () => {
+    const cases: [string, string[]][] = [
+      [String.raw`function\s+[a-z]+Path\(`, ["function", "Path("]],
+      ["ab+c", ["ab", "c"]],
+      ["ab?c", ["a", "c"]],
+      ["a{2}bcd", ["bcd"]],
+      ["(foo|bar)baz", ["baz"]],
+      ["foo|bar", []],
+      ["import .* from", ["import ", " from"]],
+      [String.raw`\bword\b`, ["word"]],
+      [String.raw`a\.b`, ["a.b"]],
+      ["[abc]def[^g]h", ["def", "h"]],
+      ["café", ["caf"]],
+    ];
+    for (const [source, runs] of cases) expect(requiredLiterals(source), source).toEqual(runs);
+  });
+
+  it("every match of a random expression holds each run (checked by the engine)", () => {
+    const atom = fc.constantFrom("a", "b", "ab", "\\.", ".", "[ab]", "(a|b)", "\\s", "x");
+    const quant = fc.constantFrom("", "", "?", "*", "+", "{2}");
+    const source = fc
+      .array(
+        fc.tuple(atom, quant).map(([a, q]) => a + q),
+        { minLength: 1, maxLength: 6 },
+      )
+      .map((p) => p.join(""));
+    fc.assert(
+      fc.property(source, fc.string({ unit: fc.constantFrom("a", "b", ".", " ", "x"), maxLength: 30 }), (src, text) => {
+        const m = new RegExp(src).exec(text);
+        if (m === null) return;
+        for (const run of requiredLiterals(src)) expect(m[0], `${src} on ${text}`).toContain(run);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * The one escaping (src/escape.ts) as a type: only escapeControls makes a
+ * `Shown` and only jsonName a `ShownJson`, so a formatter that takes one
+ * refuses raw text at compile time (the @ts-expect-error lines fail
+ * `npm run typecheck` if that ever stops being true), and escaping a path in
+ * pieces gives what escaping it whole gives. The escaping table itself is
+ * tested in resolve-inside.test.ts.
+ */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { escapeControls, jsonName, type Shown, type ShownJson } from "../../../src/kernel/escape.js";
+import { fileEntry } from "../../../src/grep/format.js";
+
+describe("Shown", () => {
+  it("is made only by escapeControls; raw text does not type-check where a formatter wants it", () => {
+    // @ts-expect-error a raw string is not Shown
+    const raw: Shown = "a\nb";
+    // @ts-expect-error a JSON name is not a Shown path, nor the reverse
+    const crossed: Shown = jsonName("a");
+    // @ts-expect-error a Shown path is not a JSON name
+    const json: ShownJson = escapeControls("a");
+    // @ts-expect-error fileEntry takes the path as shown
+    expect(fileEntry("/d/x\ny", 2, 3)).toBe("/d/x\ny: 2 matching lines, 3 occurrences");
+    expect(fileEntry(escapeControls("/d/x\ny"), 1, 1)).toBe("/d/x\\ny: 1 matching line, 1 occurrence");
+    expect([raw, crossed, json]).toEqual(["a\nb", '"a"', "a"]);
+  });
+
+  it("escaping in pieces equals escaping whole, so a directory and a name may be escaped apart", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.string({ unit: "binary" }), (dir, name) => {
+        expect(escapeControls(dir) + escapeControls(name)).toBe(escapeControls(dir + name));
+      }),
+    );
+  });
+});

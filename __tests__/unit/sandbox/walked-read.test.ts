@@ -1,0 +1,98 @@
+/**
+ * How a tree content search reaches its files (SPEC §16): the sandbox's openWalkedSync hands over
+ * the descriptor of the file it checked (confinement, symlinks, FIFOs), and walkFiles hands every
+ * selected file over open, in walk order, each file object once.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { Sandbox } from "../../../src/sandbox/index.js";
+import { walkFiles } from "../../../src/walking/index.js";
+import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
+
+let tmp: string;
+let remove: () => Promise<void>;
+let root: string;
+let outside: string;
+
+beforeEach(async () => {
+  ({ dir: tmp, remove } = await tempDir("walked-read-"));
+  root = path.join(tmp, "root");
+  outside = path.join(tmp, "outside");
+  fs.mkdirSync(root);
+  fs.mkdirSync(outside);
+  fs.writeFileSync(path.join(outside, "secret.txt"), "secret\n");
+});
+
+afterEach(() => remove());
+
+describeEachStrategy("openWalkedSync", () => {
+  const open = (name: string, reach = root + path.sep) => new Sandbox([root]).openWalkedSync(reach, name, path.join(root, name));
+  const contentOf = (fd: number): string => {
+    try {
+      return fs.readFileSync(fd, "utf8");
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  it("hands over the descriptor of the file it checked, with its size and identity", () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\nbeta\n");
+    fs.writeFileSync(path.join(root, "big"), "x".repeat(100_000));
+    const got = open("a.txt");
+    const st = fs.statSync(path.join(root, "a.txt"), { bigint: true });
+    expect([BigInt(got.stat.dev), BigInt(got.stat.ino), got.size]).toEqual([st.dev, st.ino, 11]);
+    expect(contentOf(got.fd)).toBe("alpha\nbeta\n");
+    const big = open("big");
+    expect(big.size).toBe(100_000);
+    expect(contentOf(big.fd).length).toBe(100_000);
+  });
+
+  it("refuses a symlink, even to a file inside, and a FIFO without blocking, leaving no descriptor open", () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "a");
+    fs.symlinkSync(path.join(root, "a.txt"), path.join(root, "link"));
+    execFileSync("mkfifo", [path.join(root, "fifo")]);
+    const before = fs.readdirSync("/proc/self/fd").length;
+    expect(() => open("link")).toThrow(/link/);
+    expect(() => open("fifo")).toThrow(/fifo/);
+    expect(fs.readdirSync("/proc/self/fd").length).toBe(before);
+  });
+
+  it("refuses a file reached through a path that leads outside", () => {
+    fs.symlinkSync(outside, path.join(root, "out"));
+    expect(() => open("secret.txt", path.join(root, "out") + path.sep)).toThrow(/outside allowed directories/);
+  });
+});
+
+describeEachStrategy("walkFiles", () => {
+  it("hands over every file open, in walk order, each object once, links to files inside followed, others counted", async () => {
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.writeFileSync(path.join(root, "a.txt"), "a\n");
+    fs.linkSync(path.join(root, "a.txt"), path.join(root, "hard.txt"));
+    fs.writeFileSync(path.join(root, "sub", "c.txt"), "c\n");
+    fs.writeFileSync(path.join(root, "big.txt"), "b".repeat(20_000));
+    fs.symlinkSync(path.join(root, "sub", "c.txt"), path.join(root, "z-link"));
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "y-out"));
+    const seen: string[] = [];
+    const skips: string[] = [];
+    const closes: Promise<unknown>[] = [];
+    await walkFiles(
+      root,
+      { excludePatterns: [], respectGitignore: false },
+      (file, shown) => {
+        seen.push(`${path.relative(root, shown)}:${file.size}:${fs.readFileSync(file.fd).length}`);
+        closes.push(Promise.resolve(file.close()));
+        return undefined;
+      },
+      (reason, n) => skips.push(`${reason}:${n}`),
+      walkOptions([root]),
+    );
+    await Promise.all(closes);
+    expect(seen.filter((s) => s.startsWith("a.txt") || s.startsWith("hard.txt"))).toHaveLength(1);
+    expect(seen).toContain("big.txt:20000:20000");
+    expect(seen.some((s) => s.startsWith("z-link:2:2") || s.startsWith("sub/c.txt:2:2"))).toBe(true);
+    expect(seen.some((s) => s.startsWith("y-out"))).toBe(false);
+    expect(skips).toEqual(["outsideLink:1"]);
+  });
+});

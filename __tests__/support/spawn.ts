@@ -4,7 +4,8 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+
+export { call, textOf } from "./client.js";
 
 export const SERVER_JS = fileURLToPath(new URL("../../dist/index.js", import.meta.url));
 
@@ -48,18 +49,6 @@ export async function connect(
     throw new Error(`the server did not start: ${(error as Error).message}\nits stderr:\n${stderr}`, { cause: error });
   }
   return { client, transport, stderr: () => stderr, close: () => client.close() };
-}
-
-/** Calls a tool and returns the result (tool errors are results, not throws). */
-export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult;
-}
-
-/** The text of a result's only text block. */
-export function textOf(result: CallToolResult): string {
-  const block = result.content[0];
-  if (block?.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(result).slice(0, 200)}`);
-  return block.text;
 }
 
 /** Runs the server (dist/index.js or `options.serverJs`) to completion, for flags, exit codes and startup messages. */

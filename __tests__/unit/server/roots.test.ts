@@ -4,8 +4,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ListRootsRequestSchema, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, textOf } from "../support/spawn.js";
-import { tempDir } from "../support/fixtures.js";
+import { call, inProcess, textOf } from "../../support/in-process.js";
+import { tempDir } from "../../support/fixtures.js";
 
 let base: string;
 let remove: () => Promise<void>;
@@ -25,7 +25,7 @@ describe("roots", () => {
       { uri: pathToFileURL(path.join(base, "first root")).href, name: "first" },
       { uri: pathToFileURL(path.join(base, "missing")).href },
     ];
-    const server = await connect([path.join(base, "start")], {
+    const server = await inProcess([path.join(base, "start")], {
       capabilities: { capabilities: { roots: { listChanged: true } } },
       prepare: (client) => client.setRequestHandler(ListRootsRequestSchema, () => ({ roots })),
     });

@@ -6,12 +6,12 @@ import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
-import { tempDir } from "../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { tempDir } from "../../support/fixtures.js";
 
 let root: string;
 let outside: string;
-let server: Connected;
+let server: InProcess;
 const cleanups: Array<() => Promise<void>> = [];
 const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex");
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
   await writeFile(path.join(root, "data.bin"), Buffer.from([0, 1, 2, 3]));
   await writeFile(path.join(outside, "secret.txt"), "secret");
   await symlink(path.join(outside, "secret.txt"), path.join(root, "escape.txt"));
-  server = await connect([root]);
+  server = await inProcess([root]);
 });
 
 afterAll(async () => {

@@ -12,8 +12,8 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STRATEGIES, strategyEnv, tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { STRATEGIES, tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 const LOOP = /Too many levels of symbolic links \(ELOOP\)/;
 const OUTSIDE_WORDING = /outside|Access denied/;
@@ -24,7 +24,7 @@ describe.each(STRATEGIES)("symlink loops and over-long chains (%s)", (strategy) 
   let base: string;
   let loops: string;
   let outside: string;
-  let server: Connected;
+  let server: InProcess;
   let removeBase: () => Promise<void>;
   const run = (name: string, args: Record<string, unknown>): Promise<CallToolResult> => call(server.client, name, args);
 
@@ -44,7 +44,7 @@ describe.each(STRATEGIES)("symlink loops and over-long chains (%s)", (strategy) 
     // A loop through the outside: out → <outside>/back → <root>/loops/out.
     await symlink(path.join(outside, "back"), path.join(loops, "out"));
     await symlink(path.join(loops, "out"), path.join(outside, "back"));
-    server = await connect([root], { env: strategyEnv(strategy) });
+    server = await inProcess([root], { strategy: strategy });
   });
 
   afterAll(async () => {

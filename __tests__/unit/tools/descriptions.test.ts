@@ -10,8 +10,8 @@ import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
-import { tempDir } from "../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { tempDir } from "../../support/fixtures.js";
 
 /** Most characters tools/list (compact JSON) and the initialize instructions may cost together, every tool offered (SPEC §19). */
 const BUDGET = 13_500;
@@ -96,7 +96,7 @@ const paramDoc = (tools: Tool[], name: string, param: string): string =>
 
 /** What a client receives from the built server started with `flags`: the tools, the instructions, and their size. */
 async function surface(flags: string[], dir: string): Promise<{ tools: Tool[]; instructions: string; size: number }> {
-  const server = await connect([...flags, dir]);
+  const server = await inProcess([...flags, dir]);
   try {
     const { tools } = await server.client.listTools();
     const instructions = server.client.getInstructions() ?? "";
@@ -116,10 +116,10 @@ afterAll(() => removeDir?.());
 describe("tool definitions and instructions as a client sees them, under configured limits", () => {
   let tools: Tool[];
   let instructions: string;
-  let server: Connected | undefined;
+  let server: InProcess | undefined;
   beforeAll(async () => {
     // Through the real command line, so the numbers come from flag parsing, not from a test-built config.
-    server = await connect(["--max-result-chars", "12345", "--max-media-bytes", "678901", dir]);
+    server = await inProcess(["--max-result-chars", "12345", "--max-media-bytes", "678901", dir]);
     tools = (await server.client.listTools()).tools;
     instructions = server.client.getInstructions() ?? "";
   });
@@ -236,7 +236,7 @@ describe("tool definitions and instructions as a client sees them, under configu
 });
 
 // README's table of trimmed sets: | set | `flags` | tools | characters |
-const README = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+const README = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
 const SECTION = README.slice(README.indexOf("## Choosing the tools"), README.indexOf("\n## ", README.indexOf("## Choosing the tools") + 1));
 const SETS = [...SECTION.matchAll(/^\| [^|]+ \| (?:`([^`]*)`)? *\| (\d+) \| ([\d,]+) \|$/gm)].map((m) => ({
   flags: (m[1] ?? "").split(" ").filter((f) => f !== ""),

@@ -6,17 +6,17 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatCount } from "../../src/kernel/bounded.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
-import { tempDir } from "../support/fixtures.js";
-import { lineEnds } from "../support/walk-reference.js";
+import { formatCount } from "../../../src/kernel/bounded.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { tempDir } from "../../support/fixtures.js";
+import { lineEnds } from "../../support/walk-reference.js";
 
 const CAP = 1000;
 const NOTICE = /\n(\[Result truncated: showing characters ([\d,]+)-([\d,]+) of ([\d,]+)[^\n]*\])$/;
 
 let root: string;
-let small: Connected;
-let big: Connected;
+let small: InProcess;
+let big: InProcess;
 let remove: () => Promise<void>;
 const p = (...parts: string[]) => path.join(root, ...parts);
 
@@ -26,8 +26,8 @@ beforeAll(async () => {
   await mkdir(p("many"));
   for (let i = 0; i < 200; i++) await writeFile(p("many", `file-${String(i).padStart(3, "0")}.txt`), "x".repeat(i));
   for (let i = 0; i < 5; i++) await writeFile(p(`part${i}.txt`), String(i).repeat(900));
-  small = await connect(["--max-result-chars", String(CAP), root]);
-  big = await connect(["--max-result-chars", "10000000", root]);
+  small = await inProcess(["--max-result-chars", String(CAP), root]);
+  big = await inProcess(["--max-result-chars", "10000000", root]);
 });
 
 afterAll(async () => {
@@ -167,7 +167,7 @@ describe("errors are capped too", () => {
   it("list_allowed_directories with many directories", async () => {
     const dirs = Array.from({ length: 40 }, (_, i) => p("many-dirs", `directory-number-${i}`));
     for (const d of dirs) await mkdir(d, { recursive: true });
-    const server = await connect(["--max-result-chars", String(CAP), ...dirs]);
+    const server = await inProcess(["--max-result-chars", String(CAP), ...dirs]);
     try {
       const { kept, total } = split(textOf(await call(server.client, "list_allowed_directories")));
       expect(total).toBe(`Allowed directories:\n${dirs.join("\n")}`.length);
@@ -182,7 +182,7 @@ describe("media limit", () => {
   it("accepts a file at the limit and refuses one byte over, naming size and limit", async () => {
     await writeFile(p("at.png"), Buffer.alloc(1000, 1));
     await writeFile(p("over.png"), Buffer.alloc(1001, 1));
-    const server = await connect(["--max-media-bytes", "1000", root]);
+    const server = await inProcess(["--max-media-bytes", "1000", root]);
     try {
       const ok = await call(server.client, "read_media_file", { path: p("at.png") });
       expect(ok.content[0]).toMatchObject({ type: "image", mimeType: "image/png", data: Buffer.alloc(1000, 1).toString("base64") });
@@ -196,7 +196,7 @@ describe("media limit", () => {
 
   it("the environment variable sets the media limit", async () => {
     await writeFile(p("env.png"), Buffer.alloc(11));
-    const server = await connect([root], { env: { BOUNDED_FS_MAX_MEDIA_BYTES: "10" } });
+    const server = await inProcess([root], { env: { BOUNDED_FS_MAX_MEDIA_BYTES: "10" } });
     try {
       expect(textOf(await call(server.client, "read_media_file", { path: p("env.png") }))).toMatch(/is 11 bytes; the limit is 10 bytes\.$/);
     } finally {
@@ -206,7 +206,7 @@ describe("media limit", () => {
 
   it.skipIf(process.platform !== "linux")("refuses a file that grows past the limit while being read", async () => {
     // /proc files report size 0 to stat but yield bytes when read: growth after the stat check, made deterministic.
-    const server = await connect(["--max-media-bytes", "16", "/proc"]);
+    const server = await inProcess(["--max-media-bytes", "16", "/proc"]);
     try {
       const result = await call(server.client, "read_media_file", { path: "/proc/self/status" });
       expect(result.isError).toBe(true);

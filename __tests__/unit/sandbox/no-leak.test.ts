@@ -8,8 +8,8 @@ import { lstat, mkdir, readFile, readlink, stat, symlink, writeFile } from "node
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { STRATEGIES, strategyEnv, tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { STRATEGIES, tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 const CAP = 2_000;
 /** The four things an outside-pointing link can lead to (SPEC §13), each behind one link in root. */
@@ -44,7 +44,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
   let base: string;
   let root: string;
   let outside: string;
-  let server: Connected;
+  let server: InProcess;
   let removeBase: () => Promise<void>;
   const run = (name: string, args: Record<string, unknown>): Promise<CallToolResult> => call(server.client, name, args);
 
@@ -57,7 +57,7 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
     await writeFile(path.join(outside, "secret.txt"), "secret a b");
     await writeFile(path.join(root, "inside.txt"), "inside a");
     for (const name of LINK_NAMES) await symlink(LINKS[name](outside), path.join(root, name));
-    server = await connect([root, `--max-result-chars=${CAP}`], { env: strategyEnv(strategy) });
+    server = await inProcess([root, `--max-result-chars=${CAP}`], { strategy: strategy });
   });
 
   afterAll(async () => {

@@ -7,16 +7,16 @@
 import { open, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let dir: string;
 let remove: () => Promise<void>;
-let server: Connected;
+let server: InProcess;
 
 beforeAll(async () => {
   ({ dir, remove } = await tempDir("bfs-cache-server-"));
-  server = await connect(["--max-result-chars", "1000", dir]);
+  server = await inProcess(["--max-result-chars", "1000", dir]);
 });
 
 afterAll(async () => {

@@ -9,9 +9,9 @@
 import { mkdir, open, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { SAMPLE_BYTES, sampleEnds } from "../../src/reading/file-info.js";
-import { STRATEGIES, strategyEnv, tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { SAMPLE_BYTES, sampleEnds } from "../../../src/reading/file-info.js";
+import { STRATEGIES, tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -83,7 +83,7 @@ describe("sampleEnds", () => {
 describe.each(STRATEGIES)("get_file_info through the built server (%s strategy)", (name) => {
   let root: string;
   let removeRoot: () => Promise<void>;
-  let s: Connected;
+  let s: InProcess;
   const info = async (p: string) => {
     const result = await call(s.client, "get_file_info", { path: p });
     return Object.fromEntries(
@@ -95,7 +95,7 @@ describe.each(STRATEGIES)("get_file_info through the built server (%s strategy)"
 
   beforeAll(async () => {
     ({ dir: root, remove: removeRoot } = await tempDir("bfs-info-server-"));
-    s = await connect([root], { env: strategyEnv(name) });
+    s = await inProcess([root], { strategy: name });
   });
   afterAll(async () => {
     await s.close();

@@ -13,15 +13,15 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { __testing } from "../../src/sandbox/index.js";
-import { materialize, tempDir } from "../support/fixtures.js";
-import { type EntryState, expectSameSnapshot, snapshot } from "../support/hostile.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { __testing } from "../../../src/sandbox/index.js";
+import { materialize, tempDir } from "../../support/fixtures.js";
+import { type EntryState, expectSameSnapshot, snapshot } from "../../support/hostile.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let base: string;
 let root: string;
 let remove: () => Promise<void>;
-let s: Connected;
+let s: InProcess;
 let tools: Tool[];
 
 const FIXTURE = {
@@ -35,7 +35,7 @@ beforeAll(async () => {
   ({ dir: base, remove } = await tempDir("bfs-annotations-"));
   root = path.join(base, "root");
   await mkdir(root);
-  s = await connect([root]);
+  s = await inProcess([root]);
   tools = (await s.client.listTools()).tools;
 });
 afterAll(async () => {

@@ -10,12 +10,12 @@ import { createHash } from "node:crypto";
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let dir: string;
 let remove: () => Promise<void>;
-let server: Connected;
+let server: InProcess;
 
 /** A file of `lines` tab-indented lines, and 200 edits whose oldText differs only in indentation (tolerant matches). */
 async function tolerantCase(name: string, lines: number): Promise<{ file: string; edits: { oldText: string; newText: string }[] }> {
@@ -36,7 +36,7 @@ const sha = async (file: string): Promise<string> =>
 
 beforeAll(async () => {
   ({ dir, remove } = await tempDir("bfs-edit-server-"));
-  server = await connect([dir]);
+  server = await inProcess([dir]);
 });
 
 afterAll(async () => {

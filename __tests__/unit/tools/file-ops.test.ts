@@ -13,10 +13,10 @@ import { chmod, lstat, mkdir, mkdtemp, open, readdir, readFile, readlink, realpa
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { __testing, isServerEntry } from "../../src/sandbox/index.js";
-import { materialize, STRATEGIES, strategyEnv, tempDir } from "../support/fixtures.js";
-import { expectOk, expectRefused, expectSameSnapshot, snapshot } from "../support/hostile.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
+import { materialize, STRATEGIES, tempDir } from "../../support/fixtures.js";
+import { expectOk, expectRefused, expectSameSnapshot, snapshot } from "../../support/hostile.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => isServerEntry(n) || n.endsWith(".tmp"));
 
@@ -51,7 +51,7 @@ describe.each(STRATEGIES)("delete_file and copy_file (%s strategy)", (name) => {
   let root: string;
   let outside: string;
   let remove: () => Promise<void>;
-  let s: Connected;
+  let s: InProcess;
   const run = (tool: string, args: Record<string, unknown>) => call(s.client, tool, args);
   const at = (...parts: string[]) => path.join(root, ...parts);
 
@@ -62,7 +62,7 @@ describe.each(STRATEGIES)("delete_file and copy_file (%s strategy)", (name) => {
     await mkdir(path.join(root, "nested-allowed"), { recursive: true });
     await mkdir(outside);
     await writeFile(path.join(outside, "secret.txt"), "outside\n");
-    s = await connect([root, path.join(root, "nested-allowed")], { env: strategyEnv(name) });
+    s = await inProcess([root, path.join(root, "nested-allowed")], { strategy: name });
   });
   afterAll(async () => {
     await s.close();
@@ -118,12 +118,12 @@ describe.each(STRATEGIES)("delete_file and copy_file (%s strategy)", (name) => {
       await writeFile(at("nested-allowed", "keep"), "k");
       expect(await readFile(at("nested-allowed", "keep"), "utf8")).toBe("k");
       await mkdir(at("holder"));
-      const two = await connect([root, at("holder")], { env: strategyEnv(name) });
+      const two = await inProcess([root, at("holder")], { strategy: name });
       try {
         expectRefused(await call(two.client, "delete_file", { path: root, recursive: true }), /allowed directories/);
         // From the outer allowed directory, deleting the inner one's parent would delete it too.
         await mkdir(at("holder", "inner"));
-        const three = await connect([root, at("holder", "inner")], { env: strategyEnv(name) });
+        const three = await inProcess([root, at("holder", "inner")], { strategy: name });
         try {
           expectRefused(await call(three.client, "delete_file", { path: "holder", recursive: true }), /holds one of the allowed directories/);
         } finally {
@@ -227,11 +227,11 @@ const DEEP_BASE = existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir();
 
 describe.skipIf(!STRATEGIES.includes("procfd"))("a 5,000-deep tree (procfd only: the portable strategy cannot enter paths past PATH_MAX)", () => {
   let root: string;
-  let s: Connected;
+  let s: InProcess;
 
   beforeAll(async () => {
     root = await realpath(await mkdtemp(path.join(DEEP_BASE, "bfs-fileops-deep-")));
-    s = await connect([root], { env: strategyEnv("procfd") });
+    s = await inProcess([root], { strategy: "procfd" });
   });
   afterAll(async () => {
     await s.close();
@@ -277,7 +277,7 @@ describe("a 600 MiB file copied byte for byte", () => {
   it.each(STRATEGIES)(
     "under the %s strategy",
     async (name) => {
-      const s = await connect([root], { env: strategyEnv(name) });
+      const s = await inProcess([root], { strategy: name });
       try {
         const copy = `copy-${name}.bin`;
         expect(textOf(await call(s.client, "copy_file", { source: "big.bin", destination: copy }))).toBe(`Successfully copied big.bin to ${copy}`);

@@ -11,12 +11,12 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../src/editing/index.js";
-import { MAX_REPLACEMENTS, streamEdit, type ByteSource } from "../../src/editing/stream.js";
-import { escapeControls } from "../../src/kernel/escape.js";
-import { modelCountLines, modelEdits } from "../support/edit-model.js";
-import { STRATEGIES, strategyEnv, tempDir } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
+import { MAX_REPLACEMENTS, streamEdit, type ByteSource } from "../../../src/editing/stream.js";
+import { escapeControls } from "../../../src/kernel/escape.js";
+import { modelCountLines, modelEdits } from "../../support/edit-model.js";
+import { STRATEGIES, tempDir } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 const memSource = (bytes: Buffer): ByteSource => ({
   size: bytes.length,
@@ -209,12 +209,12 @@ describe("streamEdit against the naive placement model", () => {
 describe.each(STRATEGIES)("edit_file placement through the built server (%s strategy)", (name) => {
   let root: string;
   let remove: () => Promise<void>;
-  let s: Connected;
+  let s: InProcess;
   const edit = (file: string, edits: EditOperation[], dryRun = false) => call(s.client, "edit_file", { path: file, edits, dryRun });
 
   beforeAll(async () => {
     ({ dir: root, remove } = await tempDir("bfs-ambiguity-"));
-    s = await connect([root], { env: strategyEnv(name) });
+    s = await inProcess([root], { strategy: name });
   });
   afterAll(async () => {
     await s.close();

@@ -14,14 +14,14 @@ import { link, lstat, mkdir, readFile, readdir, readlink, rename, symlink, write
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState, sandbox } from "../support/hostile.js";
-import { STRATEGIES, strategyEnv } from "../support/fixtures.js";
-import { call, connect, textOf, type Connected } from "../support/spawn.js";
+import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState, sandbox } from "../../support/hostile.js";
+import { STRATEGIES } from "../../support/fixtures.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let base: string;
 let root: string;
 let outside: string;
-let server: Connected;
+let server: InProcess;
 let removeBase: () => Promise<void>;
 const SIBLING_SUFFIXES = [" ", '"', "'", "\n", "\t"];
 const RAW_NAME = Buffer.from([0x62, 0x61, 0x64, 0x2d, 0xff, 0xfe, 0x2e, 0x74, 0x78, 0x74]); // "bad-\xff\xfe.txt"
@@ -376,7 +376,7 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
   beforeAll(async () => {
     await setUp();
     // HOME points outside so that `~` attempts land in the snapshotted directory.
-    server = await connect([root], { env: { HOME: outside, ...strategyEnv(name) } });
+    server = await inProcess([root], { env: { HOME: outside }, strategy: name });
   });
 
   afterAll(async () => {

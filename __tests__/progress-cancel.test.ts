@@ -9,9 +9,7 @@ import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, InMemoryTransport, type Progress } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../src/server/config.js";
 import { buildServer } from "../src/server/index.js";
@@ -116,9 +114,12 @@ async function connect(): Promise<{ client: Client; close: () => Promise<void> }
 /** Calls a tool with `onprogress`; returns the result and every progress notification seen. */
 async function callWithProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; seen: Progress[] }> {
   const seen: Progress[] = [];
-  const result = (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-    onprogress: (p) => seen.push(p),
-  })) as CallToolResult;
+  const result = (await client.callTool(
+    { name, arguments: args },
+    {
+      onprogress: (p) => seen.push(p),
+    },
+  )) as CallToolResult;
   return { result, seen };
 }
 
@@ -126,13 +127,16 @@ async function callWithProgress(client: Client, name: string, args: Record<strin
 async function cancelAfterFirstProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ error: unknown; seen: Progress[] }> {
   const controller = new AbortController();
   const seen: Progress[] = [];
-  const call = client.callTool({ name, arguments: args }, CallToolResultSchema, {
-    signal: controller.signal,
-    onprogress: (p) => {
-      seen.push(p);
-      controller.abort(new Error("cancelled by the test"));
+  const call = client.callTool(
+    { name, arguments: args },
+    {
+      signal: controller.signal,
+      onprogress: (p) => {
+        seen.push(p);
+        controller.abort(new Error("cancelled by the test"));
+      },
     },
-  });
+  );
   const error = await call.then(
     () => undefined,
     (e: unknown) => e,

@@ -9,6 +9,7 @@ import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./server
 import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./server/http/index.js";
 import { buildServer } from "./server/index.js";
 import { resolveStartupDirectories } from "./server/startup.js";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { BoundedStdioTransport } from "./server/stdio-transport.js";
 
 const NO_DIRECTORIES_NOTE = `${USAGE}
@@ -47,10 +48,12 @@ async function main(): Promise<number | undefined> {
   // A client that goes away closes our stdout; that ends the session, not in a crash.
   process.stdout.on("error", () => process.exit(0));
 
-  const server = buildServer({ limits, directories, log, readOnly, tools });
+  // The SDK's stdio entry answers both eras (2025-11-25 initialize, 2026-07-28 server/discover) on our bounded transport.
+  const served = serveStdio(() => buildServer({ limits, directories, log, readOnly, tools }), {
+    transport: new BoundedStdioTransport(process.stdin, process.stdout, { log }),
+  });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
-  process.stdin.on("end", () => void server.close());
-  await server.connect(new BoundedStdioTransport(process.stdin, process.stdout, { log }));
+  process.stdin.on("end", () => void served.close());
   log("Secure MCP Filesystem Server running on stdio");
   return undefined;
 }

@@ -5,8 +5,8 @@
  * URL, `exp` and `nbf` — and the Protected Resource Metadata (RFC 9728)
  * that tells clients which issuer to ask. No cryptography is written here.
  */
-import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/client";
+import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
 
 /** The scope that gives the tools that only read. */

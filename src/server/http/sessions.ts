@@ -10,8 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import type { RootsMode } from "../roots.js";
 import { Lane } from "./lane.js";
 import { SessionTransport, type TrafficStats } from "./session-transport.js";

@@ -15,7 +15,16 @@
  * list_changed); over HTTP every call of a client that declares roots is
  * narrowed by the roots its retry carries, so nothing is kept between requests.
  */
-import { type InputRequiredResult, inputRequired, inputResponse, type Server, type ServerContext } from "@modelcontextprotocol/server";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
+  PROTOCOL_VERSION_META_KEY,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 
@@ -58,9 +67,10 @@ export function narrowRoots(roots: readonly string[], ceiling: readonly string[]
 
 /** What a 2026-07-28 request says about its client: that it is one, and whether it declared roots. */
 function modernClient(ctx: ServerContext): { roots: boolean } | undefined {
-  const envelope = ctx.mcpReq.envelope as { protocolVersion?: unknown; clientCapabilities?: { roots?: unknown } } | undefined;
-  if (envelope?.protocolVersion === undefined) return undefined;
-  return { roots: envelope.clientCapabilities?.roots !== undefined };
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  if (envelope?.[PROTOCOL_VERSION_META_KEY] === undefined) return undefined;
+  const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  return { roots: capabilities?.roots !== undefined };
 }
 
 const askForRoots = (): { ask: InputRequiredResult } => ({ ask: inputRequired({ inputRequests: { [ROOTS_KEY]: inputRequired.listRoots() } }) });

@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import type { RootsMode } from "../roots.js";
 import { Lane } from "./lane.js";
+import { isModernRequest, ModernRequests } from "./modern.js";
 import { SessionTransport, type TrafficStats } from "./session-transport.js";
 
 /** What the registry needs from the outside: a server factory, the limits of sessions, and the log. */
@@ -57,12 +58,21 @@ export class Sessions {
   private readonly statelessLane = new Lane();
   private readonly stateless = new Set<SessionTransport>();
   private closing = false;
+  private readonly modern: ModernRequests;
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    // 2026-07-28 requests narrow by the roots each one carries back, never by a session's.
+    this.modern = new ModernRequests({
+      build: (auth) => options.build("narrow", options.log, auth),
+      maxInFlight: options.maxSessions,
+      log: options.log,
+    });
+  }
 
   /** Serves one request to /mcp from `principal`. */
   async handle(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined, principal: string): Promise<void> {
     if (this.closing) return refuse(res, 503, "The server is shutting down", { Connection: "close" });
+    if (isModernRequest(req)) return this.modern.handle(req, res, auth);
     if (this.options.stateless) return this.serveStateless(req, res, auth);
     const header = req.headers["mcp-session-id"];
     if (typeof header === "string") {
@@ -165,7 +175,7 @@ export class Sessions {
     await session.server.close();
   }
 
-  /** Every open session's traffic, and the stateless requests' as one entry. */
+  /** Every open session's traffic, the stateless requests' as one entry, and the 2026-07-28 requests' as another. */
   stats(): SessionStats[] {
     const all = [...this.open.values()].map((s) => ({ id: short(s.id), ...s.transport.stats() }));
     if (this.stateless.size > 0) {
@@ -181,6 +191,11 @@ export class Sessions {
         largestHeld: lane.largestHeld(),
         responses: lane.exchanges.size,
       });
+    }
+    const modern = this.modern.busy();
+    if (modern > 0) {
+      const unsent = this.modern.unsent();
+      all.push({ id: "2026-07-28", inFlight: modern, queued: 0, droppedProgress: 0, unsent, largestHeld: unsent, responses: modern });
     }
     return all;
   }
@@ -200,6 +215,7 @@ export class Sessions {
     this.closing = true;
     this.statelessLane.release();
     const sessions = [...this.open.values()];
+    await this.modern.close();
     await Promise.all([...this.stateless].map((t) => t.abandon("The call was stopped: the server is shutting down")));
     await Promise.all(sessions.map((s) => this.close(s, "closed: the server is shutting down")));
   }

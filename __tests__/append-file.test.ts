@@ -12,7 +12,7 @@ import { createHash } from "node:crypto";
 import { chmod, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { truncationNotice } from "../src/bounded.js";
+import { truncationNotice } from "../src/kernel/bounded.js";
 import { isServerEntry } from "../src/sandbox/index.js";
 import { STRATEGIES, strategyEnv, tempDir } from "./support/fixtures.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";

@@ -11,7 +11,7 @@ import {
   renderWindow,
   TextSink,
   truncationNotice,
-} from "../src/bounded.js";
+} from "../src/kernel/bounded.js";
 
 const EMOJI = "\u{1F600}"; // one pair: two UTF-16 code units
 

@@ -6,7 +6,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { formatCount } from "../src/bounded.js";
+import { formatCount } from "../src/kernel/bounded.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 import { tempDir } from "./support/fixtures.js";
 import { lineEnds } from "./walk-reference.js";

@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { MIN_RESULT_CHARS } from "../src/bounded.js";
-import { DEFAULTS, parseCommand, USAGE, UsageError, VERSION } from "../src/server/config.js";
-import { MAX_MEDIA_BYTES_BOUND } from "../src/server/wire-limits.js";
-import { toolNames } from "../src/tools/index.js";
+import { MIN_RESULT_CHARS } from "../src/kernel/bounded.js";
+import { DEFAULTS, parseCommand, USAGE, UsageError, VERSION } from "../src/cli/config.js";
+import { MAX_MEDIA_BYTES_BOUND } from "../src/transports/wire-limits.js";
+import { toolNames } from "../src/server/catalog.js";
 
 const serve = (argv: string[], env: Record<string, string> = {}) => {
   const command = parseCommand(argv, env);

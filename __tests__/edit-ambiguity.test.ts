@@ -13,7 +13,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../src/editing/index.js";
 import { MAX_REPLACEMENTS, streamEdit, type ByteSource } from "../src/editing/stream.js";
-import { escapeControls } from "../src/escape.js";
+import { escapeControls } from "../src/kernel/escape.js";
 import { modelCountLines, modelEdits } from "./support/edit-model.js";
 import { STRATEGIES, strategyEnv, tempDir } from "./support/fixtures.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";

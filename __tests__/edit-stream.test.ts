@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../src/editing/index.js";
-import { escapeControls } from "../src/escape.js";
+import { escapeControls } from "../src/kernel/escape.js";
 import { streamEdit, type ByteSource, type StreamEditOptions } from "../src/editing/stream.js";
 import { modelCountLines, modelEdits } from "./support/edit-model.js";
 

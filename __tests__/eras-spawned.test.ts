@@ -11,7 +11,7 @@ import path from "node:path";
 import { type CallToolResult, Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VERSION } from "../src/server/config.js";
+import { VERSION } from "../src/server/identity.js";
 import { eraOptions, type Era } from "./support/eras.js";
 import { tempDir } from "./support/fixtures.js";
 import { spawnHttp } from "./support/http.js";

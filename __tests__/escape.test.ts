@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeControls, jsonName, type Shown, type ShownJson } from "../src/escape.js";
+import { escapeControls, jsonName, type Shown, type ShownJson } from "../src/kernel/escape.js";
 import { fileEntry } from "../src/grep/format.js";
 
 describe("Shown", () => {

@@ -7,7 +7,7 @@ import type { FileRequest } from "../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../src/grep/query.js";
 import { requiredLiterals } from "../src/grep/required-literal.js";
-import { escapeControls } from "../src/escape.js";
+import { escapeControls } from "../src/kernel/escape.js";
 
 const memoryReader =
   (bytes: Buffer): ReadAt =>

@@ -11,10 +11,10 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/kernel/bounded.js";
 import { BATCH_BIG_BYTES, MAX_PENDING } from "../src/grep/content-search.js";
 import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type QuerySpec } from "../src/grep/index.js";
-import { escapeControls } from "../src/escape.js";
+import { escapeControls } from "../src/kernel/escape.js";
 import { walkFiles } from "../src/walking/index.js";
 import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
 

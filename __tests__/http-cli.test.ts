@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 import type { CallToolResult, Progress } from "@modelcontextprotocol/sdk/types.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolsFor } from "../src/tools/index.js";
+import { toolsFor } from "../src/server/catalog.js";
 import { STRATEGIES, strategyEnv, tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, spawnHttp, startHttp } from "./support/http.js";
 import { runServer } from "./support/spawn.js";

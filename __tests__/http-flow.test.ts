@@ -10,7 +10,7 @@ import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER } from "../src/server/wire-limits.js";
+import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER } from "../src/transports/wire-limits.js";
 import { tempDir } from "./support/fixtures.js";
 import { connectHttp, mcpHeaders, startHttp, type Running } from "./support/http.js";
 

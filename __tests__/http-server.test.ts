@@ -10,8 +10,8 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ListRootsRequestSchema, type CallToolResult, type Root } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { toolsFor } from "../src/tools/index.js";
-import { MAX_REQUEST_LINE_BYTES } from "../src/server/wire-limits.js";
+import { toolsFor } from "../src/server/catalog.js";
+import { MAX_REQUEST_LINE_BYTES } from "../src/transports/wire-limits.js";
 import { describeEachStrategy, tempDir } from "./support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, startHttp, type Running } from "./support/http.js";
 
@@ -206,6 +206,18 @@ describe("session limit, idle expiry, request bound", () => {
       expect(text(await caller(third.client)("list_allowed_directories"))).toBe(`Allowed directories:\n${root}`);
       await second.close();
       await third.close();
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it("with --instance-name, mints session ids that name the instance before a dot, and serves them", async () => {
+    const running = await startHttp([root], ["--instance-name", "inst-2"]);
+    try {
+      const session = await connectHttp(running.url);
+      expect(session.transport.sessionId).toMatch(/^inst-2\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(text(await caller(session.client)("list_allowed_directories"))).toBe(`Allowed directories:\n${root}`);
+      await session.close();
     } finally {
       await running.stop();
     }

@@ -4,11 +4,11 @@
  * only narrow, the metadata URL, and RequestFlow's admission.
  */
 import { describe, expect, it } from "vitest";
-import { RequestFlow } from "../src/server/flow.js";
-import { Authenticator, isRefused, mayWrite } from "../src/server/http/auth.js";
-import { allowedHostnames, hostAllowed, originAllowed } from "../src/server/http/headers.js";
-import { metadataUrl, protectedResourceMetadata, TokenRejected, type JwtVerifier } from "../src/server/http/oauth.js";
-import { parseTokenFile, TokenFileError } from "../src/server/http/tokens.js";
+import { RequestFlow } from "../src/transports/flow.js";
+import { Authenticator, isRefused, mayWrite } from "../src/transports/http/auth.js";
+import { allowedHostnames, hostAllowed, originAllowed } from "../src/transports/http/headers.js";
+import { metadataUrl, protectedResourceMetadata, TokenRejected, type JwtVerifier } from "../src/transports/http/oauth.js";
+import { parseTokenFile, TokenFileError } from "../src/transports/http/tokens.js";
 import { narrowRoots } from "../src/server/roots.js";
 
 const A = "a".repeat(32);

@@ -4,9 +4,9 @@
  * exactly how the notices it gets end. They say a tool's facts only when it is offered.
  */
 import { describe, expect, it } from "vitest";
-import { cutFrame, pageFrame, pageNotice, truncationNotice } from "../src/bounded.js";
-import { toolsFor } from "../src/tools/index.js";
-import { instructions } from "../src/tools/instructions.js";
+import { cutFrame, pageFrame, pageNotice, truncationNotice } from "../src/kernel/bounded.js";
+import { toolsFor } from "../src/server/catalog.js";
+import { instructions } from "../src/server/instructions.js";
 
 const limits = { maxResultChars: 12_345, maxMediaBytes: 1_000 };
 const text = instructions(limits, toolsFor(false));

@@ -4,9 +4,9 @@
  * readers and the content search using it.
  */
 import { describe, expect, it } from "vitest";
-import { TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/kernel/bounded.js";
 import { compileQuery, ContentSearch } from "../src/grep/index.js";
-import { checkInteger } from "../src/integers.js";
+import { checkInteger } from "../src/kernel/integers.js";
 import { CheckpointCache } from "../src/reading/index.js";
 
 describe("checkInteger", () => {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { LineScanner } from "../src/server/line-scan.js";
+import { LineScanner } from "../src/transports/line-scan.js";
 
 /** Nesting depth of a parsed JSON value, as the scanner counts it (a scalar is 0). */
 function depthOf(value: unknown): number {

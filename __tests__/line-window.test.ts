@@ -7,7 +7,7 @@
 import fc from "fast-check";
 import type { FileHandle } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
-import { runBounded, type ToolOutput } from "../src/bounded.js";
+import { runBounded, type ToolOutput } from "../src/kernel/bounded.js";
 import { CheckpointCache, readLineWindow, readWindow } from "../src/reading/index.js";
 import { refWindow, scratchFiles } from "./support/window-oracle.js";
 

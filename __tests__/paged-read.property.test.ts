@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { splitsPair, TextSink } from "../src/bounded.js";
+import { splitsPair, TextSink } from "../src/kernel/bounded.js";
 import { CheckpointCache, headInto, readWindow, tailInto } from "../src/reading/index.js";
 import { refWindow, scratchFiles } from "./support/window-oracle.js";
 

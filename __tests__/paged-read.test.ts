@@ -7,7 +7,7 @@ import type { FileHandle } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/kernel/bounded.js";
 import { CheckpointCache, countChars, headInto, readWindow, streamInto, tailInto } from "../src/reading/index.js";
 import { refWindow, withHandle } from "./support/window-oracle.js";
 

@@ -12,7 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import type { CallToolResult, Client, Progress } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../src/server/config.js";
+import { DEFAULTS } from "../src/cli/config.js";
 import { buildServer } from "../src/server/index.js";
 import { connectStdioEntry, ERAS, type Era } from "./support/eras.js";
 

@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { escapeControls, jsonName } from "../src/escape.js";
+import { escapeControls, jsonName } from "../src/kernel/escape.js";
 import { __testing } from "../src/sandbox/index.js";
 import { tempDir } from "./support/fixtures.js";
 

@@ -13,7 +13,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { type CallToolResult, Client, InMemoryTransport, type Root } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../src/server/config.js";
+import { DEFAULTS } from "../src/cli/config.js";
 import { buildServer } from "../src/server/index.js";
 import { __walkHooks } from "../src/walking/walker.js";
 import { describeEachStrategy, tempDir } from "./support/fixtures.js";

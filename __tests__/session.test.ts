@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BATCH_REFUSAL } from "../src/server/guards.js";
-import { MAX_MEDIA_BYTES_BOUND, MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../src/server/wire-limits.js";
+import { BATCH_REFUSAL } from "../src/transports/guards.js";
+import { MAX_MEDIA_BYTES_BOUND, MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../src/transports/wire-limits.js";
 import { call, connect, runServer, SERVER_JS, textOf } from "./support/spawn.js";
 import { tempDir } from "./support/fixtures.js";
 

@@ -7,7 +7,7 @@ import { cp, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VERSION } from "../src/server/config.js";
+import { VERSION } from "../src/cli/config.js";
 import { tempDir } from "./support/fixtures.js";
 import { connect, runServer } from "./support/spawn.js";
 

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { TextSink } from "../src/bounded.js";
+import { TextSink } from "../src/kernel/bounded.js";
 import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
 import { listInto, listWithSizesInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";

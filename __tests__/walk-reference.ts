@@ -5,7 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { minimatch } from "minimatch";
-import { capText, TextSink } from "../src/bounded.js";
+import { capText, TextSink } from "../src/kernel/bounded.js";
 
 export interface TreeEntry {
   name: string;

@@ -3,7 +3,7 @@
 // (scanFile, count mode) gives, and -1 lines for what scanFile calls binary.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeControls } from "../src/escape.js";
+import { escapeControls } from "../src/kernel/escape.js";
 import { scanFile, type ReadAt } from "../src/grep/file-scan.js";
 import { LineFinder } from "../src/grep/line-finder.js";
 import { compileQuery } from "../src/grep/query.js";

@@ -6,7 +6,7 @@
 import { chmod, chown, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { endsWithNotice, pageNotice, truncationNotice } from "../src/bounded.js";
+import { endsWithNotice, pageNotice, truncationNotice } from "../src/kernel/bounded.js";
 import { isServerEntry } from "../src/sandbox/index.js";
 import { tempDir } from "./support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";

@@ -17,7 +17,7 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { TextSink } from "../dist/bounded.js";
+import { TextSink } from "../dist/kernel/bounded.js";
 import { scanFile } from "../dist/grep/file-scan.js";
 import { compileQuery, ContentSearch } from "../dist/grep/index.js";
 import { writeText } from "./fixtures.mjs";

@@ -5,12 +5,12 @@
  * 0 help/version (and after the SIGTERM drain), 1 no usable directory or an
  * issuer that cannot be read, 2 bad command line, environment or token file.
  */
-import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./server/config.js";
-import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./server/http/index.js";
+import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./cli/config.js";
+import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./transports/http/index.js";
 import { buildServer } from "./server/index.js";
-import { resolveStartupDirectories } from "./server/startup.js";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
-import { BoundedStdioTransport } from "./server/stdio-transport.js";
+import { resolveStartupDirectories } from "./cli/startup.js";
+import { BoundedStdioTransport } from "./transports/stdio/transport.js";
 
 const NO_DIRECTORIES_NOTE = `${USAGE}
 No directories were given: the server will use the MCP roots the client provides.

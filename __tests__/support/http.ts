@@ -8,8 +8,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import os from "node:os";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { parseCommand } from "../../src/server/config.js";
-import { startHttpServer, type HttpServer } from "../../src/server/http/index.js";
+import { parseCommand } from "../../src/cli/config.js";
+import { startHttpServer, type HttpServer } from "../../src/transports/http/index.js";
 import { SERVER_JS } from "./spawn.js";
 
 /** A server running in this test process. */

@@ -4,7 +4,7 @@
  * normalized range, raw offset or line number is found later by re-reading one or two blocks.
  */
 import { isUtf8 } from "node:buffer";
-import { escapeControls, type Shown } from "../escape.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { completePrefix, countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */

@@ -4,7 +4,7 @@
  * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
  */
 import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
-import type { Shown } from "../escape.js";
+import type { Shown } from "../kernel/escape.js";
 import { coarseHunk, DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 

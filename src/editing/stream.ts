@@ -3,8 +3,8 @@
  * while holding only the edited ranges and their diff context, keeps every line ending outside
  * the edited text, writes the result through `write`, and returns the hunks-only diff.
  */
-import { formatCount } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder, KEPT_OCCURRENCES } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";

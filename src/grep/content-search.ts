@@ -7,9 +7,9 @@
  * descriptors held; they are closed once merged, or by `close` once no worker can read them.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { TextSink } from "../bounded.js";
-import type { Shown } from "../escape.js";
-import { checkInteger } from "../integers.js";
+import type { TextSink } from "../kernel/bounded.js";
+import type { Shown } from "../kernel/escape.js";
+import { checkInteger } from "../kernel/integers.js";
 import { fileEntry } from "./format.js";
 import { type FileScan, pieceSizeOf } from "./file-scan.js";
 import type { Query } from "./query.js";

@@ -4,8 +4,8 @@
  * file that are not adjacent, the file's path once before its groups, a blank
  * line between files, and long lines clipped around their first occurrence.
  */
-import { formatCount, isHigh, isLow } from "../bounded.js";
-import type { Shown } from "../escape.js";
+import { formatCount, isHigh, isLow } from "../kernel/bounded.js";
+import type { Shown } from "../kernel/escape.js";
 
 /** Lines longer than this many characters are clipped. */
 export const MAX_LINE_CHARS = 500;

@@ -6,7 +6,7 @@
  * from one region to the next lives here: the line number, the matches still
  * to skip, the trailing context owed, and the last lines for leading context.
  */
-import type { Shown } from "../escape.js";
+import type { Shown } from "../kernel/escape.js";
 import { clipLine, LinesOutput, MAX_LINE_CHARS, type ContextEntry } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import type { Query } from "./query.js";

@@ -10,7 +10,7 @@
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
-import { formatCount } from "../bounded.js";
+import { formatCount } from "../kernel/bounded.js";
 import type { ScanJob, ScanRequest, WorkerReply } from "./scan-worker.js";
 
 /** How long a regex search may keep its workers busy: `baseMs` plus `perKiBMs` a KiB and `perFileMs` a file. */

@@ -3,7 +3,7 @@
  * page arithmetic of `offset`: which matching lines (lines mode) or files
  * (files mode) a result shows and the offset that continues it.
  */
-import { formatCount } from "../bounded.js";
+import { formatCount } from "../kernel/bounded.js";
 import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */

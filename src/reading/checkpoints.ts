@@ -4,7 +4,7 @@
  * before decodes only from the nearest checkpoint, not from the start.
  */
 import type { FileHandle } from "node:fs/promises";
-import { checkInteger } from "../integers.js";
+import { checkInteger } from "../kernel/integers.js";
 import { sameVersion, versionOf, type FileVersion } from "../sandbox/index.js";
 import type { RestartPoint } from "./scan.js";
 

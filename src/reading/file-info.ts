@@ -2,7 +2,7 @@
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import { BINARY_PROBE_BYTES } from "../grep/index.js";
-import { readAt } from "../read-at.js";
+import { readAt } from "../kernel/read-at.js";
 
 /** What get_file_info reports about a path, in upstream's order. */
 export interface FileInfo {

@@ -6,8 +6,8 @@
  * byte is read twice.
  */
 import type { FileHandle } from "node:fs/promises";
-import { isHigh, type ToolOutput } from "../bounded.js";
-import { checkInteger } from "../integers.js";
+import { isHigh, type ToolOutput } from "../kernel/bounded.js";
+import { checkInteger } from "../kernel/integers.js";
 import { ORIGIN, scanCached } from "./cached-scan.js";
 import type { CheckpointCache } from "./checkpoints.js";
 import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";

@@ -3,10 +3,10 @@
  * and tailFile, written into a TextSink while holding one chunk at a time.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { TextSink } from "../bounded.js";
-import { checkInteger } from "../integers.js";
+import type { TextSink } from "../kernel/bounded.js";
+import { checkInteger } from "../kernel/integers.js";
 import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./scan.js";
-import { readAt } from "../read-at.js";
+import { readAt } from "../kernel/read-at.js";
 
 const LF = 0x0a;
 const CR = 0x0d;

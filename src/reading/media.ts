@@ -7,8 +7,8 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import { formatCount } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 
 const MIME_TYPES: Readonly<Record<string, string>> = {
   ".png": "image/png",

@@ -6,7 +6,7 @@
 import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
 import { TextDecoder } from "node:util";
-import { checkInteger } from "../integers.js";
+import { checkInteger } from "../kernel/integers.js";
 import { acquireCountingBuffer, type CountingBuffer, releaseCountingBuffer, utf16Units } from "./utf8-count.js";
 
 /** Options every streaming reader takes. */

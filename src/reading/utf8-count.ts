@@ -6,7 +6,7 @@
  * reach (the tail of a run, or a run outside its memory) are counted in JS.
  */
 import { isAscii } from "node:buffer";
-import { checkInteger } from "../integers.js";
+import { checkInteger } from "../kernel/integers.js";
 import { COUNT_WASM } from "./utf8-count-wasm.js";
 
 /** What one run of bytes counts to. */

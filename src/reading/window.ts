@@ -5,8 +5,8 @@
  * windows decode only from the nearest one.
  */
 import type { FileHandle } from "node:fs/promises";
-import { isHigh, isLow, type TextSink, type TextWindow } from "../bounded.js";
-import { checkInteger } from "../integers.js";
+import { isHigh, isLow, type TextSink, type TextWindow } from "../kernel/bounded.js";
+import { checkInteger } from "../kernel/integers.js";
 import { ORIGIN, scanCached } from "./cached-scan.js";
 import type { CheckpointCache } from "./checkpoints.js";
 import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";

@@ -5,7 +5,7 @@
 import type { BigIntStats, Stats } from "node:fs";
 import { constants as osConstants } from "node:os";
 import { getSystemErrorMap } from "node:util";
-import { escapeControls } from "../escape.js";
+import { escapeControls } from "../kernel/escape.js";
 
 /**
  * An error raised by the sandbox; `code` mirrors the underlying errno code when there is one. Its

@@ -14,7 +14,7 @@ import { APPEND_EXISTING_FLAGS, READ_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { replaceWith } from "./replace.js";
 import type { HeldLock } from "./swap-lock.js";
-import { readAt } from "../read-at.js";
+import { readAt } from "../kernel/read-at.js";
 
 const CHUNK = 1024 * 1024;
 

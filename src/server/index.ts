@@ -5,15 +5,12 @@
  */
 import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import { boundError, runBounded, type Limits } from "../bounded.js";
+import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { Sandbox } from "../sandbox/index.js";
-import { instructions, listedTool, type ToolDefinition, toolsFor } from "../tools/index.js";
-import { VERSION } from "./config.js";
+import { instructions, listedTool, type ToolDefinition, toolsFor } from "./catalog.js";
+import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
-
-/** serverInfo.name reported at initialize and server/discover (SPEC §2, §21). */
-const SERVER_NAME = "bounded-filesystem";
 
 /**
  * The cache hint of the 2026-07-28 list results (SPEC §21): the tool list and the discover result

@@ -5,7 +5,7 @@
  */
 import type { ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
-import type { Bounds, Limits, ToolOutput } from "../bounded.js";
+import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
 import type { ReadOptions } from "../reading/index.js";
 import type { CheckpointCache } from "../reading/index.js";
 import type { Sandbox } from "../sandbox/index.js";

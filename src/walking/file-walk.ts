@@ -9,7 +9,7 @@ import { closeSync, type Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import { escapeControls, type Shown } from "../escape.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import type { OpenedFile } from "../grep/index.js";
 import { errnoCode, type FileObjectId, type Sandbox, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";

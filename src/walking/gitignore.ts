@@ -9,8 +9,8 @@
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { formatCount, type TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { reason, type Sandbox } from "../sandbox/index.js";
 import { compileRules, IGNORED, REINCLUDED, type CostlyRule, type RuleSet, type Subject } from "./gitignore-rules.js";
 import type { WalkVisitor } from "./walker.js";

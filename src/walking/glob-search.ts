@@ -6,8 +6,8 @@
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import { formatCount, type TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 

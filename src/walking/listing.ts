@@ -2,8 +2,8 @@
  * list_directory and list_directory_with_sizes: upstream's text, written line
  * by line into a TextSink.
  */
-import { formatCount, type TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { formatSize } from "./sizes.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";

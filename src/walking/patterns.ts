@@ -5,7 +5,7 @@
  * pattern and over all the patterns of a call.
  */
 import { braceExpand } from "minimatch";
-import { formatCount } from "../bounded.js";
+import { formatCount } from "../kernel/bounded.js";
 
 const MAX_ALTERNATIVES = 1_000;
 const MAX_TOTAL_ALTERNATIVES = 10_000;

@@ -4,8 +4,8 @@
  * from them those past the platform's path limit, which are not unreadable
  * but out of reach of a path.
  */
-import { formatCount, type TextSink } from "../bounded.js";
-import { escapeControls, type Shown } from "../escape.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { errnoCode } from "../sandbox/index.js";
 
 const NOTE_PATHS = 10;

@@ -3,8 +3,8 @@
  * into a TextSink piece by piece, so the tree is never built in memory.
  */
 import { Minimatch } from "minimatch";
-import type { TextSink } from "../bounded.js";
-import { jsonName, type ShownJson } from "../escape.js";
+import type { TextSink } from "../kernel/bounded.js";
+import { jsonName, type ShownJson } from "../kernel/escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 

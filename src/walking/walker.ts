@@ -10,7 +10,7 @@
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { escapeControls } from "../escape.js";
+import { escapeControls } from "../kernel/escape.js";
 import type { Sandbox } from "../sandbox/index.js";
 import { takeShare } from "./descriptors.js";
 import { SkipLog } from "./skip-log.js";

@@ -3,7 +3,7 @@
  * their help text, and one function that turns them into the list to register,
  * refusing an unknown name at startup. Pure: read-only mode still filters later.
  */
-import { toolNames } from "../tools/index.js";
+import { toolNames } from "../server/catalog.js";
 import { PACKAGE_NAME, UsageError, type Given, type OptionSpec, type ReadOptions } from "./options.js";
 
 const LIST = "a comma-separated list of tool names";

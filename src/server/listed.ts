@@ -6,8 +6,8 @@
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
-import type { Limits } from "../bounded.js";
-import type { ToolDefinition } from "./context.js";
+import type { Limits } from "../kernel/bounded.js";
+import type { ToolDefinition } from "../tools/context.js";
 
 function withoutNoise(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(withoutNoise);

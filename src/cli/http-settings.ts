@@ -4,33 +4,10 @@
  * bad value or combination at startup. Pure: files named here are read later.
  */
 import net from "node:net";
+import { type HttpSettings, isLoopback, isWildcard } from "../transports/http/settings.js";
 import { invalid, PACKAGE_NAME, parseWhole, UsageError, type Given, type OptionSpec, type ReadOptions } from "./options.js";
 
-/** How the server listens and whom it lets in, when --http is given. */
-export interface HttpSettings {
-  /** The address to bind, without brackets (`127.0.0.1`, `::1`, `0.0.0.0`, a host name). */
-  readonly host: string;
-  /** 0 picks a free port (tests; the startup line names the one chosen). */
-  readonly port: number;
-  /** True for 127.0.0.0/8, ::1 and localhost: only this machine can connect. */
-  readonly loopback: boolean;
-  /** The URL clients use for /mcp (behind a proxy, and the OAuth audience); defaults to the bind's. */
-  readonly publicUrl?: string;
-  /** Each request gets a fresh server and transport, and there are no sessions. @default false */
-  readonly stateless: boolean;
-  /** @default 1800 */
-  readonly sessionIdleSeconds: number;
-  /** Sessions (or, stateless, requests) served at once. @default 64 */
-  readonly maxSessions: number;
-  readonly authTokenFile?: string;
-  /** The issuer exactly as given (it is compared with each token's `iss`). */
-  readonly oauthIssuer?: string;
-  readonly oauthJwksUrl?: string;
-  /** Origins (scheme://host[:port]) whose browsers may call; requests without Origin are not affected. */
-  readonly allowedOrigins: readonly string[];
-  readonly tlsCert?: string;
-  readonly tlsKey?: string;
-}
+export type { HttpSettings };
 
 const spec = (flag: string, env: string, expects?: string): OptionSpec =>
   expects === undefined ? { flag, env, kind: "switch" } : { flag, env, kind: "value", expects };
@@ -40,6 +17,7 @@ const PUBLIC_URL = spec("--public-url", "BOUNDED_FS_PUBLIC_URL", "a URL");
 const STATELESS = spec("--stateless", "BOUNDED_FS_STATELESS");
 const SESSION_IDLE = spec("--session-idle-s", "BOUNDED_FS_SESSION_IDLE_S", "a positive whole number");
 const MAX_SESSIONS = spec("--max-sessions", "BOUNDED_FS_MAX_SESSIONS", "a positive whole number");
+const INSTANCE = spec("--instance-name", "BOUNDED_FS_INSTANCE_NAME", "a name of 1-32 letters, digits and dashes");
 const TOKEN_FILE = spec("--auth-token-file", "BOUNDED_FS_AUTH_TOKEN_FILE", "a file");
 const OAUTH_ISSUER = spec("--oauth-issuer", "BOUNDED_FS_OAUTH_ISSUER", "a URL");
 const OAUTH_JWKS = spec("--oauth-jwks-url", "BOUNDED_FS_OAUTH_JWKS_URL", "a URL");
@@ -54,6 +32,7 @@ export const HTTP_OPTIONS: readonly OptionSpec[] = [
   STATELESS,
   SESSION_IDLE,
   MAX_SESSIONS,
+  INSTANCE,
   TOKEN_FILE,
   OAUTH_ISSUER,
   OAUTH_JWKS,
@@ -77,23 +56,17 @@ export const HTTP_USAGE = `  --http [HOST:]PORT     serve MCP over Streamable HT
   --oauth-issuer URL     accept JWT access tokens from this OAuth issuer (scopes
                          fs:read, fs:write; audience: the public URL)
   --oauth-jwks-url URL   the issuer's JWKS, when its metadata does not name one
+  --instance-name NAME   behind a load balancer: session ids start with NAME and a
+                         dot, so the balancer can route a session back to this
+                         instance (deploy/nginx-mcp.conf)
   --allowed-origins LIST browser origins allowed to call (comma-separated)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this certificate and key
 `;
 
-/** True for 127.0.0.0/8, ::1 and localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host.toLowerCase();
-  if (h === "localhost" || h === "::1" || h === "0:0:0:0:0:0:0:1") return true;
-  return net.isIPv4(h) && h.startsWith("127.");
-}
-
-/** True for the addresses that bind every interface. */
-export function isWildcard(host: string): boolean {
-  return host === "0.0.0.0" || host === "::" || host === "0:0:0:0:0:0:0:0";
-}
-
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i;
+
+// A session id carries it before a dot, and a balancer matches it with a regex: nothing that needs escaping.
+const INSTANCE_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
 /** `PORT`, `HOST:PORT` or `[IPV6]:PORT`. */
 function parseBind(given: Given): { host: string; port: number } {
@@ -175,6 +148,8 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
   const key = fileName(read.get(TLS_KEY));
   const idle = read.get(SESSION_IDLE);
   const max = read.get(MAX_SESSIONS);
+  const instance = read.get(INSTANCE);
+  if (instance && !INSTANCE_NAME.test(instance.value)) throw invalid(instance, "expected 1-32 letters, digits and dashes, e.g. mcp-1");
   const origins = read.get(ORIGINS);
 
   if (!loopback && !tokens && !issuer) {
@@ -198,6 +173,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
     stateless: read.on(STATELESS),
     sessionIdleSeconds: idle ? parseWhole(idle) : 1800,
     maxSessions: max ? parseWhole(max) : 64,
+    ...(instance && { instanceName: instance.value }),
     ...(tokens !== undefined && { authTokenFile: tokens }),
     ...(issuerGiven && { oauthIssuer: issuerGiven.value }),
     ...(jwks && { oauthJwksUrl: jwks.href }),

@@ -4,13 +4,12 @@
  * uses. Pure: what the options mean is decided by config.ts and http-settings.ts.
  */
 
+import { UsageError } from "../kernel/usage-error.js";
+
+export { UsageError };
+
 /** The npm package and bin name, used in messages. */
 export const PACKAGE_NAME = "bounded-filesystem-mcp";
-
-/** A bad command line or environment; the process exits with status 2. */
-export class UsageError extends Error {
-  override readonly name = "UsageError";
-}
 
 /** One option: a switch (`--read-only`) or an option with a value (`--max-sessions N`), and its variable. */
 export interface OptionSpec {

@@ -8,11 +8,11 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
-import type { Limits } from "../../bounded.js";
+import type { Limits } from "../../kernel/bounded.js";
 import { CheckpointCache } from "../../reading/index.js";
-import { type HttpSettings, isWildcard } from "../http-settings.js";
-import { buildServer } from "../index.js";
-import { UsageError } from "../options.js";
+import { type HttpSettings, isWildcard } from "./settings.js";
+import { buildServer } from "../../server/index.js";
+import { UsageError } from "../../kernel/usage-error.js";
 import { MCP_PATH, requestListener } from "./app.js";
 import { Authenticator, mayWrite } from "./auth.js";
 import { allowedHostnames } from "./headers.js";
@@ -108,6 +108,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     stateless: settings.stateless,
     idleMs: settings.sessionIdleSeconds * 1000,
     maxSessions: settings.maxSessions,
+    ...(settings.instanceName !== undefined && { idPrefix: `${settings.instanceName}.` }),
     log,
   });
   // The request listener is added once the URL, and with it the token audience, is known.

@@ -3,8 +3,8 @@
  * said once where a model reads them, so each tool description keeps only what
  * is its own.
  */
-import { cutFrame, formatCount, pageFrame, type Limits } from "../bounded.js";
-import type { ToolDefinition } from "./context.js";
+import { cutFrame, formatCount, pageFrame, type Limits } from "../kernel/bounded.js";
+import type { ToolDefinition } from "../tools/context.js";
 
 // How the two notice forms end, cut from the frames that build the real notices, so what a model is
 // told to look for can never drift from what it gets.

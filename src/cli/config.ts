@@ -3,20 +3,14 @@
  * one parser, one usage text. Pure: it never touches the process.
  */
 
-import { readFileSync } from "node:fs";
-import { formatCount, MIN_RESULT_CHARS, type Limits } from "../bounded.js";
+import { formatCount, MIN_RESULT_CHARS, type Limits } from "../kernel/bounded.js";
 import { HTTP_OPTIONS, HTTP_USAGE, httpSettings, type HttpSettings } from "./http-settings.js";
 import { PACKAGE_NAME, parseWhole, readOptions, UsageError, type OptionSpec } from "./options.js";
 import { TOOL_OPTIONS, TOOLS_USAGE, toolSelection, type ToolSelection } from "./tool-settings.js";
-import { MAX_MEDIA_BYTES_BOUND } from "./wire-limits.js";
+import { MAX_MEDIA_BYTES_BOUND } from "../transports/wire-limits.js";
 
 export { UsageError } from "./options.js";
-
-// The one read this module makes, once at load: package.json is two levels up from both
-// src/server/ and dist/server/, and npm, npx and bunx install it beside dist/.
-const MANIFEST = new URL("../../package.json", import.meta.url);
-/** The package version reported by --version and serverInfo: package.json's, so it is written once. */
-export const VERSION: string = (JSON.parse(readFileSync(MANIFEST, "utf8")) as { version: string }).version;
+export { VERSION } from "../server/identity.js";
 
 /** The limits when neither flag nor environment variable sets them. */
 export const DEFAULTS: Limits = Object.freeze({

@@ -4,7 +4,7 @@
  * them, or the public URL's host — and a browser's Origin must be allowed.
  * Pure functions of their arguments; the interface list is passed in.
  */
-import { isLoopback, isWildcard } from "../http-settings.js";
+import { isLoopback, isWildcard } from "./settings.js";
 
 /** How Host names are compared: the hostname only (a proxy may change the port), lower case, IPv6 in brackets. */
 function hostnameOf(hostHeader: string): string | undefined {

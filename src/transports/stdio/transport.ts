@@ -15,11 +15,11 @@
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type Transport } from "@modelcontextprotocol/server";
-import { formatCount } from "../bounded.js";
-import { RequestFlow } from "./flow.js";
-import { classifyLine, refusal, type Verdict } from "./guards.js";
-import { LineScanner } from "./line-scan.js";
-import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "./wire-limits.js";
+import { formatCount } from "../../kernel/bounded.js";
+import { RequestFlow } from "../flow.js";
+import { classifyLine, refusal, type Verdict } from "../guards.js";
+import { LineScanner } from "../line-scan.js";
+import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 
 /** Bounds of one transport; each defaults to the constant of the same meaning in wire-limits.ts. */
 export interface BoundedStdioOptions {

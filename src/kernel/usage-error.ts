@@ -1,0 +1,4 @@
+/** A bad command line or environment; the process exits with status 2. */
+export class UsageError extends Error {
+  override readonly name = "UsageError";
+}

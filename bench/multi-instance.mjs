@@ -21,6 +21,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SERVER_JS } from "./server.mjs";
@@ -176,9 +177,35 @@ function client2025(url) {
   };
 }
 
+/**
+ * A 2026-07-28 client (the SDK's v2 client pinned to that revision): no session, so every
+ * request may reach any instance; a request cut by a killed instance is simply sent again.
+ */
+function client2026(url) {
+  let client;
+  const open = async () => {
+    client = new Client2026({ name: "multi-instance-2026", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const transport = new Transport2026(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+  };
+  return {
+    era: "2026-07-28",
+    open,
+    call: (name, args) => client.callTool({ name, arguments: args }, { timeout: CALL_TIMEOUT_MS }),
+    // Nothing to reopen: the next request stands alone. A client whose discover failed connects again.
+    async recover() {
+      if (client.getProtocolEra() === undefined) await open();
+    },
+    close: () => client.close(),
+  };
+}
+
 /** The protocol eras this run's clients speak, each with its client. */
 async function eraClients() {
-  return [{ era: "2025-11-25", make: client2025 }];
+  return [
+    { era: "2025-11-25", make: client2025 },
+    { era: "2026-07-28", make: client2026 },
+  ];
 }
 
 const textOf = (result) => (result.content ?? []).map((block) => block.text ?? "").join("");

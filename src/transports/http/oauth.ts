@@ -59,7 +59,8 @@ export interface JwtVerifier {
  */
 export async function discoverJwksUrl(issuer: string): Promise<string> {
   const fetchFn = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
-  const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
+  // SDK v2 throws on a network failure where 1.x answered undefined: both mean the issuer could not be read.
+  const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn }).catch(() => undefined);
   if (!metadata) {
     throw new Error(`no OAuth or OpenID Connect metadata could be read from the issuer ${issuer} (is it reachable?); pass --oauth-jwks-url`);
   }

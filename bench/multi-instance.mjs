@@ -21,6 +21,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SERVER_JS } from "./server.mjs";
@@ -146,12 +147,15 @@ async function startNginx(nginx, dir, port, ports) {
  */
 function client2025(url) {
   let client;
-  const inFlight = new Set();
+  let inFlight;
   const open = async () => {
     client = new Client({ name: "multi-instance-2025", version: "1.0.0" });
+    // Each session fails only its own calls: a closed session's late stream errors must not cut the next one's.
+    const own = new Set();
+    inFlight = own;
     client.onerror = (error) => {
       if (!/stream disconnected|reconnect/i.test(error.message)) return;
-      for (const controller of inFlight) controller.abort(new Error(`answer stream cut: ${error.message}`));
+      for (const controller of own) controller.abort(new Error(`answer stream cut: ${error.message}`));
     };
     const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
     await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
@@ -161,11 +165,12 @@ function client2025(url) {
     open,
     async call(name, args) {
       const controller = new AbortController();
-      inFlight.add(controller);
+      const own = inFlight;
+      own.add(controller);
       try {
         return await client.callTool({ name, arguments: args }, undefined, { timeout: CALL_TIMEOUT_MS, signal: controller.signal });
       } finally {
-        inFlight.delete(controller);
+        own.delete(controller);
       }
     },
     async recover() {
@@ -176,9 +181,35 @@ function client2025(url) {
   };
 }
 
+/**
+ * A 2026-07-28 client (the SDK's v2 client pinned to that revision): no session, so every
+ * request may reach any instance; a request cut by a killed instance is simply sent again.
+ */
+function client2026(url) {
+  let client;
+  const open = async () => {
+    client = new Client2026({ name: "multi-instance-2026", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
+    const transport = new Transport2026(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport, { timeout: CALL_TIMEOUT_MS });
+  };
+  return {
+    era: "2026-07-28",
+    open,
+    call: (name, args) => client.callTool({ name, arguments: args }, { timeout: CALL_TIMEOUT_MS }),
+    // Nothing to reopen: the next request stands alone. A client whose discover failed connects again.
+    async recover() {
+      if (client.getProtocolEra() === undefined) await open();
+    },
+    close: () => client.close(),
+  };
+}
+
 /** The protocol eras this run's clients speak, each with its client. */
 async function eraClients() {
-  return [{ era: "2025-11-25", make: client2025 }];
+  return [
+    { era: "2025-11-25", make: client2025 },
+    { era: "2026-07-28", make: client2026 },
+  ];
 }
 
 const textOf = (result) => (result.content ?? []).map((block) => block.text ?? "").join("");
@@ -210,7 +241,7 @@ async function clientLoop(client, root, writer, ops, stats, afterCall) {
         if (result.isError) {
           // The edit may have been applied by an instance that died before answering: the retry
           // then finds no old line. The line as read now says which.
-          if (name === "edit_file" && attempt > 0 && /not found|no match/i.test(text)) {
+          if (name === "edit_file" && attempt > 0 && /not found|no match|could not find/i.test(text)) {
             const now = await readSlot(client, shared, writer.id);
             if (now === writer.count + 1) {
               writer.count++;

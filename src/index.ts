@@ -8,6 +8,7 @@
 import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./cli/config.js";
 import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./transports/http/index.js";
 import { buildServer } from "./server/index.js";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { resolveStartupDirectories } from "./cli/startup.js";
 import { BoundedStdioTransport } from "./transports/stdio/transport.js";
 
@@ -47,10 +48,12 @@ async function main(): Promise<number | undefined> {
   // A client that goes away closes our stdout; that ends the session, not in a crash.
   process.stdout.on("error", () => process.exit(0));
 
-  const server = buildServer({ limits, directories, log, readOnly, tools });
+  // The SDK's stdio entry answers both eras (2025-11-25 initialize, 2026-07-28 server/discover) on our bounded transport.
+  const served = serveStdio(() => buildServer({ limits, directories, log, readOnly, tools }), {
+    transport: new BoundedStdioTransport(process.stdin, process.stdout, { log }),
+  });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.
-  process.stdin.on("end", () => void server.close());
-  await server.connect(new BoundedStdioTransport(process.stdin, process.stdout, { log }));
+  process.stdin.on("end", () => void served.close());
   log("Secure MCP Filesystem Server running on stdio");
   return undefined;
 }

@@ -5,7 +5,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Root } from "@modelcontextprotocol/sdk/types.js";
+import type { Root } from "@modelcontextprotocol/server";
 import { expandHome, normalizePath } from "./path-utils.js";
 
 /** A directory argument or root resolved: its forms when usable, or why not. */

@@ -171,10 +171,11 @@ describe("npm pack", () => {
 
   it("installs the runtime dependencies and none of the dev tools", async () => {
     const modules = path.join(project, "node_modules");
-    for (const dep of ["@modelcontextprotocol/sdk", "zod", "minimatch", "diff"]) {
+    for (const dep of ["@modelcontextprotocol/server", "@modelcontextprotocol/node", "@modelcontextprotocol/client", "zod", "minimatch", "diff"]) {
       await expect(access(path.join(modules, dep, "package.json")), dep).resolves.toBeUndefined();
     }
-    for (const dev of ["typescript", "vitest", "fast-check", "bun", "@modelcontextprotocol/inspector"]) {
+    // SPEC §21: the SDK's 1.x line is no runtime dependency.
+    for (const dev of ["typescript", "vitest", "fast-check", "bun", "@modelcontextprotocol/inspector", "@modelcontextprotocol/sdk"]) {
       await expect(access(path.join(modules, dev)), dev).rejects.toThrow();
     }
   });

@@ -2,7 +2,7 @@
  * The bounding layer (SPEC §3): the only place where results are cut and
  * notices are written. Everything here is pure except what it re-exports.
  */
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 
 /** The server's limits, fixed at startup: the cap on every text result and on media reads. */
 export interface Limits {

@@ -6,7 +6,7 @@
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/server";
 import { formatCount } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 

@@ -3,9 +3,7 @@
  * wiring. Every tool result — handler output, thrown error or rejected
  * arguments — leaves through the bounding layer here, in one place.
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server, type Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { CheckpointCache } from "../reading/index.js";
@@ -14,7 +12,11 @@ import { instructions, listedTool, type ToolDefinition, toolsFor } from "./catal
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
-/** serverInfo.name reported at initialize (SPEC §2). */
+/**
+ * The cache hint of the 2026-07-28 list results (SPEC §21): the tool list and the discover result
+ * change only with the command line, but tools/list varies with the caller's token, so it is private.
+ */
+const CACHE_HINT: CacheHint = { ttlMs: 300_000, cacheScope: "private" };
 
 /** What buildServer needs: the limits, the startup directories and where diagnostics go. */
 export interface ServerOptions {
@@ -98,18 +100,25 @@ export function buildServer(options: ServerOptions): Server {
   const { tools, listed, listedReading } = catalog;
   const shared = options.openedWith === undefined || mayWrite(options.openedWith) ? catalog.instructions : catalog.readingInstructions;
 
-  const server = new Server({ name: SERVER_NAME, version: VERSION }, { capabilities: { tools: {} }, instructions: shared });
+  const server = new Server(
+    { name: SERVER_NAME, version: VERSION },
+    {
+      capabilities: { tools: {} },
+      instructions: shared,
+      cacheHints: { "tools/list": CACHE_HINT, "server/discover": CACHE_HINT },
+    },
+  );
   const roots = followRoots(server, options.roots ?? "replace", options.directories, log);
 
-  server.setRequestHandler(ListToolsRequestSchema, (_request, extra) => ({
-    tools: [...(mayWrite(extra.authInfo) ? listed : listedReading)],
+  server.setRequestHandler("tools/list", (_request, ctx) => ({
+    tools: [...(mayWrite(ctx.http?.authInfo) ? listed : listedReading)],
   }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const { name, arguments: args = {} } = request.params;
     const entry = tools.get(name);
     if (!entry) return boundError(`Unknown tool: ${name}. Call tools/list for the available tools.`, max);
-    if (entry.tool.annotations.readOnlyHint !== true && !mayWrite(extra.authInfo)) {
+    if (entry.tool.annotations.readOnlyHint !== true && !mayWrite(ctx.http?.authInfo)) {
       return boundError(
         `${name} changes files, which needs write access (OAuth scope fs:write, or a token not marked read-only); ` +
           "this request's credentials allow reading only. Call tools/list for the tools available.",
@@ -120,30 +129,32 @@ export function buildServer(options: ServerOptions): Server {
     if (retired) return boundError(`Invalid arguments for ${name}: ${retired[0]}: ${retired[1]}. Nothing was written.`, max);
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
-    await roots.ready(extra);
+    // In the 2026-07-28 era the roots are asked through an input_required round, answered by the client's retry.
+    const directories = await roots.forCall(ctx);
+    if ("ask" in directories) return directories.ask;
 
-    const token = request.params._meta?.progressToken;
+    const token = ctx.mcpReq._meta?.progressToken ?? request.params._meta?.progressToken;
     let lastProgress = -1;
     let lastSent = 0;
     // The last progress notification handed to the SDK: the result waits for it, so no progress reaches
     // the client after the response (the SDK sends a notification a few microtasks after it is asked to).
     let progressSent: Promise<void> = Promise.resolve();
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
-    const sandbox = new Sandbox(roots.current(), () => roots.current());
+    const sandbox = new Sandbox(directories.allowed(), directories.allowed);
     const result = await runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,
         sandbox,
         bounds,
         cache,
-        signal: extra.signal,
+        signal: ctx.mcpReq.signal,
         progress(done, total) {
           const now = Date.now();
           if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
           lastProgress = done;
           lastSent = now;
           const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
-          progressSent = extra.sendNotification({ method: "notifications/progress", params }).catch(() => undefined);
+          progressSent = ctx.mcpReq.notify({ method: "notifications/progress", params }).catch(() => undefined);
         },
       }),
     );

@@ -4,7 +4,7 @@
  * bounds zod adds to every integer, and defaults that only say "off": false,
  * 0 or [] — what an absent optional parameter means anyway).
  */
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import type { Limits } from "../kernel/bounded.js";
 import type { ToolDefinition } from "../tools/context.js";

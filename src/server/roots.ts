@@ -1,36 +1,50 @@
 /**
  * How a server's allowed directories follow the client's MCP roots (SPEC §2
- * Roots, §17). "replace" (stdio): roots replace the directories, asked after
- * initialization and on every list_changed. "narrow" (an HTTP session): the
+ * Roots, §17, §21). "replace" (stdio): roots replace the directories, asked
+ * after initialization and on every list_changed. "narrow" (HTTP): the
  * startup directories are a ceiling the roots only narrow, for this session
- * alone; they are asked on the session's first call and the first call after
- * a list_changed, on that call's own stream — SDK 1.32.2 drops a request sent
- * on the standalone stream before the client opened it. "fixed" (stateless
+ * (2025-11-25) or this request (2026-07-28) alone. "fixed" (stateless 2025
  * HTTP): roots are never asked.
+ *
+ * In the 2025 era a session's roots are asked on the first call and the
+ * first call after a list_changed, on that call's own stream. In the
+ * 2026-07-28 era the server cannot send requests: a call that needs the
+ * roots answers with an input_required round (`roots/list`), and the
+ * client's retry carries them. Over stdio that happens only when the command
+ * line named no directory (then they replace, once, and again after a
+ * list_changed); over HTTP every call of a client that declares roots is
+ * narrowed by the roots its retry carries, so nothing is kept between requests.
  */
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { ListRootsResultSchema, type ListRootsRequest, RootsListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  inputRequired,
+  inputResponse,
+  PROTOCOL_VERSION_META_KEY,
+  type Server,
+  type ServerContext,
+} from "@modelcontextprotocol/server";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 
 /** See the module comment. */
 export type RootsMode = "replace" | "narrow" | "fixed";
 
-/** What a request handler can use to ask the client something on its own stream. */
-interface AskClient {
-  sendRequest(request: ListRootsRequest, schema: typeof ListRootsResultSchema, options?: { timeout?: number }): Promise<{ roots: { uri: string }[] }>;
-}
+/** The directories one call works in, or the round that asks the client for its roots first. */
+type CallDirectories = { readonly ask: InputRequiredResult } | { readonly allowed: () => readonly string[] };
 
 /** The allowed directories of one server, as the roots made them. */
 export interface RootsFollower {
-  /** The allowed directories now. */
-  current(): readonly string[];
-  /** Resolves once the roots asked for (narrow mode) are applied; never rejects. */
-  ready(ask: AskClient): Promise<void>;
+  /** The directories for this call, once the roots it needs are applied; never rejects. */
+  forCall(ctx: ServerContext): Promise<CallDirectories>;
 }
 
 /** How long a session's first call waits for the client's roots before going on with the directories it has. */
 const ROOTS_TIMEOUT_MS = 10_000;
+
+/** The key of the roots request in an input_required round. */
+const ROOTS_KEY = "roots";
 
 /**
  * The roots that lie inside `ceiling`, and for a root that contains ceiling directories, those
@@ -51,29 +65,55 @@ export function narrowRoots(roots: readonly string[], ceiling: readonly string[]
   return { kept, ignored };
 }
 
+/** What a 2026-07-28 request says about its client: that it is one, and whether it declared roots. */
+function modernClient(ctx: ServerContext): { roots: boolean } | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  if (envelope?.[PROTOCOL_VERSION_META_KEY] === undefined) return undefined;
+  const capabilities = envelope[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
+  return { roots: capabilities?.roots !== undefined };
+}
+
+const askForRoots = (): { ask: InputRequiredResult } => ({ ask: inputRequired({ inputRequests: { [ROOTS_KEY]: inputRequired.listRoots() } }) });
+
+/** The roots a retried 2026-07-28 call carries, or undefined when it carries none. */
+function answeredRoots(ctx: ServerContext): { uri: string }[] | undefined {
+  const view = inputResponse(ctx.mcpReq.inputResponses, ROOTS_KEY);
+  return view.kind === "roots" ? view.roots : undefined;
+}
+
 /** Installs the roots handling of `mode` on `server`, starting from `directories`. */
 export function followRoots(server: Server, mode: RootsMode, directories: readonly string[], log: (line: string) => void): RootsFollower {
   let allowed: readonly string[] = [...directories];
-  const apply = async (roots: readonly { uri: string }[]): Promise<void> => {
+  const current = () => allowed;
+  /** The directories the roots give, or undefined (logged) when they give none. */
+  const resolve = async (roots: readonly { uri: string }[], ceiling: readonly string[] | undefined): Promise<string[] | undefined> => {
     const valid = await getValidRootDirectories(roots);
     let next = valid;
-    if (mode === "narrow") {
-      const { kept, ignored } = narrowRoots(valid, directories);
+    if (ceiling !== undefined) {
+      const { kept, ignored } = narrowRoots(valid, ceiling);
       for (const root of ignored) log(`Ignoring root ${root}: it is outside the directories this server was started with`);
       next = kept;
     }
     if (next.length === 0) {
       log("No valid root directories provided by client; keeping the current allowed directories");
-      return;
+      return undefined;
     }
+    return next;
+  };
+  const apply = async (roots: readonly { uri: string }[]): Promise<void> => {
+    const next = await resolve(roots, mode === "narrow" ? directories : undefined);
+    if (next === undefined) return;
     allowed = next;
     log(`Updated allowed directories from MCP roots: ${next.length} valid directories`);
   };
   const failed = (error: unknown) => log(`Failed to request roots from client: ${error instanceof Error ? error.message : String(error)}`);
+  const isModern = () => (server.getNegotiatedProtocolVersion() ?? "") >= "2026";
 
   if (mode === "replace") {
     // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.
     let latest = 0;
+    // 2026-07-28 over stdio: whether the next call must ask (no directory on the command line, roots not yet had).
+    let modernStale = directories.length === 0;
     const replace = async (): Promise<void> => {
       const request = ++latest;
       try {
@@ -83,43 +123,76 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
         failed(error);
       }
     };
-    server.setNotificationHandler(RootsListChangedNotificationSchema, replace);
+    server.setNotificationHandler("notifications/roots/list_changed", async () => {
+      if (!isModern()) await replace();
+      else if (directories.length === 0) modernStale = true;
+    });
     server.oninitialized = () => {
       if (server.getClientCapabilities()?.roots) void replace();
       else describeStart(allowed, log);
     };
-    return { current: () => allowed, ready: async () => undefined };
+    let described = false;
+    return {
+      async forCall(ctx) {
+        const client = modernClient(ctx);
+        if (client === undefined) return { allowed: current };
+        if (!client.roots) {
+          if (!described) describeStart(allowed, log);
+          described = true;
+          return { allowed: current };
+        }
+        if (!modernStale) return { allowed: current };
+        const roots = answeredRoots(ctx);
+        if (roots === undefined) return askForRoots();
+        modernStale = false;
+        await apply(roots);
+        return { allowed: current };
+      },
+    };
   }
 
-  // Narrow mode: `stale` says the next call must ask; calls arriving meanwhile share one question.
+  if (mode === "fixed") return { forCall: async () => ({ allowed: current }) };
+
+  // Narrow mode, 2025-11-25: `stale` says the next call must ask; calls arriving meanwhile share one question.
   let stale = false;
   let asking: Promise<void> | undefined;
   let generation = 0;
-  if (mode === "narrow") {
-    server.setNotificationHandler(RootsListChangedNotificationSchema, () => {
-      stale = true;
-      generation++;
-    });
-    server.oninitialized = () => {
-      if (server.getClientCapabilities()?.roots) stale = true;
-      else describeStart(allowed, log);
-    };
-  }
+  server.setNotificationHandler("notifications/roots/list_changed", () => {
+    stale = true;
+    generation++;
+  });
+  server.oninitialized = () => {
+    if (server.getClientCapabilities()?.roots) stale = true;
+    else describeStart(allowed, log);
+  };
+  const session = (ctx: ServerContext): Promise<void> => {
+    if (!stale) return asking ?? Promise.resolve();
+    stale = false;
+    const asked = generation;
+    const question: Promise<void> = ctx.mcpReq
+      .send({ method: "roots/list" }, { timeout: ROOTS_TIMEOUT_MS })
+      // An answer overtaken by a list_changed is stale: the next call asks again.
+      .then((result) => (asked === generation ? apply(result.roots) : undefined), failed)
+      .finally(() => {
+        if (asking === question) asking = undefined;
+      });
+    asking = question;
+    return question;
+  };
   return {
-    current: () => allowed,
-    ready(ask) {
-      if (!stale) return asking ?? Promise.resolve();
-      stale = false;
-      const asked = generation;
-      const question: Promise<void> = ask
-        .sendRequest({ method: "roots/list" }, ListRootsResultSchema, { timeout: ROOTS_TIMEOUT_MS })
-        // An answer overtaken by a list_changed is stale: the next call asks again.
-        .then((result) => (asked === generation ? apply(result.roots) : undefined), failed)
-        .finally(() => {
-          if (asking === question) asking = undefined;
-        });
-      asking = question;
-      return question;
+    async forCall(ctx) {
+      const client = modernClient(ctx);
+      if (client === undefined) {
+        await session(ctx);
+        return { allowed: current };
+      }
+      // 2026-07-28 over HTTP: this request alone is narrowed, by the roots its retry carries.
+      if (!client.roots) return { allowed: current };
+      const roots = answeredRoots(ctx);
+      if (roots === undefined) return askForRoots();
+      const narrowed = await resolve(roots, directories);
+      const these = narrowed ?? directories;
+      return { allowed: () => these };
     },
   };
 }

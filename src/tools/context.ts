@@ -3,7 +3,7 @@
  * behaviour; the bounding layer (bounded.ts) runs them, lends them the call's
  * sink and window bound, and caps what they return.
  */
-import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
+import type { ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
 import type { ReadOptions } from "../reading/index.js";

@@ -5,7 +5,7 @@
  * order. Both transports use it: stdio stops reading stdin while the waiting
  * requests pass `queuedRequestBytes`; HTTP stops reading request bodies.
  */
-import type { RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { RequestId } from "@modelcontextprotocol/server";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
 
 /** The bounds of one flow; each defaults to the constant of the same meaning in wire-limits.ts. */

@@ -6,8 +6,7 @@
  * method's schema with -32603 and a dump of the validation issues; here both
  * get -32602 (or -32700/-32600) naming what was wrong.
  */
-import { ClientRequestSchema, ErrorCode, JSONRPCMessageSchema, RequestSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import type { ZodError } from "zod";
+import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type SpecTypeName, specTypeSchemas } from "@modelcontextprotocol/server";
 import type { ScannedHead } from "./line-scan.js";
 
 /** A line turned into what the transport does with it (a refused batch: several replies, and what could not be answered). */
@@ -21,15 +20,35 @@ export type Verdict =
 export const BATCH_REFUSAL =
   "Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 removed batching); send each request as its own message";
 
-type Schema = { safeParse(value: unknown): { success: true } | { success: false; error: ZodError } };
+/** One problem a schema found: where, and what. */
+interface Issue {
+  readonly path?: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }>;
+  readonly message: string;
+}
 
-// The SDK's schema for each client request method, so params are checked before the Protocol sees them.
-const REQUEST_SCHEMAS = new Map<string, Schema>(
-  (ClientRequestSchema.options as unknown as { shape: { method: { value: string } } }[]).map((schema) => [
-    schema.shape.method.value,
-    schema as unknown as Schema,
-  ]),
-);
+/** A spec type's check, as the SDK's Standard Schema validators give it (synchronous). */
+function check(type: SpecTypeName, value: unknown): { ok: true; value: unknown } | { ok: false; issues: readonly Issue[] } {
+  const result = specTypeSchemas[type]["~standard"].validate(value) as { value?: unknown; issues?: readonly Issue[] };
+  return result.issues ? { ok: false, issues: result.issues } : { ok: true, value: result.value };
+}
+
+// The spec's request type for each client request method, so params are checked before the Protocol sees them.
+const REQUEST_TYPES = new Map<string, SpecTypeName>([
+  ["initialize", "InitializeRequest"],
+  ["ping", "PingRequest"],
+  ["server/discover", "DiscoverRequest"],
+  ["tools/list", "ListToolsRequest"],
+  ["tools/call", "CallToolRequest"],
+  ["resources/list", "ListResourcesRequest"],
+  ["resources/templates/list", "ListResourceTemplatesRequest"],
+  ["resources/read", "ReadResourceRequest"],
+  ["resources/subscribe", "SubscribeRequest"],
+  ["resources/unsubscribe", "UnsubscribeRequest"],
+  ["prompts/list", "ListPromptsRequest"],
+  ["prompts/get", "GetPromptRequest"],
+  ["completion/complete", "CompleteRequest"],
+  ["logging/setLevel", "SetLevelRequest"],
+]);
 
 /**
  * The answer that refuses a request: for tools/call with `asToolError`, a tool
@@ -54,28 +73,30 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
     return head.id === undefined ? noIdReply(ErrorCode.ParseError, reason) : refusal(head, ErrorCode.ParseError, reason);
   }
   if (Array.isArray(value)) return refuseBatch(value);
-  const parsed = JSONRPCMessageSchema.safeParse(value);
+  const parsed = check("JSONRPCMessage", value);
   const object = isObject(value) ? value : undefined;
   const method = typeof object?.method === "string" ? object.method : undefined;
   const id = object && validId(object.id) ? (object.id as string | number) : undefined;
-  if (parsed.success) {
-    if (method === undefined || id === undefined) return { kind: "message", message: parsed.data };
-    const schema = REQUEST_SCHEMAS.get(method);
-    const checked = schema?.safeParse(value);
-    if (!checked || checked.success) return { kind: "message", message: parsed.data };
-    return refusal({ id, method }, ErrorCode.InvalidParams, `Invalid params for ${method}: ${describe(checked.error, value)}`);
+  if (parsed.ok) {
+    // The message itself goes on, not the parsed copy: a schema may strip what the SDK reads (the 2026 `_meta` envelope).
+    const message = value as JSONRPCMessage;
+    if (method === undefined || id === undefined) return { kind: "message", message };
+    const type = REQUEST_TYPES.get(method);
+    const checked = type === undefined ? undefined : check(type, value);
+    if (!checked || checked.ok) return { kind: "message", message };
+    return refusal({ id, method }, ErrorCode.InvalidParams, `Invalid params for ${method}: ${describe(checked.issues, value)}`);
   }
   if (object === undefined) return invalidRequest("a JSON-RPC message must be an object");
-  if (!("id" in object)) return { kind: "drop", reason: `Malformed notification ${method ?? "(no method)"}: ${describe(parsed.error, value)}` };
+  if (!("id" in object)) return { kind: "drop", reason: `Malformed notification ${method ?? "(no method)"}: ${describe(parsed.issues, value)}` };
   if (id === undefined) return invalidRequest(`id must be a string or an integer (got ${kindOf(object.id)})`);
   if (method === undefined) {
     if ("result" in object || "error" in object) return { kind: "drop", reason: `Malformed response to request ${String(id)}` };
     return refusal({ id }, ErrorCode.InvalidRequest, "Invalid Request: method must be a string");
   }
   if (object.jsonrpc !== "2.0") return refusal({ id, method }, ErrorCode.InvalidRequest, 'Invalid Request: jsonrpc must be "2.0"');
-  const base = (RequestSchema as unknown as Schema).safeParse(object);
-  if (base.success) return refusal({ id, method }, ErrorCode.InvalidRequest, `Invalid Request: ${describe(parsed.error, value)}`);
-  return refusal({ id, method }, ErrorCode.InvalidParams, `Invalid params for ${method}: ${describe(base.error, value)}`);
+  const base = check("Request", object);
+  if (base.ok) return refusal({ id, method }, ErrorCode.InvalidRequest, `Invalid Request: ${describe(parsed.issues, value)}`);
+  return refusal({ id, method }, ErrorCode.InvalidParams, `Invalid params for ${method}: ${describe(base.issues, value)}`);
 }
 
 function invalidRequest(reason: string): Verdict {
@@ -118,13 +139,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** The first few issues as `path: message (got <kind>)`, with no value echoed. */
-function describe(error: ZodError, root: unknown): string {
-  return error.issues
+function describe(issues: readonly Issue[], root: unknown): string {
+  return issues
     .slice(0, 3)
     .map((issue) => {
+      const path = (issue.path ?? []).map((step) => (typeof step === "object" ? step.key : step));
       let seen: unknown = root;
-      for (const key of issue.path) seen = isObject(seen) || Array.isArray(seen) ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
-      const where = issue.path.length > 0 ? issue.path.join(".") : "message";
+      for (const key of path) seen = isObject(seen) || Array.isArray(seen) ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
+      const where = path.length > 0 ? path.map(String).join(".") : "message";
       return `${where}: ${issue.message} (got ${kindOf(seen)})`;
     })
     .join("; ");

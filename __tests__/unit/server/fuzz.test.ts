@@ -8,9 +8,7 @@
  */
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildServer } from "../../../src/server/index.js";
@@ -211,7 +209,7 @@ describe("fuzzed tool calls", () => {
     let errors = 0;
     await fc.assert(
       fc.asyncProperty(nameArb, argsArb, async (name, args) => {
-        const result = (await client.callTool({ name, arguments: args }, undefined, { timeout: 10_000 })) as CallToolResult;
+        const result = (await client.callTool({ name, arguments: args }, { timeout: 10_000 })) as CallToolResult;
         calls++;
         if (result.isError) errors++;
         checkResult(result);
@@ -229,7 +227,7 @@ describe("fuzzed tool calls", () => {
   it("the same calls issued concurrently also all answer", async () => {
     const samples = fc.sample(fc.tuple(nameArb, argsArb), { numRuns: 150, seed: 7 });
     const results = await Promise.all(
-      samples.map(([name, args]) => client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 }) as Promise<CallToolResult>),
+      samples.map(([name, args]) => client.callTool({ name, arguments: args }, { timeout: 20_000 }) as Promise<CallToolResult>),
     );
     results.forEach(checkResult);
     expect(rejections).toEqual([]);

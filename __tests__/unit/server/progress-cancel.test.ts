@@ -1,6 +1,7 @@
 /**
- * Progress and cancellation through the protocol, in process (buildServer +
- * InMemoryTransport + the SDK client, as a client would see them): walks and
+ * Progress and cancellation through the protocol, in process (buildServer
+ * under the SDK's stdio entry + InMemoryTransport + the SDK's v2 client, in
+ * each protocol era of SPEC §21, as a client would see them): walks and
  * cold big reads report strictly increasing progress; a cancelled call makes
  * the client reject, stops the server's work before it finishes, leaks no
  * file handles, and leaves the server answering.
@@ -9,12 +10,11 @@ import { readdirSync } from "node:fs";
 import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Client, Progress } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { buildServer } from "../../../src/server/index.js";
+import { connectStdioEntry, ERAS, type Era } from "../../support/eras.js";
 
 /** One walk seen by the counting hook: entries handed to the visitor, and how it ended. */
 interface WalkRecord {
@@ -93,32 +93,24 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-/** A fresh server (empty checkpoint cache) connected to an SDK client in this process. */
-async function connect(): Promise<{ client: Client; close: () => Promise<void> }> {
-  const server = buildServer({
-    limits: { ...DEFAULTS, maxResultChars: 200_000 },
-    directories: [root],
-    log: () => undefined,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  const client = new Client({ name: "progress-cancel-test", version: "1.0.0" });
-  await client.connect(clientSide);
-  return {
-    client,
-    close: async () => {
-      await client.close();
-      await server.close();
-    },
-  };
+/** The era the suites below run in (each runs once per era). */
+let era: Era = "2025-11-25";
+
+/** A fresh server (empty checkpoint cache) connected to an SDK client in this process, in `era`. */
+function connect(): Promise<{ client: Client; close: () => Promise<void> }> {
+  const build = () => buildServer({ limits: { ...DEFAULTS, maxResultChars: 200_000 }, directories: [root], log: () => undefined });
+  return connectStdioEntry(build, era);
 }
 
 /** Calls a tool with `onprogress`; returns the result and every progress notification seen. */
 async function callWithProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ result: CallToolResult; seen: Progress[] }> {
   const seen: Progress[] = [];
-  const result = (await client.callTool({ name, arguments: args }, CallToolResultSchema, {
-    onprogress: (p) => seen.push(p),
-  })) as CallToolResult;
+  const result = (await client.callTool(
+    { name, arguments: args },
+    {
+      onprogress: (p) => seen.push(p),
+    },
+  )) as CallToolResult;
   return { result, seen };
 }
 
@@ -126,13 +118,16 @@ async function callWithProgress(client: Client, name: string, args: Record<strin
 async function cancelAfterFirstProgress(client: Client, name: string, args: Record<string, unknown>): Promise<{ error: unknown; seen: Progress[] }> {
   const controller = new AbortController();
   const seen: Progress[] = [];
-  const call = client.callTool({ name, arguments: args }, CallToolResultSchema, {
-    signal: controller.signal,
-    onprogress: (p) => {
-      seen.push(p);
-      controller.abort(new Error("cancelled by the test"));
+  const call = client.callTool(
+    { name, arguments: args },
+    {
+      signal: controller.signal,
+      onprogress: (p) => {
+        seen.push(p);
+        controller.abort(new Error("cancelled by the test"));
+      },
     },
-  });
+  );
   const error = await call.then(
     () => undefined,
     (e: unknown) => e,
@@ -153,125 +148,132 @@ function expectIncreasing(seen: Progress[]): void {
 
 const openFds = (): number => readdirSync("/proc/self/fd").length;
 
-describe("progress notifications", () => {
-  it("directory_tree reports strictly increasing progress and still returns the tree", async () => {
-    const { client, close } = await connect();
-    try {
-      const { result, seen } = await callWithProgress(client, "directory_tree", { path: tree });
-      expect(result.isError ?? false).toBe(false);
-      expect(textOf(result)).toMatch(/^\[\n {2}\{\n {4}"name": "t\d+"/);
-      expectIncreasing(seen);
-      expect(seen.at(-1)!.progress).toBeLessThanOrEqual(TREE_ENTRIES);
-    } finally {
-      await close();
-    }
-  });
+for (const each of ERAS)
+  describe(`protocol ${each}`, () => {
+    beforeAll(() => {
+      era = each;
+    });
 
-  it("search_files reports strictly increasing progress and finds the files", async () => {
-    const { client, close } = await connect();
-    try {
-      const { result, seen } = await callWithProgress(client, "search_files", { path: tree, pattern: "**/*.txt" });
-      expect(result.isError ?? false).toBe(false);
-      expect(textOf(result).split("\n")[0]).toMatch(/\.txt$/);
-      expectIncreasing(seen);
-      expect(seen.at(-1)!.progress).toBeLessThanOrEqual(TREE_ENTRIES);
-    } finally {
-      await close();
-    }
-  });
+    describe("progress notifications", () => {
+      it("directory_tree reports strictly increasing progress and still returns the tree", async () => {
+        const { client, close } = await connect();
+        try {
+          const { result, seen } = await callWithProgress(client, "directory_tree", { path: tree });
+          expect(result.isError ?? false).toBe(false);
+          expect(textOf(result)).toMatch(/^\[\n {2}\{\n {4}"name": "t\d+"/);
+          expectIncreasing(seen);
+          expect(seen.at(-1)!.progress).toBeLessThanOrEqual(TREE_ENTRIES);
+        } finally {
+          await close();
+        }
+      });
 
-  it("a walk whose only progress comes just before its end still delivers it before the result", async () => {
-    // t0 holds 1,010 entries: the walker reports at the 1,000th, and the last ten follow without a pause,
-    // so the result is ready a few microtasks after the notification was handed to the SDK.
-    const { client, close } = await connect();
-    try {
-      for (const name of ["search_files", "directory_tree"]) {
-        const { result, seen } = await callWithProgress(client, name, { path: path.join(tree, "t0"), pattern: "**/*.txt" });
-        expect(result.isError ?? false, name).toBe(false);
-        expect(
-          seen.map((p) => p.progress),
-          name,
-        ).toEqual([1000]);
-      }
-    } finally {
-      await close();
-    }
-  });
+      it("search_files reports strictly increasing progress and finds the files", async () => {
+        const { client, close } = await connect();
+        try {
+          const { result, seen } = await callWithProgress(client, "search_files", { path: tree, pattern: "**/*.txt" });
+          expect(result.isError ?? false).toBe(false);
+          expect(textOf(result).split("\n")[0]).toMatch(/\.txt$/);
+          expectIncreasing(seen);
+          expect(seen.at(-1)!.progress).toBeLessThanOrEqual(TREE_ENTRIES);
+        } finally {
+          await close();
+        }
+      });
 
-  it("a cold read of a big file reports strictly increasing progress within the file size", async () => {
-    const { client, close } = await connect();
-    try {
-      const { result, seen } = await callWithProgress(client, "read_text_file", { path: bigFile });
-      expect(result.isError ?? false).toBe(false);
-      expect(textOf(result)).toMatch(/Call again with offset=\d+ to continue\.\]$/);
-      expectIncreasing(seen);
-      expect(seen.at(-1)!.progress).toBeLessThanOrEqual(BIG_FILE_BYTES);
-    } finally {
-      await close();
-    }
-  });
-});
+      it("a walk whose only progress comes just before its end still delivers it before the result", async () => {
+        // t0 holds 1,010 entries: the walker reports at the 1,000th, and the last ten follow without a pause,
+        // so the result is ready a few microtasks after the notification was handed to the SDK.
+        const { client, close } = await connect();
+        try {
+          for (const name of ["search_files", "directory_tree"]) {
+            const { result, seen } = await callWithProgress(client, name, { path: path.join(tree, "t0"), pattern: "**/*.txt" });
+            expect(result.isError ?? false, name).toBe(false);
+            expect(
+              seen.map((p) => p.progress),
+              name,
+            ).toEqual([1000]);
+          }
+        } finally {
+          await close();
+        }
+      });
 
-describe("cancellation", () => {
-  it("a cancelled search_files rejects, stops walking before the end, and the server answers afterwards", async () => {
-    const { client, close } = await connect();
-    try {
-      walks.length = 0;
-      const { error, seen } = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.txt" });
-      expect(String(error)).toMatch(/cancelled by the test/);
-      expect(seen).toHaveLength(1);
-      expect(seen[0]!.progress).toBeLessThan(TREE_ENTRIES);
-      expect(walks).toHaveLength(1);
-      expect(await walks[0]!.outcome).toBe("aborted");
-      expect(walks[0]!.entered).toBeLessThan(TREE_ENTRIES);
+      it("a cold read of a big file reports strictly increasing progress within the file size", async () => {
+        const { client, close } = await connect();
+        try {
+          const { result, seen } = await callWithProgress(client, "read_text_file", { path: bigFile });
+          expect(result.isError ?? false).toBe(false);
+          expect(textOf(result)).toMatch(/Call again with offset=\d+ to continue\.\]$/);
+          expectIncreasing(seen);
+          expect(seen.at(-1)!.progress).toBeLessThanOrEqual(BIG_FILE_BYTES);
+        } finally {
+          await close();
+        }
+      });
+    });
 
-      const sub = path.join(tree, "t0");
-      const after = (await client.callTool({ name: "search_files", arguments: { path: sub, pattern: "**/*.txt" } })) as CallToolResult;
-      expect(after.isError ?? false).toBe(false);
-      const lines = textOf(after).split("\n");
-      expect(lines).toHaveLength(SUB * (FILES / 2));
-      expect(lines.every((l) => l.startsWith(`${sub}${path.sep}`) && l.endsWith(".txt"))).toBe(true);
-      expect(walks).toHaveLength(2);
-      expect(await walks[1]!.outcome).toBe("finished");
-      expect(walks[1]!.entered).toBe(SUB + SUB * FILES);
-    } finally {
-      await close();
-    }
-  });
+    describe("cancellation", () => {
+      it("a cancelled search_files rejects, stops walking before the end, and the server answers afterwards", async () => {
+        const { client, close } = await connect();
+        try {
+          walks.length = 0;
+          const { error, seen } = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.txt" });
+          expect(String(error)).toMatch(/cancelled by the test/);
+          expect(seen).toHaveLength(1);
+          expect(seen[0]!.progress).toBeLessThan(TREE_ENTRIES);
+          expect(walks).toHaveLength(1);
+          expect(await walks[0]!.outcome).toBe("aborted");
+          expect(walks[0]!.entered).toBeLessThan(TREE_ENTRIES);
 
-  it("a cancelled directory_tree stops walking before the end", async () => {
-    const { client, close } = await connect();
-    try {
-      walks.length = 0;
-      const { error } = await cancelAfterFirstProgress(client, "directory_tree", { path: tree });
-      expect(String(error)).toMatch(/cancelled by the test/);
-      expect(walks).toHaveLength(1);
-      expect(await walks[0]!.outcome).toBe("aborted");
-      expect(walks[0]!.entered).toBeLessThan(TREE_ENTRIES);
-    } finally {
-      await close();
-    }
-  });
+          const sub = path.join(tree, "t0");
+          const after = (await client.callTool({ name: "search_files", arguments: { path: sub, pattern: "**/*.txt" } })) as CallToolResult;
+          expect(after.isError ?? false).toBe(false);
+          const lines = textOf(after).split("\n");
+          expect(lines).toHaveLength(SUB * (FILES / 2));
+          expect(lines.every((l) => l.startsWith(`${sub}${path.sep}`) && l.endsWith(".txt"))).toBe(true);
+          expect(walks).toHaveLength(2);
+          expect(await walks[1]!.outcome).toBe("finished");
+          expect(walks[1]!.entered).toBe(SUB + SUB * FILES);
+        } finally {
+          await close();
+        }
+      });
 
-  it.skipIf(process.platform !== "linux")("repeated cancelled walks and reads leave no file descriptors open", async () => {
-    const { client, close } = await connect();
-    try {
-      const before = openFds();
-      walks.length = 0;
-      for (let i = 0; i < 5; i++) {
-        const search = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.md" });
-        expect(String(search.error)).toMatch(/cancelled by the test/);
-        const read = await cancelAfterFirstProgress(client, "read_text_file", { path: bigFile, offset: 0 });
-        expect(String(read.error)).toMatch(/cancelled by the test/);
-      }
-      const outcomes = await Promise.all(walks.map((w) => w.outcome));
-      expect(outcomes).toEqual(Array(5).fill("aborted"));
-      // A full call afterwards proves the server is healthy and lets in-flight directory reads settle.
-      const info = (await client.callTool({ name: "get_file_info", arguments: { path: bigFile } })) as CallToolResult;
-      expect(textOf(info)).toContain(`size: ${BIG_FILE_BYTES}`);
-      expect(openFds()).toBeLessThanOrEqual(before + 2);
-    } finally {
-      await close();
-    }
+      it("a cancelled directory_tree stops walking before the end", async () => {
+        const { client, close } = await connect();
+        try {
+          walks.length = 0;
+          const { error } = await cancelAfterFirstProgress(client, "directory_tree", { path: tree });
+          expect(String(error)).toMatch(/cancelled by the test/);
+          expect(walks).toHaveLength(1);
+          expect(await walks[0]!.outcome).toBe("aborted");
+          expect(walks[0]!.entered).toBeLessThan(TREE_ENTRIES);
+        } finally {
+          await close();
+        }
+      });
+
+      it.skipIf(process.platform !== "linux")("repeated cancelled walks and reads leave no file descriptors open", async () => {
+        const { client, close } = await connect();
+        try {
+          const before = openFds();
+          walks.length = 0;
+          for (let i = 0; i < 5; i++) {
+            const search = await cancelAfterFirstProgress(client, "search_files", { path: tree, pattern: "**/*.md" });
+            expect(String(search.error)).toMatch(/cancelled by the test/);
+            const read = await cancelAfterFirstProgress(client, "read_text_file", { path: bigFile, offset: 0 });
+            expect(String(read.error)).toMatch(/cancelled by the test/);
+          }
+          const outcomes = await Promise.all(walks.map((w) => w.outcome));
+          expect(outcomes).toEqual(Array(5).fill("aborted"));
+          // A full call afterwards proves the server is healthy and lets in-flight directory reads settle.
+          const info = (await client.callTool({ name: "get_file_info", arguments: { path: bigFile } })) as CallToolResult;
+          expect(textOf(info)).toContain(`size: ${BIG_FILE_BYTES}`);
+          expect(openFds()).toBeLessThanOrEqual(before + 2);
+        } finally {
+          await close();
+        }
+      });
+    });
   });
-});

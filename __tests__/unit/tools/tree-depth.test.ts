@@ -3,9 +3,7 @@
  * respectGitignore on directory_tree and search_files, whose default (false)
  * leaves upstream's output unchanged.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, InMemoryTransport } from "@modelcontextprotocol/client";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";

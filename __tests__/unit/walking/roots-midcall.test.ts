@@ -11,9 +11,7 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import { CallToolResultSchema, ListRootsRequestSchema, type CallToolResult, type Root } from "@modelcontextprotocol/sdk/types.js";
+import { type CallToolResult, Client, InMemoryTransport, type Root } from "@modelcontextprotocol/client";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { buildServer } from "../../../src/server/index.js";
@@ -29,7 +27,7 @@ let closeAll: () => Promise<void>;
 const rootOf = (dir: string): Root => ({ uri: pathToFileURL(dir).href });
 const textOf = (r: CallToolResult): string => (r.content[0]?.type === "text" ? r.content[0].text : "");
 const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
-  (await client.callTool({ name, arguments: args }, CallToolResultSchema)) as CallToolResult;
+  (await client.callTool({ name, arguments: args })) as CallToolResult;
 const allowed = async (): Promise<string> => textOf(await call("list_allowed_directories", {}));
 
 beforeEach(async () => {
@@ -44,7 +42,7 @@ beforeEach(async () => {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "roots-midcall-test", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });
-  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots }));
+  client.setRequestHandler("roots/list", () => ({ roots }));
   await client.connect(clientSide);
   await expect.poll(allowed).toBe(`Allowed directories:\n${path.join(base, "project")}`);
   closeAll = async () => {

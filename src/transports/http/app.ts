@@ -5,10 +5,11 @@
  * the sessions. Anything else is 404.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
+import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { isRefused, type Authenticator } from "./auth.js";
 import { corsHeaders, hostAllowed, originAllowed } from "./headers.js";
-import { refuse, type Sessions } from "./sessions.js";
+import { refuse } from "./refuse.js";
+import type { Sessions } from "./sessions.js";
 
 /** The MCP endpoint's path. */
 export const MCP_PATH = "/mcp";

@@ -6,7 +6,7 @@
  * requireBearerAuth is Express middleware and labels a missing token
  * invalid_token; this is the same check for node:http, with the SDK's error codes.
  */
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { AuthInfo } from "@modelcontextprotocol/server";
 import { SCOPE_READ, SCOPE_WRITE, TokenRejected, type JwtVerifier } from "./oauth.js";
 import type { StaticTokens } from "./tokens.js";
 

@@ -8,7 +8,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ServerResponse } from "node:http";
-import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/sdk/types.js";
+import type { JSONRPCMessage, RequestId } from "@modelcontextprotocol/server";
 
 /** The exchange whose request the transport is handling now (the transport hands us messages, not requests). */
 export const currentExchange = new AsyncLocalStorage<Exchange>();

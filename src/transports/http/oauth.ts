@@ -5,8 +5,8 @@
  * URL, `exp` and `nbf` — and the Protected Resource Metadata (RFC 9728)
  * that tells clients which issuer to ask. No cryptography is written here.
  */
-import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { discoverAuthorizationServerMetadata } from "@modelcontextprotocol/client";
+import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from "jose";
 
 /** The scope that gives the tools that only read. */
@@ -59,7 +59,8 @@ export interface JwtVerifier {
  */
 export async function discoverJwksUrl(issuer: string): Promise<string> {
   const fetchFn = (url: string | URL, init?: RequestInit) => fetch(url, { ...init, signal: AbortSignal.timeout(DISCOVERY_TIMEOUT_MS) });
-  const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn });
+  // SDK v2 throws on a network failure where 1.x answered undefined: both mean the issuer could not be read.
+  const metadata = await discoverAuthorizationServerMetadata(issuer, { fetchFn }).catch(() => undefined);
   if (!metadata) {
     throw new Error(`no OAuth or OpenID Connect metadata could be read from the issuer ${issuer} (is it reachable?); pass --oauth-jwks-url`);
   }

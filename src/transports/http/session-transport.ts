@@ -1,5 +1,5 @@
 /**
- * SessionTransport: the SDK's StreamableHTTPServerTransport with the
+ * SessionTransport: the SDK's NodeStreamableHTTPServerTransport with the
  * promises of SPEC §13 kept per session (§17). Everything on the wire is the
  * SDK's; around it:
  * - requests start through a RequestFlow (at most MAX_IN_FLIGHT at once,
@@ -12,10 +12,16 @@
  *   client's connection is not held open forever.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import type { Transport, TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
+import {
+  type AuthInfo,
+  ProtocolErrorCode as ErrorCode,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
+  type Transport,
+  type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import { RequestFlow, requestKey } from "../flow.js";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 import { currentExchange, Exchange } from "./exchange.js";
@@ -50,7 +56,7 @@ export class SessionTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
 
-  private readonly inner: StreamableHTTPServerTransport;
+  private readonly inner: NodeStreamableHTTPServerTransport;
   private readonly flow: RequestFlow<Received>;
   private readonly exchangeOf = new Map<string, Exchange>();
   private standalone: Exchange | undefined;
@@ -61,7 +67,7 @@ export class SessionTransport implements Transport {
     private readonly lane: Lane,
     options: { sessionIdGenerator?: () => string; onsessioninitialized?: (id: string) => void; onsessionclosed?: (id: string) => void },
   ) {
-    this.inner = new StreamableHTTPServerTransport({ ...options, maxRequestBodySize: MAX_REQUEST_LINE_BYTES });
+    this.inner = new NodeStreamableHTTPServerTransport({ ...options, maxRequestBodySize: MAX_REQUEST_LINE_BYTES });
     this.flow = new RequestFlow<Received>(
       ({ message, extra }) => this.onmessage?.(message, extra),
       () => lane.unsent(),

@@ -10,10 +10,11 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import type { RootsMode } from "../../server/roots.js";
 import { Lane } from "./lane.js";
+import { refuse } from "./refuse.js";
+import { isModernRequest, ModernRequests } from "./modern.js";
 import { SessionTransport, type TrafficStats } from "./session-transport.js";
 
 /** What the registry needs from the outside: a server factory, the limits of sessions, and the log. */
@@ -44,13 +45,6 @@ interface Session {
   timer?: NodeJS.Timeout;
 }
 
-/** Writes a JSON-RPC error body with id null, as the SDK's transport does for refusals before any message is read. */
-export function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  if (res.headersSent) return void res.end();
-  res.writeHead(status, { "Content-Type": "application/json", ...headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code: -32000, message }, id: null }));
-}
-
 const short = (id: string): string => id.slice(0, 8);
 
 /** Creates, finds, expires and closes sessions, and serves requests through them. */
@@ -60,12 +54,21 @@ export class Sessions {
   private readonly statelessLane = new Lane();
   private readonly stateless = new Set<SessionTransport>();
   private closing = false;
+  private readonly modern: ModernRequests;
 
-  constructor(private readonly options: SessionOptions) {}
+  constructor(private readonly options: SessionOptions) {
+    // 2026-07-28 requests narrow by the roots each one carries back, never by a session's.
+    this.modern = new ModernRequests({
+      build: (auth) => options.build("narrow", options.log, auth),
+      maxInFlight: options.maxSessions,
+      log: options.log,
+    });
+  }
 
   /** Serves one request to /mcp from `principal`. */
   async handle(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined, principal: string): Promise<void> {
     if (this.closing) return refuse(res, 503, "The server is shutting down", { Connection: "close" });
+    if (isModernRequest(req)) return this.modern.handle(req, res, auth);
     if (this.options.stateless) return this.serveStateless(req, res, auth);
     const header = req.headers["mcp-session-id"];
     if (typeof header === "string") {
@@ -168,7 +171,7 @@ export class Sessions {
     await session.server.close();
   }
 
-  /** Every open session's traffic, and the stateless requests' as one entry. */
+  /** Every open session's traffic, the stateless requests' as one entry, and the 2026-07-28 requests' as another. */
   stats(): SessionStats[] {
     const all = [...this.open.values()].map((s) => ({ id: short(s.id), ...s.transport.stats() }));
     if (this.stateless.size > 0) {
@@ -184,6 +187,11 @@ export class Sessions {
         largestHeld: lane.largestHeld(),
         responses: lane.exchanges.size,
       });
+    }
+    const modern = this.modern.busy();
+    if (modern > 0) {
+      const unsent = this.modern.unsent();
+      all.push({ id: "2026-07-28", inFlight: modern, queued: 0, droppedProgress: 0, unsent, largestHeld: unsent, responses: modern });
     }
     return all;
   }
@@ -203,6 +211,7 @@ export class Sessions {
     this.closing = true;
     this.statelessLane.release();
     const sessions = [...this.open.values()];
+    await this.modern.close();
     await Promise.all([...this.stateless].map((t) => t.abandon("The call was stopped: the server is shutting down")));
     await Promise.all(sessions.map((s) => this.close(s, "closed: the server is shutting down")));
   }

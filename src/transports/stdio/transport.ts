@@ -14,8 +14,7 @@
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type Transport } from "@modelcontextprotocol/server";
 import { formatCount } from "../../kernel/bounded.js";
 import { RequestFlow } from "../flow.js";
 import { classifyLine, refusal, type Verdict } from "../guards.js";

@@ -14,7 +14,7 @@ import { discoverOAuthProtectedResourceMetadata } from "@modelcontextprotocol/sd
 import { OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWTPayload } from "jose";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { tempDir } from "../../../support/fixtures.js";
 import { connectHttp, INITIALIZE, mcpHeaders, startHttp, type Running } from "../../../support/http.js";
@@ -154,9 +154,9 @@ describe("static tokens", () => {
 
   it("hands the SDK's transport, and with it the tools, requests without the Authorization header", async () => {
     const seen: string[][] = [];
-    const handle = StreamableHTTPServerTransport.prototype.handleRequest;
-    const captured = vi.spyOn(StreamableHTTPServerTransport.prototype, "handleRequest").mockImplementation(function (
-      this: StreamableHTTPServerTransport,
+    const handle = NodeStreamableHTTPServerTransport.prototype.handleRequest;
+    const captured = vi.spyOn(NodeStreamableHTTPServerTransport.prototype, "handleRequest").mockImplementation(function (
+      this: NodeStreamableHTTPServerTransport,
       req,
       res,
       body,

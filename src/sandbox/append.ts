@@ -123,7 +123,7 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
  * Appends `content` to `real` (a validated path; created if missing) as one indivisible change; returns
  * how the file ended before. Failures say that nothing was appended.
  */
-export function appendText(c: Confinement, real: string, content: string): Promise<Ending> {
+export function appendText(c: Confinement, real: string, content: string, signal?: AbortSignal): Promise<Ending> {
   const text = Buffer.from(content, "utf8");
   return c.inParent(real, "append to", async (t) => {
     const unchanged = `nothing was appended: ${t.shown} is as it was`;
@@ -142,7 +142,7 @@ export function appendText(c: Confinement, real: string, content: string): Promi
             if (errnoCode(err) !== CHANGED || attempt === ATTEMPTS) throw err;
           }
         }
-      });
+      }, { signal });
     } catch (err) {
       if (errnoCode(err) === CHANGED) {
         throw new SafeFsError(`Cannot append to ${t.shown}: another program kept changing it (${ATTEMPTS} tries); ${unchanged}`, { cause: err });

@@ -61,6 +61,29 @@ export class Confinement {
     return this.dirs.some((dir) => path.resolve(dir) === abs);
   }
 
+  /** The allowed directory that lies below `abs` (lexically), which `abs` therefore holds; undefined when none does. */
+  allowedUnder(abs: string): string | undefined {
+    return this.dirs.find((dir) => path.resolve(dir).startsWith(abs + path.sep));
+  }
+
+  /**
+   * The allowed directory that the directory at `real` (lstat `st`) is or holds, compared by identity, so
+   * that no spelling of it (a link on the way, another case) slips by: `real` itself or any ancestor of an
+   * allowed directory that lies inside them is the same directory as `st`. Undefined when it holds none.
+   */
+  async allowedHeldBy(real: string, st: BigIntStats): Promise<string | undefined> {
+    for (const dir of this.dirs) {
+      const lexical = path.resolve(dir);
+      if (lexical === real || lexical.startsWith(real + path.sep)) return dir;
+      for (let p = lexical; this.inside(p); p = path.dirname(p)) {
+        const at = await fs.lstat(p, { bigint: true }).catch(() => undefined);
+        if (at !== undefined && at.dev === st.dev && at.ino === st.ino) return dir;
+        if (path.dirname(p) === p) break;
+      }
+    }
+    return undefined;
+  }
+
   /** The one refusal for a path that leads outside (SPEC §13): it names `shown` and nothing that lies outside. */
   denied(shown: string): SafeFsError {
     return accessDenied(shown, this.dirs);

@@ -271,7 +271,7 @@ export async function copyEntry(c: Confinement, source: string, destination: str
       try {
         // Refusals first, before the lock: a refused call leaves the directory as it was.
         await checkCopy(c, src, dst, o, true);
-        return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { placeholder: true });
+        return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { signal: o.signal });
       } catch (err) {
         if (errnoCode(err) === "ECANCELED") throw new SafeFsError(`Copy of ${o.source} cancelled; ${nothing}`, { cause: err, code: "ECANCELED" });
         if (err instanceof SafeFsError && (err.code === "EEXIST" || err.code === "EISDIR" || err.code === "EACCES")) throw err;

@@ -114,7 +114,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
         } finally {
           await old.close();
         }
-      });
+      }, { signal: options.signal });
     } catch (err) {
       if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
       if (engineFailed) throw err;

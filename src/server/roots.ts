@@ -51,17 +51,35 @@ export function narrowRoots(roots: readonly string[], ceiling: readonly string[]
   return { kept, ignored };
 }
 
+/**
+ * Narrow mode's directories from `roots`: each root judged by its real directory, so that one spelled through
+ * a symlink inside the ceiling that leads outside it is ignored (and said so), never kept as a spelling that
+ * every call would then be denied. The symlinked spelling is kept beside the real one only when that is inside.
+ */
+async function narrowEach(roots: readonly { uri: string }[], ceiling: readonly string[], log: (line: string) => void): Promise<string[]> {
+  const next: string[] = [];
+  for (const root of roots) {
+    // The real directory first, then the as-given spelling when it differs (roots-utils.ts).
+    const forms = await getValidRootDirectories([root]);
+    const real = forms[0];
+    if (real === undefined) continue;
+    const { kept, ignored } = narrowRoots([real], ceiling);
+    if (ignored.length > 0) {
+      const how = forms.length > 1 ? " through a symbolic link" : "";
+      log(`Ignoring root ${root.uri}: it leads${how} outside the directories this server was started with`);
+      continue;
+    }
+    const inside = isPathWithinAllowedDirectories(real, ceiling) ? forms.filter((form) => isPathWithinAllowedDirectories(form, ceiling)) : kept;
+    for (const dir of inside) if (!next.includes(dir)) next.push(dir);
+  }
+  return next;
+}
+
 /** Installs the roots handling of `mode` on `server`, starting from `directories`. */
 export function followRoots(server: Server, mode: RootsMode, directories: readonly string[], log: (line: string) => void): RootsFollower {
   let allowed: readonly string[] = [...directories];
   const apply = async (roots: readonly { uri: string }[]): Promise<void> => {
-    const valid = await getValidRootDirectories(roots);
-    let next = valid;
-    if (mode === "narrow") {
-      const { kept, ignored } = narrowRoots(valid, directories);
-      for (const root of ignored) log(`Ignoring root ${root}: it is outside the directories this server was started with`);
-      next = kept;
-    }
+    const next = mode === "narrow" ? await narrowEach(roots, directories, log) : await getValidRootDirectories(roots);
     if (next.length === 0) {
       log("No valid root directories provided by client; keeping the current allowed directories");
       return;

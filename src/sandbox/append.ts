@@ -134,15 +134,20 @@ export function appendText(c: Confinement, real: string, content: string, signal
     if (pre !== undefined && !pre.isFile()) refuseNonFile(t, pre);
     if (pre !== undefined) assertWritable(pre, t.shown, "append to");
     try {
-      return await underSwapLock(c, t, async (held) => {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await appendOnce(c, held, text);
-          } catch (err) {
-            if (errnoCode(err) !== CHANGED || attempt === ATTEMPTS) throw err;
+      return await underSwapLock(
+        c,
+        t,
+        async (held) => {
+          for (let attempt = 1; ; attempt++) {
+            try {
+              return await appendOnce(c, held, text);
+            } catch (err) {
+              if (errnoCode(err) !== CHANGED || attempt === ATTEMPTS) throw err;
+            }
           }
-        }
-      }, { signal });
+        },
+        { signal },
+      );
     } catch (err) {
       if (errnoCode(err) === CHANGED) {
         throw new SafeFsError(`Cannot append to ${t.shown}: another program kept changing it (${ATTEMPTS} tries); ${unchanged}`, { cause: err });

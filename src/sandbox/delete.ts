@@ -67,46 +67,51 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
     // Refusals first, before the lock: a refused call leaves the directory as it was.
     const first = await checkDelete(c, t, shown, options);
     if (first.isDirectory() && !options.recursive) await refuseNonEmpty(t, shown);
-    return underSwapLock(c, t, async () => {
-      // Taking the lock from a server (of an earlier version) that died mid-copy or mid-move removes the empty
-      // placeholder it left at this name: what was asked for is then gone, which is what a delete promises.
-      const st = await checkDelete(c, t, shown, options).catch((err: unknown) => {
-        if (errnoCode(err) === "ENOENT") return undefined;
-        throw err;
-      });
-      if (st === undefined) return { kind: kindOf(first), entries: 0 };
-      if (!st.isDirectory()) {
-        await fs.unlink(t.at).catch((err: unknown) => {
-          throw wrapError(err, context);
+    return underSwapLock(
+      c,
+      t,
+      async () => {
+        // Taking the lock from a server (of an earlier version) that died mid-copy or mid-move removes the empty
+        // placeholder it left at this name: what was asked for is then gone, which is what a delete promises.
+        const st = await checkDelete(c, t, shown, options).catch((err: unknown) => {
+          if (errnoCode(err) === "ENOENT") return undefined;
+          throw err;
         });
-        return { kind: kindOf(st), entries: 0 };
-      }
-      if (!options.recursive) {
-        await removeEmptyDirectory(t, shown).catch((err: unknown) => {
-          throw wrapError(err, context);
-        });
-        return { kind: "directory", entries: 0 };
-      }
-      let entries = 0;
-      try {
-        const dir = await strategy().hold(t.dir, t.name, { dev: st.dev, ino: st.ino });
+        if (st === undefined) return { kind: kindOf(first), entries: 0 };
+        if (!st.isDirectory()) {
+          await fs.unlink(t.at).catch((err: unknown) => {
+            throw wrapError(err, context);
+          });
+          return { kind: kindOf(st), entries: 0 };
+        }
+        if (!options.recursive) {
+          await removeEmptyDirectory(t, shown).catch((err: unknown) => {
+            throw wrapError(err, context);
+          });
+          return { kind: "directory", entries: 0 };
+        }
+        let entries = 0;
         try {
-          entries = await emptyTree(dir, { signal: options.signal, onDeleted: options.onProgress });
-        } finally {
-          await dir.close();
+          const dir = await strategy().hold(t.dir, t.name, { dev: st.dev, ino: st.ino });
+          try {
+            entries = await emptyTree(dir, { signal: options.signal, onDeleted: options.onProgress });
+          } finally {
+            await dir.close();
+          }
+          await fs.rmdir(t.at);
+        } catch (err) {
+          const done = err instanceof PartlyDeleted ? err.deleted : entries;
+          const cause = err instanceof PartlyDeleted ? err.reason : err;
+          const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there`;
+          if (errnoCode(cause) === "ECANCELED") {
+            throw new SafeFsError(`Deleting ${shown} was cancelled: ${rest}`, { cause, code: "ECANCELED" });
+          }
+          throw wrapError(cause, context).withNote(rest);
         }
-        await fs.rmdir(t.at);
-      } catch (err) {
-        const done = err instanceof PartlyDeleted ? err.deleted : entries;
-        const cause = err instanceof PartlyDeleted ? err.reason : err;
-        const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there`;
-        if (errnoCode(cause) === "ECANCELED") {
-          throw new SafeFsError(`Deleting ${shown} was cancelled: ${rest}`, { cause, code: "ECANCELED" });
-        }
-        throw wrapError(cause, context).withNote(rest);
-      }
-      return { kind: "directory", entries };
-    }, { signal: options.signal });
+        return { kind: "directory", entries };
+      },
+      { signal: options.signal },
+    );
   });
 }
 
@@ -124,7 +129,13 @@ async function checkDelete(c: Confinement, t: Target, shown: string, options: De
   if (!st.isDirectory() && options.wantsDir) throw notADirectory(shown);
   const held = st.isDirectory() ? await c.allowedHeldBy(path.join(t.dir.real, t.name), st) : undefined;
   if (held !== undefined) {
-    throw refused({ kind: "holdsAllowed", action: "delete", path: shown, allowed: held, itself: path.resolve(held) === path.join(t.dir.real, t.name) });
+    throw refused({
+      kind: "holdsAllowed",
+      action: "delete",
+      path: shown,
+      allowed: held,
+      itself: path.resolve(held) === path.join(t.dir.real, t.name),
+    });
   }
   return st;
 }

@@ -46,17 +46,20 @@ export type Refusal =
   /** A change cancelled while it waited for the lock of `path`. */
   | { kind: "lockCancelled"; path: string }
   /** A move or delete of `path`, which is (`itself`) or holds the allowed directory `allowed`. */
-  | { kind: "holdsAllowed"; action: "move" | "delete"; path: string; allowed: string; itself: boolean };
+  | { kind: "holdsAllowed"; action: "move" | "delete"; path: string; allowed: string; itself: boolean }
+  /** A change of `path` whose temp or lock name is taken by (a directory holding) the allowed directory `allowed`. */
+  | { kind: "allowedAtServerName"; path: string; allowed: string };
 
 const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   reservedName: "EINVAL",
   lockTimeout: "ETIMEDOUT",
   lockCancelled: "ECANCELED",
   holdsAllowed: "EPERM",
+  allowedAtServerName: "EPERM",
 };
 
 /** The one wording of each refusal. */
-export function refusalText(r: Refusal): string {
+function refusalText(r: Refusal): string {
   switch (r.kind) {
     case "reservedName":
       return `Refused ${r.path}: ${r.name} is a name this server keeps for its own temp and lock files; no tool reads, writes, moves, copies or deletes it. Use another name`;
@@ -70,6 +73,8 @@ export function refusalText(r: Refusal): string {
       return r.itself
         ? `Cannot ${r.action} ${r.path}: it is one of the allowed directories (${r.allowed}); only what is inside them can be ${r.action === "move" ? "moved" : "deleted"}`
         : `Cannot ${r.action} ${r.path}: it holds one of the allowed directories (${r.allowed}), which cannot be ${r.action === "move" ? "moved" : "deleted"}`;
+    case "allowedAtServerName":
+      return `Cannot change ${r.path}: one of the allowed directories (${r.allowed}) sits at a name this server keeps for its own temp and lock files; nothing was changed`;
   }
 }
 

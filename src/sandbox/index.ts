@@ -29,7 +29,7 @@ import { creatableInside, entryInside, validateInside, type Entry } from "./requ
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
+import { type Intent, type LockOwner, lockIsStale, lockTextFor, lockTiming, parseOwner } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
@@ -347,6 +347,8 @@ export const __testing = {
   tempName: (name: string): string => tempNameOf(name),
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
   lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseOwner(text), ageMs, runs),
+  /** How long a change waits for a live holder's swap lock (tests shorten it), and the waits and their timers in progress. */
+  lockTiming,
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */

@@ -149,12 +149,17 @@ export function writeWhole(c: Confinement, real: string, content: string, signal
     assertReplaceable(existing, t.shown);
     if (existing) assertWritable(existing, t.shown, "write");
     try {
-      await underSwapLock(c, t, async (held) => {
-        existing = await t.lstat();
-        assertReplaceable(existing, t.shown);
-        if (existing) assertWritable(existing, t.shown, "write");
-        await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
-      }, { signal });
+      await underSwapLock(
+        c,
+        t,
+        async (held) => {
+          existing = await t.lstat();
+          assertReplaceable(existing, t.shown);
+          if (existing) assertWritable(existing, t.shown, "write");
+          await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
+        },
+        { signal },
+      );
     } catch (err) {
       if (err instanceof SafeFsError) throw err;
       const kept = existing ? `${t.shown} keeps its previous content` : "no file was created";

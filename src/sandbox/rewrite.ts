@@ -87,34 +87,39 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
     // The engine's own errors (no match, too large…) are its report and pass through unworded.
     let engineFailed = false;
     try {
-      return await underSwapLock(c, t, async (held) => {
-        // The handle stays open until after the swap: it is how a write to the old
-        // file that slipped in just before is noticed (keepLateWrites).
-        const { handle: old, stat: before } = await openRegularIn(c, t);
-        try {
-          assertWritable(before, t.shown, "edit");
-          const source = new DigestingSource(old, Number(before.size), true, t.shown);
-          const { value, written } = await replaceWith(
-            held,
-            before,
-            async (temp) => {
-              engineFailed = true;
-              const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
-              engineFailed = false;
-              const digest = await source.digest();
-              checkAborted(options.signal, t.shown);
-              return { report, digest };
-            },
-            async () => {
-              if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
-            },
-          );
-          const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
-          return { value: value.report, appendedBytes };
-        } finally {
-          await old.close();
-        }
-      }, { signal: options.signal });
+      return await underSwapLock(
+        c,
+        t,
+        async (held) => {
+          // The handle stays open until after the swap: it is how a write to the old
+          // file that slipped in just before is noticed (keepLateWrites).
+          const { handle: old, stat: before } = await openRegularIn(c, t);
+          try {
+            assertWritable(before, t.shown, "edit");
+            const source = new DigestingSource(old, Number(before.size), true, t.shown);
+            const { value, written } = await replaceWith(
+              held,
+              before,
+              async (temp) => {
+                engineFailed = true;
+                const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
+                engineFailed = false;
+                const digest = await source.digest();
+                checkAborted(options.signal, t.shown);
+                return { report, digest };
+              },
+              async () => {
+                if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
+              },
+            );
+            const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
+            return { value: value.report, appendedBytes };
+          } finally {
+            await old.close();
+          }
+        },
+        { signal: options.signal },
+      );
     } catch (err) {
       if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
       if (engineFailed) throw err;

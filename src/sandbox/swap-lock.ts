@@ -24,7 +24,7 @@ import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
-import { errnoCode, type LockHolderShown, refused, SafeFsError, wrapError } from "./errors.js";
+import { errnoCode, type LockHolderShown, refused, wrapError } from "./errors.js";
 import { LOCK_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { lockNameOf, tempNameOf } from "./names.js";
@@ -80,12 +80,15 @@ function machineId(): string {
 
 const HERE: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), host: machineId() };
 
-/** The mode of an empty placeholder directory a holder may make at its entry (a directory moved or copied there). */
-export const PLACEHOLDER_MODE = 0o700;
+/**
+ * The mode of the empty placeholder directory a holder of an earlier version of this server made at its entry
+ * before moving or copying a directory there; this one makes none (SPEC §24), but settles what one left.
+ */
+const PLACEHOLDER_MODE = 0o700;
 
 /** What a holder may leave half done if it is killed, for the next holder to finish or undo. */
 export interface Intent {
-  /** It may make an empty placeholder directory at the entry (a directory moved or copied there). */
+  /** It may make an empty placeholder directory at the entry (written only by earlier versions; tests play them). */
   placeholder?: boolean;
   /** It links the file at this real path (inside) to the entry and then unlinks it there (a file moved). */
   movedFrom?: string;
@@ -221,10 +224,8 @@ const asideNameOf = (name: string): string => tempNameOf(lockNameOf(name));
  */
 async function clearServerName(c: Confinement, t: Target, name: string): Promise<void> {
   const real = path.join(t.dir.real, name);
-  const allowed = c.dirs.find((dir) => { const d = path.resolve(dir); return d === real || d.startsWith(real + path.sep); });
-  if (allowed !== undefined) {
-    throw new SafeFsError(`Cannot change ${t.shown}: one of the allowed directories (${allowed}) sits at a name this server keeps for its own temp and lock files`, { code: "EPERM" });
-  }
+  const allowed = c.isAllowedDirectory(real) ? real : c.allowedUnder(real);
+  if (allowed !== undefined) throw refused({ kind: "allowedAtServerName", path: t.shown, allowed });
   await removeEntry(t.dir, name);
 }
 

@@ -76,7 +76,8 @@ export class Confinement {
       const lexical = path.resolve(dir);
       if (lexical === real || lexical.startsWith(real + path.sep)) return dir;
       for (let p = lexical; this.inside(p); p = path.dirname(p)) {
-        const at = await fs.lstat(p, { bigint: true }).catch(() => undefined);
+        // Followed: an allowed directory may be spelled through a link (only identities are compared).
+        const at = await fs.stat(p, { bigint: true }).catch(() => undefined);
         if (at !== undefined && at.dev === st.dev && at.ino === st.ino) return dir;
         if (path.dirname(p) === p) break;
       }

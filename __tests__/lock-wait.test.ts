@@ -75,7 +75,12 @@ describeEachStrategy("a change waiting for a held lock", () => {
   it("gives up at its deadline with a refusal naming the file and the holder", async () => {
     lockTiming.waitMs = 30;
     const error = await new Sandbox([dir]).writeFile(at("f.txt"), "new\n").catch((e: unknown) => e as { refusal?: unknown; message: string });
-    expect(error?.refusal).toEqual({ kind: "lockTimeout", path: at("f.txt"), holder: { pid: process.pid, thisMachine: true }, waitedMs: expect.any(Number) });
+    expect(error?.refusal).toEqual({
+      kind: "lockTimeout",
+      path: at("f.txt"),
+      holder: { pid: process.pid, thisMachine: true },
+      waitedMs: expect.any(Number),
+    });
     expect(error?.message).toContain(`Cannot change ${at("f.txt")}: another call of this server (process ${process.pid} on this machine)`);
     expectNothingWaiting();
     expect(await readFile(at("f.txt"), "utf8")).toBe("old\n");
@@ -85,7 +90,11 @@ describeEachStrategy("a change waiting for a held lock", () => {
     const sandbox = new Sandbox([dir]);
     const first = new AbortController();
     const second = new AbortController();
-    const settle = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e as { refusal?: { kind: string } });
+    const settle = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => e as { refusal?: { kind: string } },
+      );
     const a = settle(sandbox.writeFile(at("f.txt"), "a\n", first.signal));
     await vi.waitFor(() => expect(lockTiming.waiting).toBe(1));
     const b = settle(sandbox.appendFile(at("f.txt"), "b\n", second.signal));

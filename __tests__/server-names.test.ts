@@ -142,7 +142,9 @@ describeEachStrategy("the server's own names", () => {
     lockTiming.waitMs = 200;
     const held = await call("write_file", { path: at("f.txt"), content: "new\n" });
     expect(held.isError, textOf(held)).toBe(true);
-    expect(textOf(held)).toMatch(new RegExp(`^Cannot change ${at("f.txt").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: another call of this server \\(process 1 on this machine\\)`));
+    expect(textOf(held)).toMatch(
+      new RegExp(`^Cannot change ${at("f.txt").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: another call of this server \\(process 1 on this machine\\)`),
+    );
     expect(textOf(held)).not.toMatch(INTERNAL);
     expect(await readFile(at("f.txt"), "utf8")).toBe("old\n");
     // Silent for a minute: gone.

@@ -67,18 +67,18 @@ export class Confinement {
   }
 
   /**
-   * The allowed directory that the directory at `real` (lstat `st`) is or holds, compared by identity, so
-   * that no spelling of it (a link on the way, another case) slips by: `real` itself or any ancestor of an
-   * allowed directory that lies inside them is the same directory as `st`. Undefined when it holds none.
+   * The allowed directory that the directory at `real` (lstat `st`) is (`itself`) or holds, compared by
+   * identity, so that no spelling of it (a link on the way, another case) slips by: `real` itself or any
+   * ancestor of an allowed directory that lies inside them is the same directory as `st`. Undefined when none.
    */
-  async allowedHeldBy(real: string, st: BigIntStats): Promise<string | undefined> {
+  async allowedHeldBy(real: string, st: BigIntStats): Promise<{ allowed: string; itself: boolean } | undefined> {
     for (const dir of this.dirs) {
       const lexical = path.resolve(dir);
-      if (lexical === real || lexical.startsWith(real + path.sep)) return dir;
+      if (lexical === real || lexical.startsWith(real + path.sep)) return { allowed: dir, itself: lexical === real };
       for (let p = lexical; this.inside(p); p = path.dirname(p)) {
         // Followed: an allowed directory may be spelled through a link (only identities are compared).
         const at = await fs.stat(p, { bigint: true }).catch(() => undefined);
-        if (at !== undefined && at.dev === st.dev && at.ino === st.ino) return dir;
+        if (at !== undefined && at.dev === st.dev && at.ino === st.ino) return { allowed: dir, itself: p === lexical };
         if (path.dirname(p) === p) break;
       }
     }

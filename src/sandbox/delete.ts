@@ -128,15 +128,7 @@ async function checkDelete(c: Confinement, t: Target, shown: string, options: De
   if (st === undefined) throw new SafeFsError(`Cannot delete ${shown}: no such file or directory (ENOENT)`, { code: "ENOENT" });
   if (!st.isDirectory() && options.wantsDir) throw notADirectory(shown);
   const held = st.isDirectory() ? await c.allowedHeldBy(path.join(t.dir.real, t.name), st) : undefined;
-  if (held !== undefined) {
-    throw refused({
-      kind: "holdsAllowed",
-      action: "delete",
-      path: shown,
-      allowed: held,
-      itself: path.resolve(held) === path.join(t.dir.real, t.name),
-    });
-  }
+  if (held !== undefined) throw refused({ kind: "holdsAllowed", action: "delete", path: shown, ...held });
   return st;
 }
 

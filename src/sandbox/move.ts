@@ -155,7 +155,7 @@ async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: s
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
   // Whatever spelling named it (a link in its path, another case): the directory itself is compared.
   const holds = before.isDirectory() ? await c.allowedHeldBy(path.join(m.from.dir.real, m.from.name), before) : undefined;
-  if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, allowed: holds, itself: false });
+  if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, ...holds });
   return before;
 }
 

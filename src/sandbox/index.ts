@@ -29,7 +29,8 @@ import { creatableInside, entryInside, validateInside, type Entry } from "./requ
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-import { type Intent, type LockOwner, lockIsStale, lockTextFor, lockTiming, parseOwner } from "./swap-lock.js";
+import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseLock } from "./lock-owner.js";
+import { lockTiming } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
@@ -346,7 +347,7 @@ export const __testing = {
   /** The name of the temp file (or temp tree) beside entry `name`. */
   tempName: (name: string): string => tempNameOf(name),
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
-  lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseOwner(text), ageMs, runs),
+  lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseLock(text)?.owner, ageMs, runs),
   /** How long a change waits for a live holder's swap lock (tests shorten it), and the waits and their timers in progress. */
   lockTiming,
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */

@@ -18,20 +18,17 @@
  * gone once silent for STALE_LOCK_MS. A wait has a deadline (`lockTiming`), ends
  * with the call's cancellation, and leaves no timer behind.
  */
-import { createHash, randomBytes } from "node:crypto";
-import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, type LockHolderShown, refused, wrapError } from "./errors.js";
 import { LOCK_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
+import { HERE, type Intent, type LockText, lockIsStale, lockTextOf, parseLock } from "./lock-owner.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { removeEntry } from "./tree.js";
 
-// Every holder refreshes its lock every HEARTBEAT_MS; one that cannot be verified and is silent this long has gone.
-const STALE_LOCK_MS = 10_000;
+// Every holder refreshes its lock's mtime this often (lock-owner.ts says how long a silent one is honoured).
 const HEARTBEAT_MS = 2_000;
 const MAX_WAIT_STEP_MS = 25;
 // On Windows a lock file exists, empty, for a moment before its text is written.
@@ -49,90 +46,34 @@ export const lockTiming = {
   timers: 0,
 };
 
-/** Who holds a lock: a process (pid and start time) on a machine. */
-export interface LockOwner {
-  pid: number;
-  /** The process's start time as the kernel counts it, or "" where it cannot be read. */
-  start: string;
-  host: string;
-}
-
-/** A process's start time (clock ticks since boot, /proc/<pid>/stat field 22), or "" where there is no /proc. */
-function startTimeOf(pid: number): string {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
-  } catch {
-    return "";
-  }
-}
-
-function machineId(): string {
-  let boot = "";
-  try {
-    boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
-  } catch {
-    // No boot id here: the host name alone tells machines apart.
-  }
-  return createHash("sha256").update(`${os.hostname()}\0${boot}`).digest("hex").slice(0, 16);
-}
-
-const HERE: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), host: machineId() };
-
 /**
  * The mode of the empty placeholder directory a holder of an earlier version of this server made at its entry
  * before moving or copying a directory there; this one makes none (SPEC §24), but settles what one left.
  */
 const PLACEHOLDER_MODE = 0o700;
 
-/** What a holder may leave half done if it is killed, for the next holder to finish or undo. */
-export interface Intent {
-  /** It may make an empty placeholder directory at the entry (written only by earlier versions; tests play them). */
-  placeholder?: boolean;
-  /** It links the file at this real path (inside) to the entry and then unlinks it there (a file moved). */
-  movedFrom?: string;
-}
-
-const ownerText = (o: LockOwner, intent: Intent): string =>
-  `bfs-lock pid=${o.pid} start=${o.start} host=${o.host} at=${Date.now()} nonce=${randomBytes(8).toString("hex")}` +
-  `${intent.placeholder ? " placeholder" : ""}${intent.movedFrom === undefined ? "" : ` from=${Buffer.from(intent.movedFrom).toString("base64url")}`}`;
-
-/** The text of a lock held by process `pid` of this machine (tests play other holders with it). */
-export function lockTextFor(pid: number, intent: Intent = {}): string {
-  return ownerText({ pid, start: startTimeOf(pid), host: HERE.host }, intent);
-}
-
-const OWNER_TEXT = /^bfs-lock pid=([1-9]\d{0,9}) start=(\d*) host=([0-9a-f]{16}) at=(\d+) nonce=[0-9a-f]+( placeholder)?(?: from=([\w-]+))?$/;
-
-/** The holder a lock's text names, or undefined for any other text. */
-export function parseOwner(text: string): LockOwner | undefined {
-  const m = OWNER_TEXT.exec(text);
-  return m ? { pid: Number(m[1]), start: m[2]!, host: m[3]! } : undefined;
-}
-
 /**
- * Removes the empty placeholder directory a dead holder whose lock read `text` may have left at the
+ * Removes the empty placeholder directory a dead holder whose lock is `lock` may have left at the
  * target's entry: only one marked so in the lock, still empty, of the placeholder's mode, made by this
  * server's user after the lock was taken.
  */
-async function removePlaceholder(t: Target, m: RegExpExecArray): Promise<void> {
-  if (!m[5]) return;
+async function removePlaceholder(t: Target, lock: LockText): Promise<void> {
+  if (!lock.placeholder) return;
   const st = await t.lstat().catch(() => undefined);
   if (!st?.isDirectory() || (Number(st.mode) & 0o7777) !== PLACEHOLDER_MODE) return;
   if (process.geteuid !== undefined && st.uid !== BigInt(process.geteuid())) return;
-  if (Number(st.birthtimeMs || st.ctimeMs) < Number(m[4]) - 1000) return;
+  if (Number(st.birthtimeMs || st.ctimeMs) < lock.at - 1000) return;
   // rmdir(2) removes it only while it is empty.
   await fs.rmdir(t.at).catch(() => undefined);
 }
 
 /**
- * Finishes a file move a dead holder whose lock read `m` left between link(2) and unlink(2): when the
+ * Finishes a file move a dead holder whose lock is `lock` left between link(2) and unlink(2): when the
  * entry and the source (inside) are still the same file, the source name goes, as the move meant.
  */
-async function finishMove(c: Confinement, t: Target, m: RegExpExecArray): Promise<void> {
-  if (!m[6]) return;
-  const source = Buffer.from(m[6], "base64url").toString();
+async function finishMove(c: Confinement, t: Target, lock: LockText): Promise<void> {
+  const source = lock.movedFrom;
+  if (source === undefined) return;
   if (!c.inside(path.dirname(source))) return;
   await c
     .inParent(source, "finish the move of", async (from) => {
@@ -140,32 +81,6 @@ async function finishMove(c: Confinement, t: Target, m: RegExpExecArray): Promis
       if (there?.isFile() && here !== undefined && sameFile(there, here) && there.nlink > 1n) await fs.unlink(from.at);
     })
     .catch(() => undefined);
-}
-
-/** Whether a process named by a lock of this machine still runs (a pid reused by a later process does not count, where it can be told). */
-function stillRuns(o: LockOwner): boolean {
-  try {
-    process.kill(o.pid, 0);
-  } catch (err) {
-    // EPERM: it exists, as another user's process.
-    if (errnoCode(err) === "ESRCH") return false;
-  }
-  const now = o.start === "" ? "" : startTimeOf(o.pid);
-  return now === "" || now === o.start;
-}
-
-/**
- * Whether a lock whose text names `owner` (undefined: not a lock of this server) and whose mtime is `ageMs`
- * old (negative: dated ahead) was left by a holder that is gone. Not ours: at once. A holder of this machine:
- * when its process is gone, or, when only its pid can be checked (no start time), once silent too long.
- * A holder elsewhere: once silent too long.
- */
-export function lockIsStale(owner: LockOwner | undefined, ageMs: number, runs: (o: LockOwner) => boolean = stillRuns): boolean {
-  if (owner === undefined) return true;
-  const silent = Math.abs(ageMs) > STALE_LOCK_MS;
-  if (owner.host !== HERE.host) return silent;
-  if (!runs(owner)) return true;
-  return owner.start === "" && silent;
 }
 
 /** What is found at a lock name: its text (for a link or a small file), its age, and what kind of entry it is. */
@@ -191,17 +106,17 @@ async function readLock(lock: string): Promise<Seen | undefined> {
   }
 }
 
-/** The holder a lock names when it has the exact form this server writes; undefined for anything else. */
-function ownerOf(seen: Seen): LockOwner | undefined {
+/** The lock `seen` is when it has the exact form this server writes; undefined for anything else. */
+function lockOf(seen: Seen): LockText | undefined {
   const form = process.platform === "win32" ? "file" : "link";
-  return seen.kind === form ? parseOwner(seen.text) : undefined;
+  return seen.kind === form ? parseLock(seen.text) : undefined;
 }
 
 /** Whether `seen` is to be waited for: a lock of this server whose holder is not known to be gone. */
 function honoured(seen: Seen): boolean {
   // A Windows lock file is empty for a moment while its holder writes its text.
   if (process.platform === "win32" && seen.kind === "file" && seen.text === "" && seen.ageMs < BEING_WRITTEN_MS) return true;
-  return !lockIsStale(ownerOf(seen), seen.ageMs);
+  return !lockIsStale(lockOf(seen)?.owner, seen.ageMs);
 }
 
 async function createLock(lock: string, text: string): Promise<void> {
@@ -223,10 +138,15 @@ const asideNameOf = (name: string): string => tempNameOf(lockNameOf(name));
  * holds an allowed directory, which is refused instead.
  */
 async function clearServerName(c: Confinement, t: Target, name: string): Promise<void> {
+  refuseAllowedAt(c, t, name);
+  await removeEntry(t.dir, name);
+}
+
+/** Refuses to touch entry `name` of the target's directory when it is or holds an allowed directory. */
+function refuseAllowedAt(c: Confinement, t: Target, name: string): void {
   const real = path.join(t.dir.real, name);
   const allowed = c.isAllowedDirectory(real) ? real : c.allowedUnder(real);
   if (allowed !== undefined) throw refused({ kind: "allowedAtServerName", path: t.shown, allowed });
-  await removeEntry(t.dir, name);
 }
 
 /**
@@ -238,6 +158,7 @@ async function breakUnlessHonoured(c: Confinement, t: Target, lock: string): Pro
   const seen = await readLock(lock);
   if (seen === undefined) return undefined;
   if (honoured(seen)) return seen;
+  refuseAllowedAt(c, t, lockNameOf(t.name));
   const asideName = asideNameOf(t.name);
   const aside = t.dir.child(asideName);
   for (let attempt = 1; ; attempt++) {
@@ -254,12 +175,13 @@ async function breakUnlessHonoured(c: Confinement, t: Target, lock: string): Pro
   }
   const moved = await readLock(aside);
   if (moved !== undefined && (moved.text !== seen.text || moved.kind !== seen.kind)) {
-    if (moved.kind === "link" || moved.kind === "file") await createLock(lock, moved.text).catch(() => undefined);
+    // Another process's lock, taken meanwhile, goes back; anything else moved aside goes with the rest.
+    if (lockOf(moved) !== undefined) await createLock(lock, moved.text).catch(() => undefined);
   } else {
-    const intent = ownerOf(seen) === undefined ? null : OWNER_TEXT.exec(seen.text);
-    if (intent !== null) {
-      await removePlaceholder(t, intent);
-      await finishMove(c, t, intent);
+    const left = lockOf(seen);
+    if (left !== undefined) {
+      await removePlaceholder(t, left);
+      await finishMove(c, t, left);
     }
   }
   await clearServerName(c, t, asideName);
@@ -268,7 +190,7 @@ async function breakUnlessHonoured(c: Confinement, t: Target, lock: string): Pro
 
 /** How the holder a lock names is shown in a refusal: its pid and whether it is of this machine (never its host id). */
 function holderShown(seen: Seen): LockHolderShown {
-  const owner = ownerOf(seen);
+  const owner = lockOf(seen)?.owner;
   return { pid: owner?.pid ?? 0, thisMachine: owner === undefined || owner.host === HERE.host };
 }
 
@@ -345,7 +267,7 @@ export interface HeldLock {
  */
 export async function underSwapLock<T>(c: Confinement, t: Target, task: (held: HeldLock) => Promise<T>, how: LockOptions = {}): Promise<T> {
   const lock = t.dir.child(lockNameOf(t.name));
-  const text = ownerText(HERE, how.intent ?? {});
+  const text = lockTextOf(HERE, how.intent ?? {});
   // The lock's own names never reach a message: failures here are worded with the path as given.
   await takeLock(c, t, lock, text, how.signal).catch((err: unknown) => {
     throw wrapError(err, `Cannot change ${t.shown}: its lock could not be taken`);

@@ -190,6 +190,29 @@ describeEachStrategy("the server's own names", () => {
     expect((await readdir(dir)).sort()).toEqual(["copied.txt", "f2.txt", "moved.txt"]);
   });
 
+  it("a link to a lock is not followed into the lock's text: refused naming the link as given, nothing made", async () => {
+    await writeFile(at("f.txt"), "f\n");
+    await symlink(lockTextFor(process.pid), at(swapLockName("f.txt")));
+    await symlink(swapLockName("f.txt"), at("x"));
+    for (const [tool, args] of [
+      ["read_text_file", { path: at("x") }],
+      ["get_file_info", { path: at("x") }],
+      ["write_file", { path: at("x"), content: "y" }],
+      ["append_file", { path: at("x"), content: "y" }],
+      ["edit_file", { path: at("x"), edits: [{ oldText: "f", newText: "g" }] }],
+      ["create_directory", { path: at("x/sub") }],
+      ["copy_file", { source: at("f.txt"), destination: at("x/sub") }],
+    ] as const) {
+      const r = await call(tool, args);
+      expect(r.isError, `${tool}: ${textOf(r)}`).toBe(true);
+      expect(textOf(r), tool).toContain(`Refused ${tool === "create_directory" || tool === "copy_file" ? at("x/sub") : at("x")}:`);
+      expect(textOf(r), tool).not.toMatch(/bfs-lock|host=|pid=/);
+    }
+    // A listing shows the link as one that leads nowhere, and nothing was made beside it.
+    expect(textOf(await call("list_directory", { path: dir }))).not.toMatch(/bfs-lock|host=/);
+    expect((await readdir(dir)).filter((n) => !isServerEntry(n)).sort()).toEqual(["f.txt", "x"]);
+  });
+
   it("no error shows an internal name or a lock's text: a lock that cannot be made is named by the path as given", async () => {
     await writeFile(at("f.txt"), "f\n");
     await mkdir(at("d"));

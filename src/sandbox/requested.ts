@@ -183,6 +183,8 @@ export async function validateInside(given: string, c: Confinement): Promise<str
       throw new SafeFsError(`Too many levels of symbolic links (ELOOP): ${req.absolute}`, { code: "ELOOP" });
     case "outside":
       throw c.denied(given);
+    case "serverName":
+      throw refused({ kind: "reservedName", path: given, name: result.name });
   }
 }
 
@@ -194,6 +196,7 @@ export async function creatableInside(given: string, c: Confinement): Promise<st
   const req = await request(given, c);
   const result = await resolved(req.absolute, req);
   if (result.kind === "outside") throw c.denied(given);
+  if (result.kind === "serverName") throw refused({ kind: "reservedName", path: given, name: result.name });
   if (result.kind === "found") refuseServerNames(given, result.real, c);
   if (result.kind === "missing") refuseServerNames(given, result.path, c);
   return req.absolute;
@@ -216,6 +219,7 @@ export async function entryInside(given: string, c: Confinement): Promise<Entry>
   if (c.isAllowedDirectory(req.absolute)) return { path: req.absolute, wantsDir: req.wantsDir };
   const parent = await resolved(path.dirname(req.absolute), req);
   if (parent.kind === "outside") throw c.denied(given);
+  if (parent.kind === "serverName") throw refused({ kind: "reservedName", path: given, name: parent.name });
   if (parent.kind === "notDir" || (parent.kind === "found" && !parent.stat.isDirectory())) throw notADirectory(given);
   // A missing parent or a loop is the move's to report, as it opens the parent.
   const at = parent.kind === "found" ? path.join(parent.real, path.basename(req.absolute)) : req.absolute;

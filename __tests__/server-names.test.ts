@@ -213,6 +213,22 @@ describeEachStrategy("the server's own names", () => {
     expect((await readdir(dir)).filter((n) => !isServerEntry(n)).sort()).toEqual(["f.txt", "x"]);
   });
 
+  it("an error about a path that leads through an inside link names the link as given, not where it leads", async () => {
+    await mkdir(at("where-the-link-leads"));
+    await symlink("where-the-link-leads", at("alias"));
+    for (const [tool, args] of [
+      ["read_text_file", { path: at("alias") }],
+      ["write_file", { path: at("alias"), content: "x" }],
+      ["append_file", { path: at("alias"), content: "x" }],
+      ["edit_file", { path: at("alias"), edits: [{ oldText: "a", newText: "b" }] }],
+    ] as const) {
+      const r = await call(tool, args);
+      expect(r.isError, `${tool}: ${textOf(r)}`).toBe(true);
+      expect(textOf(r), tool).toContain(at("alias"));
+      expect(textOf(r), tool).not.toContain("where-the-link-leads");
+    }
+  });
+
   it("no error shows an internal name or a lock's text: a lock that cannot be made is named by the path as given", async () => {
     await writeFile(at("f.txt"), "f\n");
     await mkdir(at("d"));

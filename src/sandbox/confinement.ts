@@ -118,30 +118,31 @@ export class Confinement {
 
   /**
    * Runs `act` on the entry `target` names, in its parent opened and verified inside; closes the parent
-   * however `act` ends. `action` words the refusals (`Cannot <action> <target>: …`).
+   * however `act` ends. `action` words the refusals (`Cannot <action> <shown>: …`); `shown` is how messages
+   * name the target (the path as given), `target` itself by default.
    * @throws for the root, an allowed directory itself, a missing parent, or one that cannot be opened
    */
-  async inParent<T>(target: string, action: string, act: (t: Target) => Promise<T>): Promise<T> {
+  async inParent<T>(target: string, action: string, act: (t: Target) => Promise<T>, shown = target): Promise<T> {
     const abs = path.resolve(target);
     const name = path.basename(abs);
-    if (name === "") throw new SafeFsError(`Cannot ${action} ${target}: it is the root directory`, { code: "EISDIR" });
+    if (name === "") throw new SafeFsError(`Cannot ${action} ${shown}: it is the root directory`, { code: "EISDIR" });
     // Its parent is outside by definition, so the parent check below would call it "outside".
     if (this.isAllowedDirectory(abs)) {
-      throw new SafeFsError(`Cannot ${action} ${target}: it is one of the allowed directories, not a file inside one`, {
+      throw new SafeFsError(`Cannot ${action} ${shown}: it is one of the allowed directories, not a file inside one`, {
         code: "EISDIR",
       });
     }
     let dir: OpenedDir;
     try {
-      dir = await this.openDir(path.dirname(abs), target);
+      dir = await this.openDir(path.dirname(abs), shown);
     } catch (err) {
       if (errnoCode(err) === "ENOENT") {
-        throw new SafeFsError(`Cannot ${action} ${target}: parent directory does not exist`, { cause: err });
+        throw new SafeFsError(`Cannot ${action} ${shown}: parent directory does not exist`, { cause: err });
       }
-      throw wrapError(err, `Cannot ${action} ${target}: cannot open its parent directory`);
+      throw wrapError(err, `Cannot ${action} ${shown}: cannot open its parent directory`);
     }
     try {
-      return await act(new Target(dir, name, target));
+      return await act(new Target(dir, name, shown));
     } finally {
       await dir.close();
     }

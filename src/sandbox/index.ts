@@ -25,7 +25,7 @@ import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opene
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
-import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
+import { creatableInside, entryInside, locateInside, validateInside, type Entry, type Located } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
@@ -170,6 +170,11 @@ export class Sandbox {
     return validateInside(requested, this.confinement);
   }
 
+  /** `validate`, with how messages name the path: as given when it leads through a link, never where the link leads. */
+  protected locate(requested: string): Promise<Located> {
+    return locateInside(requested, this.confinement);
+  }
+
   /** The absolute path of a directory to create, refused when it leads outside. */
   protected creatable(requested: string): Promise<string> {
     return creatableInside(requested, this.confinement);
@@ -182,8 +187,8 @@ export class Sandbox {
 
   /** Opens `requested` as a regular file for reading (no final symlink, no FIFO); the caller closes the handle. */
   async openFile(requested: string): Promise<{ handle: FileHandle; path: string }> {
-    const real = await this.validate(requested);
-    return { handle: await openRegularFile(this.confinement, real), path: real };
+    const { real, shown } = await this.locate(requested);
+    return { handle: await openRegularFile(this.confinement, real, shown), path: real };
   }
 
   /** Opens `requested` as a directory, verified inside; the caller closes it. */
@@ -196,7 +201,8 @@ export class Sandbox {
 
   /** Metadata of `requested` without following anything at its end. */
   async stat(requested: string): Promise<Stats> {
-    return statInside(this.confinement, await this.validate(requested));
+    const { real, shown } = await this.locate(requested);
+    return statInside(this.confinement, real, shown);
   }
 
   /** The entries of a directory opened by `openDirectory` (`dir` = its `child("")`), in readdir order. */
@@ -215,14 +221,14 @@ export class Sandbox {
 
   /** Creates or atomically replaces the file `requested` with `content`. */
   async writeFile(requested: string, content: string, signal?: AbortSignal): Promise<void> {
-    const real = await this.validate(requested);
-    await serialised([real], { signal, shown: requested, action: "write" }, () => writeWhole(this.confinement, real, content, signal));
+    const { real, shown } = await this.locate(requested);
+    await serialised([real], { signal, shown, action: "write" }, () => writeWhole(this.confinement, real, content, signal, shown));
   }
 
   /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */
   async appendFile(requested: string, content: string, signal?: AbortSignal): Promise<Ending> {
-    const real = await this.validate(requested);
-    return serialised([real], { signal, shown: requested, action: "append to" }, () => appendText(this.confinement, real, content, signal));
+    const { real, shown } = await this.locate(requested);
+    return serialised([real], { signal, shown, action: "append to" }, () => appendText(this.confinement, real, content, signal, shown));
   }
 
   /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
@@ -251,8 +257,8 @@ export class Sandbox {
    * place (rewrite.ts); returns the engine's report and the bytes another process appended meanwhile that were kept.
    */
   async rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
-    const real = await this.validate(requested);
-    return serialised([real], { signal: options.signal, shown: requested, action: "edit" }, () => rewriteIn(this.confinement, real, options, engine));
+    const { real, shown } = await this.locate(requested);
+    return serialised([real], { signal: options.signal, shown, action: "edit" }, () => rewriteIn(this.confinement, real, options, engine, shown));
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is passed through. */
@@ -325,6 +331,10 @@ export class Sandbox {
 class Unvalidated extends Sandbox {
   override validate(requested: string): Promise<string> {
     return Promise.resolve(requested);
+  }
+
+  protected override locate(requested: string): Promise<Located> {
+    return Promise.resolve({ real: requested, shown: requested });
   }
 
   protected override creatable(requested: string): Promise<string> {

@@ -162,7 +162,26 @@ async function resolved(target: string, req: Requested): Promise<Resolved> {
  * `Parent directory does not exist`, or `Too many levels of symbolic links`
  */
 export async function validateInside(given: string, c: Confinement): Promise<string> {
+  return (await locateInside(given, c)).real;
+}
+
+/** Where a path leads, and how messages name it. */
+export interface Located {
+  /** The real path (or the would-be path of a new file in a real directory inside). */
+  real: string;
+  /** The absolute path as given, or the path exactly as given when it leads through a link: never where a link leads. */
+  shown: string;
+}
+
+/** validateInside, with the name messages use for the path (`Located.shown`). */
+export async function locateInside(given: string, c: Confinement): Promise<Located> {
   const req = await request(given, c);
+  const real = await realOf(given, req);
+  return { real, shown: real === req.absolute ? real : given };
+}
+
+async function realOf(given: string, req: Requested): Promise<string> {
+  const c = req.c;
   const result = await resolved(req.absolute, req);
   switch (result.kind) {
     case "found":

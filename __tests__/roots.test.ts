@@ -106,7 +106,7 @@ describeEachStrategy("narrowing roots", () => {
       expect(read.isError ?? false, textOf(read)).toBe(false);
       expect(textOf(read)).toBe("inside\n");
       expect(textOf(await s.call("list_allowed_directories", {}))).toBe(`Allowed directories:\n${ceiling}`);
-      expect(s.log.join("\n")).toContain(`Ignoring root ${pathToFileURL(link).href}: it leads through a symbolic link outside`);
+      expect(s.log.join("\n")).toContain(`Ignoring root ${link}: it is a symbolic link leading outside`);
       const secret = await s.call("read_text_file", { path: path.join(link, "secret.txt") });
       expect(secret.isError).toBe(true);
       expect(textOf(secret)).not.toContain("secret\n");

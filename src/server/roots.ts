@@ -65,8 +65,12 @@ async function narrowEach(roots: readonly { uri: string }[], ceiling: readonly s
     if (real === undefined) continue;
     const { kept, ignored } = narrowRoots([real], ceiling);
     if (ignored.length > 0) {
-      const how = forms.length > 1 ? " through a symbolic link" : "";
-      log(`Ignoring root ${root.uri}: it leads${how} outside the directories this server was started with`);
+      const given = forms[1];
+      log(
+        given === undefined
+          ? `Ignoring root ${real}: it is outside the directories this server was started with`
+          : `Ignoring root ${given}: it is a symbolic link leading outside the directories this server was started with`,
+      );
       continue;
     }
     const inside = isPathWithinAllowedDirectories(real, ceiling) ? forms.filter((form) => isPathWithinAllowedDirectories(form, ceiling)) : kept;

@@ -8,17 +8,18 @@
  * "its holder is gone" can break them: if that rule failed, the next calls
  * would wait and the outcome checks would fail (no timing is asserted). A last
  * pass writes every name once more and then finds nothing of the server's
- * own left on disk. A kill between a directory move's (or tree copy's) empty
- * placeholder and its rename leaves that placeholder; the tree itself is whole
- * at its old place, and the next change of the name removes it (counted).
+ * own left on disk. Every round moves a directory and a file and copies a
+ * tree and a file: a directory's destination is absent or the whole tree,
+ * never an empty placeholder (SPEC §24).
  *
  * Regression guards: 38 of 120 kills left visible `<name>.<hex>.tmp` files, 4 of
  * 120 left a torn append, 1 of 80 left a directory move's placeholder that made
- * the retry fail, and a stale lock delayed the next edit by ~5 s.
+ * the retry fail, 2 of 60 left one visible, and a stale lock delayed the next
+ * edit by ~5 s.
  */
 import { createHash, type Hash } from "node:crypto";
 import { createReadStream, existsSync } from "node:fs";
-import { lutimes, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { lutimes, mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -84,7 +85,7 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
   let remove: () => Promise<void>;
   let next: Promise<Connected>;
   const at = (name: string) => path.join(dir, name);
-  const tally = { processKills: 0, operations: 0, old: 0, new: 0, leftoversSeen: 0, staleLocks: 0, placeholders: 0 };
+  const tally = { processKills: 0, operations: 0, old: 0, new: 0, leftoversSeen: 0, staleLocks: 0 };
   const TARGETS = ["w.txt", "e.txt", "a.txt", "mv-A", "mv-B", "mf-A", "mf-B", "c-src.bin", "c-dst.bin", "c-tree", "c-tree-copy"];
   const state = {
     write: undefined as unknown as string,
@@ -133,15 +134,11 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     console.log(`[crash harness] ${JSON.stringify(tally)}`);
   });
 
-  /**
-   * Whether directory `name` holds exactly the tree's parts, whole; undefined when it does not exist;
-   * "placeholder" for the empty one a move reserves its destination with (a kill between it and the rename).
-   */
-  async function treeState(name: string): Promise<"whole" | "placeholder" | undefined> {
+  /** "whole" when directory `name` holds exactly the tree's parts, whole; undefined when it does not exist; a failure otherwise. */
+  async function treeState(name: string): Promise<"whole" | undefined> {
     if (!existsSync(at(name))) return undefined;
-    if ((await readdir(at(name))).length === 0 && ((await stat(at(name))).mode & 0o777) === 0o700) return "placeholder";
     const names = (await readdir(at(name))).sort();
-    expect(names, name).toEqual([...state.treeDigests.keys()].sort());
+    expect(names, `${name}: absent or the whole tree, never an empty placeholder or a part`).toEqual([...state.treeDigests.keys()].sort());
     for (const [part, digest] of state.treeDigests) expect(await digestOf(at(`${name}/${part}`)), `${name}/${part}`).toBe(digest);
     return "whole";
   }
@@ -188,18 +185,17 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     }
     const newWrite = filler(sizeUpTo(12), `w${k}`);
     const newWriteDigest = createHash("sha256").update(newWrite).digest("hex");
-    const moveDir = k % 2 === 0;
-    const [from, to] = moveDir ? [state.dirAt, state.dirAt === "mv-A" ? "mv-B" : "mv-A"] : [state.fileAt, state.fileAt === "mf-A" ? "mf-B" : "mf-A"];
-    const copyTree = k % 2 === 1;
+    const [dirFrom, dirTo] = [state.dirAt, state.dirAt === "mv-A" ? "mv-B" : "mv-A"];
+    const [fileFrom, fileTo] = [state.fileAt, state.fileAt === "mf-A" ? "mf-B" : "mf-A"];
     const appendText = `APPEND ${k}\n`;
     const calls: Array<Promise<CallToolResult | Error>> = [
       call(s.client, "write_file", { path: at("w.txt"), content: newWrite.toString("utf8") }),
       call(s.client, "edit_file", { path: at("e.txt"), edits: [{ oldText: `MARK ${state.mark}`, newText: `MARK ${state.mark + 1}` }] }),
       call(s.client, "append_file", { path: at("a.txt"), content: appendText }),
-      call(s.client, "move_file", { source: at(from), destination: at(to) }),
-      copyTree
-        ? call(s.client, "copy_file", { source: at("c-tree"), destination: at("c-tree-copy"), recursive: true })
-        : call(s.client, "copy_file", { source: at("c-src.bin"), destination: at("c-dst.bin") }),
+      call(s.client, "move_file", { source: at(dirFrom), destination: at(dirTo) }),
+      call(s.client, "move_file", { source: at(fileFrom), destination: at(fileTo) }),
+      call(s.client, "copy_file", { source: at("c-tree"), destination: at("c-tree-copy"), recursive: true }),
+      call(s.client, "copy_file", { source: at("c-src.bin"), destination: at("c-dst.bin") }),
     ].map((p) => p.catch((error: unknown) => error as Error));
     // The next server starts meanwhile, so its start-up is not added to every round.
     await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 300)));
@@ -231,36 +227,26 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     outcome(a === appended);
     if (a === appended) state.append.extend(appendText);
 
-    if (moveDir) {
-      const [atFrom, atTo] = [await treeState(from), await treeState(to)];
-      // The tree is whole at exactly one place; a placeholder left at the destination is settled by its next change.
-      expect(
-        [atFrom, atTo].filter((s) => s === "whole"),
-        `move_file ${from} -> ${to}: at exactly one place`,
-      ).toEqual(["whole"]);
-      expect(atFrom === "placeholder", `no placeholder at the source ${from}`).toBe(false);
-      if (atTo === "placeholder") tally.placeholders++;
-      outcome(atTo === "whole");
-      if (atTo === "whole") state.dirAt = to;
-    } else {
-      const [atFrom, atTo] = [await digestOf(at(from)), await digestOf(at(to))];
-      expect(
-        [atFrom, atTo].filter((d) => d !== undefined),
-        `move_file ${from} -> ${to}: at exactly one place`,
-      ).toEqual([state.fileDigest]);
-      outcome(atTo !== undefined);
-      if (atTo !== undefined) state.fileAt = to;
-    }
+    // The tree is whole at exactly one place, and nothing at the other.
+    const [dirAtFrom, dirAtTo] = [await treeState(dirFrom), await treeState(dirTo)];
+    expect([dirAtFrom, dirAtTo], `move_file ${dirFrom} -> ${dirTo}: at exactly one place`).toContainEqual("whole");
+    expect([dirAtFrom, dirAtTo], `move_file ${dirFrom} -> ${dirTo}: nothing at the other place`).toContainEqual(undefined);
+    outcome(dirAtTo === "whole");
+    if (dirAtTo === "whole") state.dirAt = dirTo;
 
-    if (copyTree) {
-      const copy = await treeState("c-tree-copy");
-      if (copy === "placeholder") tally.placeholders++;
-      outcome(copy === "whole");
-    } else {
-      const copy = await digestOf(at("c-dst.bin"));
-      expect([undefined, state.copySource], "copy_file: absent or whole").toContain(copy);
-      outcome(copy !== undefined);
-    }
+    const [fileAtFrom, fileAtTo] = [await digestOf(at(fileFrom)), await digestOf(at(fileTo))];
+    expect(
+      [fileAtFrom, fileAtTo].filter((d) => d !== undefined),
+      `move_file ${fileFrom} -> ${fileTo}: at exactly one place`,
+    ).toEqual([state.fileDigest]);
+    outcome(fileAtTo !== undefined);
+    if (fileAtTo !== undefined) state.fileAt = fileTo;
+
+    const treeCopy = await treeState("c-tree-copy");
+    outcome(treeCopy === "whole");
+    const copy = await digestOf(at("c-dst.bin"));
+    expect([undefined, state.copySource], "copy_file: absent or whole").toContain(copy);
+    outcome(copy !== undefined);
     tally.leftoversSeen += (await readdir(dir)).filter(isServerEntry).length;
   }
 

@@ -123,33 +123,43 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
  * Appends `content` to `real` (a validated path; created if missing) as one indivisible change; returns
  * how the file ended before. Failures say that nothing was appended.
  */
-export function appendText(c: Confinement, real: string, content: string): Promise<Ending> {
+export function appendText(c: Confinement, real: string, content: string, signal?: AbortSignal, shown = real): Promise<Ending> {
   const text = Buffer.from(content, "utf8");
-  return c.inParent(real, "append to", async (t) => {
-    const unchanged = `nothing was appended: ${t.shown} is as it was`;
-    // Refusals first, before the lock: a refused call leaves the directory as it was.
-    const pre = await t.lstat().catch((err: unknown) => {
-      throw wrapError(err, `Cannot append to ${t.shown}`);
-    });
-    if (pre !== undefined && !pre.isFile()) refuseNonFile(t, pre);
-    if (pre !== undefined) assertWritable(pre, t.shown, "append to");
-    try {
-      return await underSwapLock(c, t, async (held) => {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            return await appendOnce(c, held, text);
-          } catch (err) {
-            if (errnoCode(err) !== CHANGED || attempt === ATTEMPTS) throw err;
-          }
-        }
+  return c.inParent(
+    real,
+    "append to",
+    async (t) => {
+      const unchanged = `nothing was appended: ${t.shown} is as it was`;
+      // Refusals first, before the lock: a refused call leaves the directory as it was.
+      const pre = await t.lstat().catch((err: unknown) => {
+        throw wrapError(err, `Cannot append to ${t.shown}`);
       });
-    } catch (err) {
-      if (errnoCode(err) === CHANGED) {
-        throw new SafeFsError(`Cannot append to ${t.shown}: another program kept changing it (${ATTEMPTS} tries); ${unchanged}`, { cause: err });
+      if (pre !== undefined && !pre.isFile()) refuseNonFile(t, pre);
+      if (pre !== undefined) assertWritable(pre, t.shown, "append to");
+      try {
+        return await underSwapLock(
+          c,
+          t,
+          async (held) => {
+            for (let attempt = 1; ; attempt++) {
+              try {
+                return await appendOnce(c, held, text);
+              } catch (err) {
+                if (errnoCode(err) !== CHANGED || attempt === ATTEMPTS) throw err;
+              }
+            }
+          },
+          { signal },
+        );
+      } catch (err) {
+        if (errnoCode(err) === CHANGED) {
+          throw new SafeFsError(`Cannot append to ${t.shown}: another program kept changing it (${ATTEMPTS} tries); ${unchanged}`, { cause: err });
+        }
+        // Refusals already say what was wrong and that nothing was done.
+        if (err instanceof SafeFsError && !isIoFailure(err) && err.message.startsWith(`Cannot append to ${t.shown}:`)) throw err;
+        throw wrapError(err, `Cannot append to ${t.shown}`).withNote(unchanged);
       }
-      // Refusals already say what was wrong and that nothing was done.
-      if (err instanceof SafeFsError && !isIoFailure(err) && err.message.startsWith(`Cannot append to ${t.shown}:`)) throw err;
-      throw wrapError(err, `Cannot append to ${t.shown}`).withNote(unchanged);
-    }
-  });
+    },
+    shown,
+  );
 }

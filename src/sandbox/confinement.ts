@@ -61,6 +61,30 @@ export class Confinement {
     return this.dirs.some((dir) => path.resolve(dir) === abs);
   }
 
+  /** The allowed directory that lies below `abs` (lexically), which `abs` therefore holds; undefined when none does. */
+  allowedUnder(abs: string): string | undefined {
+    return this.dirs.find((dir) => path.resolve(dir).startsWith(abs + path.sep));
+  }
+
+  /**
+   * The allowed directory that the directory at `real` (lstat `st`) is (`itself`) or holds, compared by
+   * identity, so that no spelling of it (a link on the way, another case) slips by: `real` itself or any
+   * ancestor of an allowed directory that lies inside them is the same directory as `st`. Undefined when none.
+   */
+  async allowedHeldBy(real: string, st: BigIntStats): Promise<{ allowed: string; itself: boolean } | undefined> {
+    for (const dir of this.dirs) {
+      const lexical = path.resolve(dir);
+      if (lexical === real || lexical.startsWith(real + path.sep)) return { allowed: dir, itself: lexical === real };
+      for (let p = lexical; this.inside(p); p = path.dirname(p)) {
+        // Followed: an allowed directory may be spelled through a link (only identities are compared).
+        const at = await fs.stat(p, { bigint: true }).catch(() => undefined);
+        if (at !== undefined && at.dev === st.dev && at.ino === st.ino) return { allowed: dir, itself: p === lexical };
+        if (path.dirname(p) === p) break;
+      }
+    }
+    return undefined;
+  }
+
   /** The one refusal for a path that leads outside (SPEC §13): it names `shown` and nothing that lies outside. */
   denied(shown: string): SafeFsError {
     return accessDenied(shown, this.dirs);
@@ -94,30 +118,31 @@ export class Confinement {
 
   /**
    * Runs `act` on the entry `target` names, in its parent opened and verified inside; closes the parent
-   * however `act` ends. `action` words the refusals (`Cannot <action> <target>: …`).
+   * however `act` ends. `action` words the refusals (`Cannot <action> <shown>: …`); `shown` is how messages
+   * name the target (the path as given), `target` itself by default.
    * @throws for the root, an allowed directory itself, a missing parent, or one that cannot be opened
    */
-  async inParent<T>(target: string, action: string, act: (t: Target) => Promise<T>): Promise<T> {
+  async inParent<T>(target: string, action: string, act: (t: Target) => Promise<T>, shown = target): Promise<T> {
     const abs = path.resolve(target);
     const name = path.basename(abs);
-    if (name === "") throw new SafeFsError(`Cannot ${action} ${target}: it is the root directory`, { code: "EISDIR" });
+    if (name === "") throw new SafeFsError(`Cannot ${action} ${shown}: it is the root directory`, { code: "EISDIR" });
     // Its parent is outside by definition, so the parent check below would call it "outside".
     if (this.isAllowedDirectory(abs)) {
-      throw new SafeFsError(`Cannot ${action} ${target}: it is one of the allowed directories, not a file inside one`, {
+      throw new SafeFsError(`Cannot ${action} ${shown}: it is one of the allowed directories, not a file inside one`, {
         code: "EISDIR",
       });
     }
     let dir: OpenedDir;
     try {
-      dir = await this.openDir(path.dirname(abs), target);
+      dir = await this.openDir(path.dirname(abs), shown);
     } catch (err) {
       if (errnoCode(err) === "ENOENT") {
-        throw new SafeFsError(`Cannot ${action} ${target}: parent directory does not exist`, { cause: err });
+        throw new SafeFsError(`Cannot ${action} ${shown}: parent directory does not exist`, { cause: err });
       }
-      throw wrapError(err, `Cannot ${action} ${target}: cannot open its parent directory`);
+      throw wrapError(err, `Cannot ${action} ${shown}: cannot open its parent directory`);
     }
     try {
-      return await act(new Target(dir, name, target));
+      return await act(new Target(dir, name, shown));
     } finally {
       await dir.close();
     }

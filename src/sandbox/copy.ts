@@ -271,8 +271,10 @@ export async function copyEntry(c: Confinement, source: string, destination: str
       try {
         // Refusals first, before the lock: a refused call leaves the directory as it was.
         await checkCopy(c, src, dst, o, true);
-        return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { placeholder: true });
+        return await underSwapLock(c, dst, (held) => copyHeld(c, src, held, o), { signal: o.signal });
       } catch (err) {
+        // A refusal made as a value (a lock wait that timed out or was cancelled) already says nothing was changed.
+        if (err instanceof SafeFsError && err.refusal !== undefined) throw err;
         if (errnoCode(err) === "ECANCELED") throw new SafeFsError(`Copy of ${o.source} cancelled; ${nothing}`, { cause: err, code: "ECANCELED" });
         if (err instanceof SafeFsError && (err.code === "EEXIST" || err.code === "EISDIR" || err.code === "EACCES")) throw err;
         throw wrapError(err, context).withNote(nothing);

@@ -10,7 +10,7 @@ import type { BigIntStats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
-import { errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
+import { errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { isServerEntry } from "./names.js";
 import { strategy } from "./platform.js";
 import { underSwapLock } from "./swap-lock.js";
@@ -60,69 +60,75 @@ async function removeEmptyDirectory(t: Target, shown: string): Promise<void> {
 export async function deleteEntry(c: Confinement, entryPath: string, shown: string, options: DeleteOptions): Promise<Deleted> {
   const abs = path.resolve(entryPath);
   const context = `Cannot delete ${shown}`;
-  if (c.isAllowedDirectory(abs)) {
-    throw new SafeFsError(`${context}: it is one of the allowed directories; only what is inside them can be deleted`, { code: "EPERM" });
-  }
-  const held = c.dirs.find((dir) => path.resolve(dir).startsWith(abs + path.sep));
-  if (held !== undefined) {
-    throw new SafeFsError(`${context}: it holds one of the allowed directories (${held}), which cannot be deleted`, { code: "EPERM" });
-  }
+  if (c.isAllowedDirectory(abs)) throw refused({ kind: "holdsAllowed", action: "delete", path: shown, allowed: abs, itself: true });
+  const held = c.allowedUnder(abs);
+  if (held !== undefined) throw refused({ kind: "holdsAllowed", action: "delete", path: shown, allowed: held, itself: false });
   return c.inParent(abs, "delete", async (t) => {
     // Refusals first, before the lock: a refused call leaves the directory as it was.
-    const first = await checkDelete(t, shown, options);
+    const first = await checkDelete(c, t, shown, options);
     if (first.isDirectory() && !options.recursive) await refuseNonEmpty(t, shown);
-    return underSwapLock(c, t, async () => {
-      // Taking the lock from a server that died mid-copy or mid-move removes the empty placeholder it left
-      // at this name: what was asked for is then gone, which is what a delete promises.
-      const st = await checkDelete(t, shown, options).catch((err: unknown) => {
-        if (errnoCode(err) === "ENOENT") return undefined;
-        throw err;
-      });
-      if (st === undefined) return { kind: kindOf(first), entries: 0 };
-      if (!st.isDirectory()) {
-        await fs.unlink(t.at).catch((err: unknown) => {
-          throw wrapError(err, context);
+    return underSwapLock(
+      c,
+      t,
+      async () => {
+        // Taking the lock from a server (of an earlier version) that died mid-copy or mid-move removes the empty
+        // placeholder it left at this name: what was asked for is then gone, which is what a delete promises.
+        const st = await checkDelete(c, t, shown, options).catch((err: unknown) => {
+          if (errnoCode(err) === "ENOENT") return undefined;
+          throw err;
         });
-        return { kind: kindOf(st), entries: 0 };
-      }
-      if (!options.recursive) {
-        await removeEmptyDirectory(t, shown).catch((err: unknown) => {
-          throw wrapError(err, context);
-        });
-        return { kind: "directory", entries: 0 };
-      }
-      let entries = 0;
-      try {
-        const dir = await strategy().hold(t.dir, t.name, { dev: st.dev, ino: st.ino });
+        if (st === undefined) return { kind: kindOf(first), entries: 0 };
+        if (!st.isDirectory()) {
+          await fs.unlink(t.at).catch((err: unknown) => {
+            throw wrapError(err, context);
+          });
+          return { kind: kindOf(st), entries: 0 };
+        }
+        if (!options.recursive) {
+          await removeEmptyDirectory(t, shown).catch((err: unknown) => {
+            throw wrapError(err, context);
+          });
+          return { kind: "directory", entries: 0 };
+        }
+        let entries = 0;
         try {
-          entries = await emptyTree(dir, { signal: options.signal, onDeleted: options.onProgress });
-        } finally {
-          await dir.close();
+          const dir = await strategy().hold(t.dir, t.name, { dev: st.dev, ino: st.ino });
+          try {
+            entries = await emptyTree(dir, { signal: options.signal, onDeleted: options.onProgress });
+          } finally {
+            await dir.close();
+          }
+          await fs.rmdir(t.at);
+        } catch (err) {
+          const done = err instanceof PartlyDeleted ? err.deleted : entries;
+          const cause = err instanceof PartlyDeleted ? err.reason : err;
+          const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there`;
+          if (errnoCode(cause) === "ECANCELED") {
+            throw new SafeFsError(`Deleting ${shown} was cancelled: ${rest}`, { cause, code: "ECANCELED" });
+          }
+          throw wrapError(cause, context).withNote(rest);
         }
-        await fs.rmdir(t.at);
-      } catch (err) {
-        const done = err instanceof PartlyDeleted ? err.deleted : entries;
-        const cause = err instanceof PartlyDeleted ? err.reason : err;
-        const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there`;
-        if (errnoCode(cause) === "ECANCELED") {
-          throw new SafeFsError(`Deleting ${shown} was cancelled: ${rest}`, { cause, code: "ECANCELED" });
-        }
-        throw wrapError(cause, context).withNote(rest);
-      }
-      return { kind: "directory", entries };
-    });
+        return { kind: "directory", entries };
+      },
+      { signal: options.signal },
+    );
   });
 }
 
 const kindOf = (st: BigIntStats): Deleted["kind"] => (st.isDirectory() ? "directory" : st.isSymbolicLink() ? "link" : st.isFile() ? "file" : "other");
 
-/** The entry to delete: refused when there is none, or when the path named a directory and it is not one. */
-async function checkDelete(t: Target, shown: string, options: DeleteOptions): Promise<BigIntStats> {
+/**
+ * The entry to delete: refused when there is none, when the path named a directory and it is not one, or
+ * when it is a directory that is or holds an allowed directory, however it was spelled.
+ */
+async function checkDelete(c: Confinement, t: Target, shown: string, options: DeleteOptions): Promise<BigIntStats> {
   const st = await t.lstat().catch((err: unknown) => {
     throw wrapError(err, `Cannot delete ${shown}`);
   });
   if (st === undefined) throw new SafeFsError(`Cannot delete ${shown}: no such file or directory (ENOENT)`, { code: "ENOENT" });
   if (!st.isDirectory() && options.wantsDir) throw notADirectory(shown);
+  const held = st.isDirectory() ? await c.allowedHeldBy(path.join(t.dir.real, t.name), st) : undefined;
+  if (held !== undefined) throw refused({ kind: "holdsAllowed", action: "delete", path: shown, ...held });
   return st;
 }
 

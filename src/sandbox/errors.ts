@@ -13,16 +13,74 @@ import { escapeControls } from "../kernel/escape.js";
  */
 export class SafeFsError extends Error {
   readonly code: string | undefined;
-  constructor(message: string, options?: { cause?: unknown; code?: string }) {
+  /** The refusal this error words, when it is one made as a value (`refused`). */
+  readonly refusal: Refusal | undefined;
+  constructor(message: string, options?: { cause?: unknown; code?: string; refusal?: Refusal }) {
     super(escapeControls(message), options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "SafeFsError";
     this.code = options?.code ?? errnoCode(options?.cause);
+    this.refusal = options?.refusal;
   }
 
   /** The same error with `; <note>` added: what was and was not changed (SPEC §18). */
   withNote(note: string): SafeFsError {
-    return new SafeFsError(`${this.message}; ${note}`, { cause: this.cause, code: this.code });
+    return new SafeFsError(`${this.message}; ${note}`, { cause: this.cause, code: this.code, refusal: this.refusal });
   }
+}
+
+/** Who holds a swap lock, as a refusal may name it: a pid, and whether it runs on this machine. */
+export interface LockHolderShown {
+  pid: number;
+  thisMachine: boolean;
+}
+
+/**
+ * A refusal as a value (STYLE 27): a kind and its fields, tested by kind and fields; `refusalText`
+ * words it, once. `path` is always the path as the caller gave it.
+ */
+export type Refusal =
+  /** A path one of whose components is a name of this server's own temp and lock files (names.ts). */
+  | { kind: "reservedName"; path: string; name: string }
+  /** A change that waited `waitedMs` for the lock of `path`, held all along by `holder`. */
+  | { kind: "lockTimeout"; path: string; holder: LockHolderShown; waitedMs: number }
+  /** A change cancelled while it waited for the lock of `path`. */
+  | { kind: "lockCancelled"; path: string }
+  /** A move or delete of `path`, which is (`itself`) or holds the allowed directory `allowed`. */
+  | { kind: "holdsAllowed"; action: "move" | "delete"; path: string; allowed: string; itself: boolean }
+  /** A change of `path` whose temp or lock name is taken by (a directory holding) the allowed directory `allowed`. */
+  | { kind: "allowedAtServerName"; path: string; allowed: string };
+
+const REFUSAL_CODES: Record<Refusal["kind"], string> = {
+  reservedName: "EINVAL",
+  lockTimeout: "ETIMEDOUT",
+  lockCancelled: "ECANCELED",
+  holdsAllowed: "EPERM",
+  allowedAtServerName: "EPERM",
+};
+
+/** The one wording of each refusal. */
+function refusalText(r: Refusal): string {
+  switch (r.kind) {
+    case "reservedName":
+      return `Refused ${r.path}: ${r.name} is a name this server keeps for its own temp and lock files; no tool reads, writes, moves, copies or deletes it. Use another name`;
+    case "lockTimeout": {
+      const holder = r.holder.thisMachine ? `process ${r.holder.pid} on this machine` : `process ${r.holder.pid} on another machine`;
+      return `Cannot change ${r.path}: another call of this server (${holder}) has been changing it all along; this call waited ${Math.round(r.waitedMs / 1000)} s for it and changed nothing. Try again later`;
+    }
+    case "lockCancelled":
+      return `Cancelled while waiting to change ${r.path}, which another call was changing; nothing was changed`;
+    case "holdsAllowed":
+      return r.itself
+        ? `Cannot ${r.action} ${r.path}: it is one of the allowed directories (${r.allowed}); only what is inside them can be ${r.action === "move" ? "moved" : "deleted"}`
+        : `Cannot ${r.action} ${r.path}: it holds one of the allowed directories (${r.allowed}), which cannot be ${r.action === "move" ? "moved" : "deleted"}`;
+    case "allowedAtServerName":
+      return `Cannot change ${r.path}: one of the allowed directories (${r.allowed}) sits at a name this server keeps for its own temp and lock files; nothing was changed`;
+  }
+}
+
+/** The SafeFsError that carries refusal `r`, worded by refusalText. */
+export function refused(r: Refusal): SafeFsError {
+  return new SafeFsError(refusalText(r), { code: REFUSAL_CODES[r.kind], refusal: r });
 }
 
 /** The errno code (`ENOENT`, …) of a Node system error, if it is one. */
@@ -31,11 +89,18 @@ export function errnoCode(err: unknown): string | undefined {
   return typeof code === "string" ? code : undefined;
 }
 
-/** `no such file or directory (ENOENT)` for a system error; the message otherwise. */
+/**
+ * `no such file or directory (ENOENT)` for a system error; the message otherwise. Never the message of a
+ * system error, which quotes the paths it was given: internal ones (`/proc/self/fd/N/…`, the server's own
+ * names) and a link's target text.
+ */
 export function reason(err: unknown): string {
-  const errno = (err as { errno?: unknown } | null)?.errno;
-  const entry = typeof errno === "number" ? getSystemErrorMap().get(errno) : undefined;
+  const e = err as { errno?: unknown; info?: { code?: unknown; message?: unknown } } | null;
+  const entry = typeof e?.errno === "number" ? getSystemErrorMap().get(e.errno) : undefined;
   if (entry && entry[0] === errnoCode(err)) return `${entry[1]} (${entry[0]})`;
+  // Node's own file-system errors (ERR_FS_EISDIR…) carry the system error they stand for in `info`.
+  if (typeof e?.info?.code === "string" && typeof e.info.message === "string") return `${e.info.message} (${e.info.code})`;
+  if (err instanceof Error && ("syscall" in err || "path" in err)) return `failed (${errnoCode(err) ?? "unknown error"})`;
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -46,6 +111,11 @@ export function wrapError(err: unknown, context: string): SafeFsError {
   // result cap, so the reason goes first where the cut cannot hide it.
   if (errnoCode(err) === "ENAMETOOLONG") return new SafeFsError(`Path too long (ENAMETOOLONG): ${context}`, { cause: err });
   return new SafeFsError(`${context}: ${reason(err)}`, { cause: err });
+}
+
+/** True for an error of a system call (its message quotes the paths it was given), not one the sandbox or an engine worded. */
+export function isSystemError(err: unknown): boolean {
+  return err instanceof Error && !(err instanceof SafeFsError) && ("syscall" in err || "errno" in err);
 }
 
 /** A failure of the disk or the system (no space, I/O error, quota, size limit), not a refusal the sandbox worded. */

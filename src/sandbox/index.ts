@@ -17,7 +17,7 @@ import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
 import { type EntryFacts, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
-import { directoryError } from "./errors.js";
+import { directoryError, isSystemError, refused, wrapError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
@@ -25,11 +25,12 @@ import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opene
 import { availableStrategies, strategy, useStrategy } from "./platform.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
-import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
+import { creatableInside, entryInside, locateInside, validateInside, type Entry, type Located } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
+import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseLock } from "./lock-owner.js";
+import { lockTiming } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
@@ -51,29 +52,63 @@ export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.j
 // promise its next taker waits for, and is absent when nobody holds or waits for it.
 const tails = new Map<string, Promise<void>>();
 
-/** Waits until `key` is free, takes it, and returns the function that frees it. */
-async function acquire(key: string): Promise<() => void> {
+/** Resolves when `turn` does, or rejects with the cancellation refusal (naming `shown`) once `signal` aborts. */
+function untilAborted(turn: Promise<void>, signal: AbortSignal, shown: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const cancelled = (): void => reject(refused({ kind: "lockCancelled", path: shown }));
+    if (signal.aborted) return cancelled();
+    signal.addEventListener("abort", cancelled, { once: true });
+    void turn.then(() => {
+      signal.removeEventListener("abort", cancelled);
+      resolve();
+    });
+  });
+}
+
+/** Waits until `key` is free, takes it, and returns the function that frees it; a cancelled wait leaves the queue. */
+async function acquire(key: string, signal: AbortSignal | undefined, shown: string): Promise<() => void> {
   const previous = tails.get(key) ?? Promise.resolve();
   let free!: () => void;
   const mine = new Promise<void>((resolve) => (free = resolve));
   const tail = previous.then(() => mine);
   tails.set(key, tail);
-  await previous;
-  return () => {
+  const release = (): void => {
     free();
     if (tails.get(key) === tail) tails.delete(key);
   };
+  if (signal === undefined) await previous;
+  else {
+    try {
+      await untilAborted(previous, signal, shown);
+    } catch (err) {
+      // Its turn, when it comes, passes straight on to the next waiter.
+      void previous.then(release);
+      throw err;
+    }
+  }
+  return release;
+}
+
+/** How a change is serialised and named: the call's cancellation, and the path as given for its messages. */
+interface Serial {
+  signal?: AbortSignal;
+  shown: string;
+  /** `Cannot <action> <shown>`: the context of a failure that no layer below worded. */
+  action: string;
 }
 
 /**
  * Runs `task` holding the locks of every path in `keys`, taken in sorted order so that two calls naming
- * the same files (a move and its reverse) cannot deadlock; releases them however `task` ends.
+ * the same files (a move and its reverse) cannot deadlock; releases them however `task` ends. A failure
+ * nobody worded is worded here, naming the path as given, never an internal path (`/proc/self/fd/…`).
  */
-async function serialised<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
+async function serialised<T>(keys: readonly string[], how: Serial, task: () => Promise<T>): Promise<T> {
   const releases: Array<() => void> = [];
   try {
-    for (const key of [...new Set(keys)].sort()) releases.push(await acquire(key));
+    for (const key of [...new Set(keys)].sort()) releases.push(await acquire(key, how.signal, how.shown));
     return await task();
+  } catch (err) {
+    throw isSystemError(err) ? wrapError(err, `Cannot ${how.action} ${how.shown}`) : err;
   } finally {
     for (const release of releases.reverse()) release();
   }
@@ -135,6 +170,11 @@ export class Sandbox {
     return validateInside(requested, this.confinement);
   }
 
+  /** `validate`, with how messages name the path: as given when it leads through a link, never where the link leads. */
+  protected locate(requested: string): Promise<Located> {
+    return locateInside(requested, this.confinement);
+  }
+
   /** The absolute path of a directory to create, refused when it leads outside. */
   protected creatable(requested: string): Promise<string> {
     return creatableInside(requested, this.confinement);
@@ -147,8 +187,8 @@ export class Sandbox {
 
   /** Opens `requested` as a regular file for reading (no final symlink, no FIFO); the caller closes the handle. */
   async openFile(requested: string): Promise<{ handle: FileHandle; path: string }> {
-    const real = await this.validate(requested);
-    return { handle: await openRegularFile(this.confinement, real), path: real };
+    const { real, shown } = await this.locate(requested);
+    return { handle: await openRegularFile(this.confinement, real, shown), path: real };
   }
 
   /** Opens `requested` as a directory, verified inside; the caller closes it. */
@@ -161,7 +201,8 @@ export class Sandbox {
 
   /** Metadata of `requested` without following anything at its end. */
   async stat(requested: string): Promise<Stats> {
-    return statInside(this.confinement, await this.validate(requested));
+    const { real, shown } = await this.locate(requested);
+    return statInside(this.confinement, real, shown);
   }
 
   /** The entries of a directory opened by `openDirectory` (`dir` = its `child("")`), in readdir order. */
@@ -179,21 +220,23 @@ export class Sandbox {
   }
 
   /** Creates or atomically replaces the file `requested` with `content`. */
-  async writeFile(requested: string, content: string): Promise<void> {
-    const real = await this.validate(requested);
-    await serialised([real], () => writeWhole(this.confinement, real, content));
+  async writeFile(requested: string, content: string, signal?: AbortSignal): Promise<void> {
+    const { real, shown } = await this.locate(requested);
+    await serialised([real], { signal, shown, action: "write" }, () => writeWhole(this.confinement, real, content, signal, shown));
   }
 
   /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */
-  async appendFile(requested: string, content: string): Promise<Ending> {
-    const real = await this.validate(requested);
-    return serialised([real], () => appendText(this.confinement, real, content));
+  async appendFile(requested: string, content: string, signal?: AbortSignal): Promise<Ending> {
+    const { real, shown } = await this.locate(requested);
+    return serialised([real], { signal, shown, action: "append to" }, () => appendText(this.confinement, real, content, signal, shown));
   }
 
   /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
   async delete(requested: string, options: { recursive: boolean; signal?: AbortSignal; onProgress?: (deleted: number) => void }): Promise<Deleted> {
     const entry = await this.entry(requested);
-    return serialised([entry.path], () => deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }));
+    return serialised([entry.path], { signal: options.signal, shown: requested, action: "delete" }, () =>
+      deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }),
+    );
   }
 
   /** Copies the entry `source` (a symlink as a link) to `destination`, never replacing anything there; a directory only with `recursive`. */
@@ -204,7 +247,7 @@ export class Sandbox {
   ): Promise<Copied> {
     const from = await this.entry(source);
     const to = await this.entry(destination);
-    return serialised([from.path, await lockKeyOf(to.path)], () =>
+    return serialised([from.path, await lockKeyOf(to.path)], { signal: options.signal, shown: destination, action: `copy ${source} to` }, () =>
       copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
     );
   }
@@ -214,8 +257,8 @@ export class Sandbox {
    * place (rewrite.ts); returns the engine's report and the bytes another process appended meanwhile that were kept.
    */
   async rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
-    const real = await this.validate(requested);
-    return serialised([real], () => rewriteIn(this.confinement, real, options, engine));
+    const { real, shown } = await this.locate(requested);
+    return serialised([real], { signal: options.signal, shown, action: "edit" }, () => rewriteIn(this.confinement, real, options, engine, shown));
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is passed through. */
@@ -224,12 +267,14 @@ export class Sandbox {
   }
 
   /** Moves the entry `source` (a symlink itself, like `mv`) to `destination`, never replacing anything there. */
-  async move(source: string, destination: string): Promise<void> {
+  async move(source: string, destination: string, signal?: AbortSignal): Promise<void> {
     const from = await this.entry(source);
     const to = await this.entry(destination);
     const given = { source, destination, sourceIsDir: from.wantsDir, destinationIsDir: to.wantsDir };
     // Both ends locked, so no write, edit or move of either name in this server interleaves.
-    await serialised([from.path, await lockKeyOf(to.path)], () => moveEntry(this.confinement, from.path, to.path, given));
+    await serialised([from.path, await lockKeyOf(to.path)], { signal, shown: destination, action: `move ${source} to` }, () =>
+      moveEntry(this.confinement, from.path, to.path, given, signal),
+    );
   }
 
   /**
@@ -288,6 +333,10 @@ class Unvalidated extends Sandbox {
     return Promise.resolve(requested);
   }
 
+  protected override locate(requested: string): Promise<Located> {
+    return Promise.resolve({ real: requested, shown: requested });
+  }
+
   protected override creatable(requested: string): Promise<string> {
     return Promise.resolve(requested);
   }
@@ -308,7 +357,9 @@ export const __testing = {
   /** The name of the temp file (or temp tree) beside entry `name`. */
   tempName: (name: string): string => tempNameOf(name),
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
-  lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseOwner(text), ageMs, runs),
+  lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseLock(text)?.owner, ageMs, runs),
+  /** How long a change waits for a live holder's swap lock (tests shorten it), and the waits and their timers in progress. */
+  lockTiming,
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */

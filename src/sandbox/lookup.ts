@@ -11,6 +11,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement } from "./confinement.js";
 import { errnoCode } from "./errors.js";
+import { isServerEntry } from "./names.js";
 
 // Linux's MAXSYMLINKS: symlinks followed in one resolution before it is called a loop.
 const MAX_LINKS = 40;
@@ -28,7 +29,9 @@ export type Resolved =
   /** The path, or a symlink on it, leads outside the allowed directories. */
   | { kind: "outside" }
   /** More than MAX_LINKS symlinks were followed. */
-  | { kind: "loop" };
+  | { kind: "loop" }
+  /** A component inside, as written or reached through a link, is one of this server's own names (names.ts); never looked at. */
+  | { kind: "serverName"; name: string };
 
 /**
  * Where a symlink met in a walk leads: inside (its target's real path and size), nowhere, outside, round
@@ -98,6 +101,8 @@ async function lookUp(at: Position): Promise<Resolved> {
       at.stat = undefined;
       continue;
     }
+    // A link to a lock would otherwise be followed into the lock's text, which names its holder.
+    if (isServerEntry(part)) return { kind: "serverName", name: part };
     let st: Stats;
     try {
       st = await fs.lstat(next);
@@ -172,7 +177,8 @@ export async function followLink(link: string, withSize: boolean, c: Confinement
     const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
     if (result.kind === "found")
       return { kind: "inside", target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory() } };
-    if (result.kind === "missing" || result.kind === "noParent") return { kind: "dangling" };
+    // The server's own files are shown by no tool: a link to one leads nowhere.
+    if (result.kind === "missing" || result.kind === "noParent" || result.kind === "serverName") return { kind: "dangling" };
     if (result.kind === "loop") return { kind: "loop" };
     // Upstream's realpath fails here with ENOTDIR, which its validation does not take as a new file.
     if (result.kind === "notDir") return { kind: "unresolved", code: "ENOTDIR" };

@@ -8,11 +8,11 @@ import { type BigIntStats, linkSync, lstatSync, unlinkSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
-import { errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
+import { errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
 import { strategy } from "./platform.js";
-import { lockPresent, PLACEHOLDER_MODE, underSwapLock } from "./swap-lock.js";
+import { lockPresent, underSwapLock } from "./swap-lock.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
 const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "ENOSYS", "EMLINK"]);
@@ -79,32 +79,20 @@ async function moveByLink(m: MoveEnds, before: BigIntStats, context: string): Pr
 }
 
 /**
- * Directories: mkdir(2) reserves the destination atomically (EEXIST if taken),
- * and rename(2) may then replace only that still-empty placeholder, so
- * anything put there meanwhile makes the rename fail instead of being lost.
- * The swap lock is taken marked as one that may leave such a placeholder: if
- * the server is killed between the two calls, the next change of that name
- * finds the lock stale and removes the placeholder (still empty, ours, made
- * after the lock), so a retry succeeds.
- * Residual window: if someone swaps the placeholder for an empty directory of
- * their own, that empty directory is replaced; no content can be lost.
- * (renameat2 RENAME_NOREPLACE would do this directly; Node has no binding.)
+ * Directories: rename(2) once nothing is at the destination. No directory is made there first, so a kill at
+ * any moment leaves the destination absent or the whole tree (SPEC §24). rename(2) of a directory can replace
+ * only an empty directory: anything put at the destination meanwhile (a file, a link, a directory with
+ * entries) makes it fail instead of being lost (Windows' rename never replaces a directory at all).
+ * Residual window: an empty directory made at the destination between the check and the rename is replaced;
+ * no content can be lost. (renameat2 RENAME_NOREPLACE would close it; Node has no binding.)
  */
 export async function renameDirectoryInto(from: string, to: Target): Promise<void> {
-  if (process.platform === "win32") return renameIfAbsent(from, to);
-  try {
-    await fs.mkdir(to.at, PLACEHOLDER_MODE);
-  } catch (err) {
-    if (errnoCode(err) === "EEXIST") throw destinationExists(to.shown, err);
-    throw err;
-  }
+  if ((await to.lstat()) !== undefined) throw destinationExists(to.shown);
   try {
     await fs.rename(from, to.at);
   } catch (err) {
-    // rmdir removes the placeholder only while it is still an empty directory.
-    await fs.rmdir(to.at).catch(() => undefined);
     const code = errnoCode(err);
-    if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR") throw destinationExists(to.shown, err);
+    if (code === "ENOTEMPTY" || code === "EEXIST" || code === "ENOTDIR" || code === "EISDIR") throw destinationExists(to.shown, err);
     throw err;
   }
 }
@@ -132,8 +120,10 @@ async function refuseLinkLeavingFrom(c: Confinement, { from, to }: MoveEnds, giv
  * Moves entry `source` to `destination` (paths whose parents were resolved from inside), never replacing
  * anything at the destination; `given` is how move_file named them.
  */
-export async function moveEntry(c: Confinement, source: string, destination: string, given: AsGiven): Promise<void> {
+export async function moveEntry(c: Confinement, source: string, destination: string, given: AsGiven, signal?: AbortSignal): Promise<void> {
   if (c.isAllowedDirectory(path.resolve(destination))) throw destinationExists(destination);
+  const holds = c.allowedUnder(path.resolve(source));
+  if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, allowed: holds, itself: false });
   const context = `Cannot move ${source} to ${destination}`;
   await c.inParent(source, "move", (from) =>
     c.inParent(destination, "move to", async (to) => {
@@ -142,7 +132,7 @@ export async function moveEntry(c: Confinement, source: string, destination: str
         // Refusals first, before the lock: a refused call leaves both directories as they were.
         await checkMove(c, m, given, context, true);
         // Held so that no other process of this server writes, copies or moves to the destination meanwhile.
-        await underSwapLock(c, to, () => moveHeld(c, m, given, context), { placeholder: true, movedFrom: path.join(from.dir.real, from.name) });
+        await underSwapLock(c, to, () => moveHeld(c, m, given, context), { intent: { movedFrom: path.join(from.dir.real, from.name) }, signal });
       } catch (err) {
         throw wrapError(err, context);
       }
@@ -163,6 +153,9 @@ async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: s
   }
   if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  // Whatever spelling named it (a link in its path, another case): the directory itself is compared.
+  const holds = before.isDirectory() ? await c.allowedHeldBy(path.join(m.from.dir.real, m.from.name), before) : undefined;
+  if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, ...holds });
   return before;
 }
 

@@ -34,3 +34,9 @@ export function isServerEntry(name: string): boolean {
 export function visible(entries: Dirent[]): Dirent[] {
   return entries.some((entry) => isServerEntry(entry.name)) ? entries.filter((entry) => !isServerEntry(entry.name)) : entries;
 }
+
+/** The first component of `p` (split at the platform's separators) that is one of this server's own names, if any. */
+export function serverNameIn(p: string): string | undefined {
+  const separators = process.platform === "win32" ? /[\\/]/ : /\//;
+  return p.split(separators).find(isServerEntry);
+}

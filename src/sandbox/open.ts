@@ -62,8 +62,8 @@ export async function openRegularIn(c: Confinement, t: Target): Promise<Opened> 
 }
 
 /** Opens `real` (a validated path) as a regular file through its verified parent; the caller closes the handle. */
-export function openRegularFile(c: Confinement, real: string): Promise<FileHandle> {
-  return c.inParent(real, "open", async (t) => (await openRegularIn(c, t)).handle);
+export function openRegularFile(c: Confinement, real: string, shown = real): Promise<FileHandle> {
+  return c.inParent(real, "open", async (t) => (await openRegularIn(c, t)).handle, shown);
 }
 
 /**
@@ -122,29 +122,34 @@ export function openWalkedSync(c: Confinement, reach: string, name: string, show
  * parent, or the allowed directory itself, opened. A final component swapped for a symlink after
  * validation is refused, so nothing outside is ever described.
  */
-export async function statInside(c: Confinement, real: string): Promise<Stats> {
+export async function statInside(c: Confinement, real: string, shown = real): Promise<Stats> {
   if (c.isAllowedDirectory(path.resolve(real))) {
-    const dir = await c.openDir(real, real);
+    const dir = await c.openDir(real, shown);
     try {
       return await fs.stat(dir.child(""));
     } finally {
       await dir.close();
     }
   }
-  return c.inParent(real, "stat", async (t) => {
-    let st: Stats;
-    try {
-      st = await fs.lstat(t.at);
-    } catch (err) {
-      throw wrapError(err, `Cannot stat ${t.shown}`);
-    }
-    if (st.isSymbolicLink()) {
-      // A link that resolved inside would have been replaced by its target during validation:
-      // this one dangles, or was swapped in after the check.
-      throw new SafeFsError(`Cannot stat ${t.shown}: it is a symbolic link that does not resolve inside the allowed directories`, {
-        code: "ELOOP",
-      });
-    }
-    return st;
-  });
+  return c.inParent(
+    real,
+    "stat",
+    async (t) => {
+      let st: Stats;
+      try {
+        st = await fs.lstat(t.at);
+      } catch (err) {
+        throw wrapError(err, `Cannot stat ${t.shown}`);
+      }
+      if (st.isSymbolicLink()) {
+        // A link that resolved inside would have been replaced by its target during validation:
+        // this one dangles, or was swapped in after the check.
+        throw new SafeFsError(`Cannot stat ${t.shown}: it is a symbolic link that does not resolve inside the allowed directories`, {
+          code: "ELOOP",
+        });
+      }
+      return st;
+    },
+    shown,
+  );
 }

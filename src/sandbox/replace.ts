@@ -137,28 +137,38 @@ function assertReplaceable(existing: BigIntStats | undefined, shown: string): vo
  * verified parent, keeping an existing file's owner, group and permission bits; refuses a file the server's
  * user may not write.
  */
-export function writeWhole(c: Confinement, real: string, content: string): Promise<void> {
-  return c.inParent(real, "write", async (t) => {
-    let existing: BigIntStats | undefined;
-    // Refusals first, before the lock: a refused call leaves the directory as it was.
-    try {
-      existing = await t.lstat();
-    } catch (err) {
-      throw wrapError(err, `Cannot write ${t.shown}`);
-    }
-    assertReplaceable(existing, t.shown);
-    if (existing) assertWritable(existing, t.shown, "write");
-    try {
-      await underSwapLock(c, t, async (held) => {
+export function writeWhole(c: Confinement, real: string, content: string, signal?: AbortSignal, shown = real): Promise<void> {
+  return c.inParent(
+    real,
+    "write",
+    async (t) => {
+      let existing: BigIntStats | undefined;
+      // Refusals first, before the lock: a refused call leaves the directory as it was.
+      try {
         existing = await t.lstat();
-        assertReplaceable(existing, t.shown);
-        if (existing) assertWritable(existing, t.shown, "write");
-        await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
-      });
-    } catch (err) {
-      if (err instanceof SafeFsError) throw err;
-      const kept = existing ? `${t.shown} keeps its previous content` : "no file was created";
-      throw wrapError(err, `Cannot write ${t.shown}`).withNote(`nothing was written: ${kept}`);
-    }
-  });
+      } catch (err) {
+        throw wrapError(err, `Cannot write ${t.shown}`);
+      }
+      assertReplaceable(existing, t.shown);
+      if (existing) assertWritable(existing, t.shown, "write");
+      try {
+        await underSwapLock(
+          c,
+          t,
+          async (held) => {
+            existing = await t.lstat();
+            assertReplaceable(existing, t.shown);
+            if (existing) assertWritable(existing, t.shown, "write");
+            await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
+          },
+          { signal },
+        );
+      } catch (err) {
+        if (err instanceof SafeFsError) throw err;
+        const kept = existing ? `${t.shown} keeps its previous content` : "no file was created";
+        throw wrapError(err, `Cannot write ${t.shown}`).withNote(`nothing was written: ${kept}`);
+      }
+    },
+    shown,
+  );
 }

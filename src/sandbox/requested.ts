@@ -12,8 +12,9 @@ import path from "node:path";
 import { expandHome, normalizePath } from "../path-utils.js";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement } from "./confinement.js";
-import { accessDenied, errnoCode, notADirectory, SafeFsError, wrapError } from "./errors.js";
+import { accessDenied, errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { resolveFromInside, type Resolved } from "./lookup.js";
+import { serverNameIn } from "./names.js";
 
 /** The two file-system calls lexical resolution needs. */
 export interface PathIO {
@@ -121,6 +122,19 @@ function lookFromInside(c: Confinement): PathIO {
   return { realpath: look, lstat: look };
 }
 
+/**
+ * Refuses `p` (a path inside) when a component below its allowed directory is one of this server's own temp
+ * or lock names (SPEC §18): no tool may read, write, move, copy or delete them, whatever the spelling.
+ */
+function refuseServerNames(given: string, p: string, c: Confinement): void {
+  const base = c.dirs
+    .map((dir) => path.resolve(dir))
+    .filter((dir) => isPathWithinAllowedDirectories(p, [dir]))
+    .reduce<string | undefined>((deepest, dir) => (deepest === undefined || dir.length > deepest.length ? dir : deepest), undefined);
+  const name = serverNameIn(base === undefined ? p : path.relative(base, p));
+  if (name !== undefined) throw refused({ kind: "reservedName", path: given, name });
+}
+
 async function request(given: string, c: Confinement): Promise<Requested> {
   let absolute: string;
   try {
@@ -130,6 +144,7 @@ async function request(given: string, c: Confinement): Promise<Requested> {
     if (error instanceof SafeFsError && error.code === "EACCES") throw c.denied(given);
     throw error;
   }
+  refuseServerNames(given, absolute, c);
   return { c, absolute, wantsDir: TRAILING_SEPARATOR.test(given) };
 }
 
@@ -147,13 +162,35 @@ async function resolved(target: string, req: Requested): Promise<Resolved> {
  * `Parent directory does not exist`, or `Too many levels of symbolic links`
  */
 export async function validateInside(given: string, c: Confinement): Promise<string> {
+  return (await locateInside(given, c)).real;
+}
+
+/** Where a path leads, and how messages name it. */
+export interface Located {
+  /** The real path (or the would-be path of a new file in a real directory inside). */
+  real: string;
+  /** The absolute path as given, or the path exactly as given when it leads through a link: never where a link leads. */
+  shown: string;
+}
+
+/** validateInside, with the name messages use for the path (`Located.shown`). */
+export async function locateInside(given: string, c: Confinement): Promise<Located> {
   const req = await request(given, c);
+  const real = await realOf(given, req);
+  return { real, shown: real === req.absolute ? real : given };
+}
+
+async function realOf(given: string, req: Requested): Promise<string> {
+  const c = req.c;
   const result = await resolved(req.absolute, req);
   switch (result.kind) {
     case "found":
+      // Through a symlink, a path may still lead to one of the server's own names.
+      refuseServerNames(given, result.real, c);
       if (req.wantsDir && !result.stat.isDirectory()) throw notADirectory(given);
       return result.real;
     case "missing":
+      refuseServerNames(given, result.path, c);
       // `newfile/` names a directory that does not exist; it is never created as a file.
       if (req.wantsDir) throw new SafeFsError(`No such directory: ${given}`, { code: "ENOENT" });
       return result.path;
@@ -165,6 +202,8 @@ export async function validateInside(given: string, c: Confinement): Promise<str
       throw new SafeFsError(`Too many levels of symbolic links (ELOOP): ${req.absolute}`, { code: "ELOOP" });
     case "outside":
       throw c.denied(given);
+    case "serverName":
+      throw refused({ kind: "reservedName", path: given, name: result.name });
   }
 }
 
@@ -174,7 +213,11 @@ export async function validateInside(given: string, c: Confinement): Promise<str
  */
 export async function creatableInside(given: string, c: Confinement): Promise<string> {
   const req = await request(given, c);
-  if ((await resolved(req.absolute, req)).kind === "outside") throw c.denied(given);
+  const result = await resolved(req.absolute, req);
+  if (result.kind === "outside") throw c.denied(given);
+  if (result.kind === "serverName") throw refused({ kind: "reservedName", path: given, name: result.name });
+  if (result.kind === "found") refuseServerNames(given, result.real, c);
+  if (result.kind === "missing") refuseServerNames(given, result.path, c);
   return req.absolute;
 }
 
@@ -195,8 +238,10 @@ export async function entryInside(given: string, c: Confinement): Promise<Entry>
   if (c.isAllowedDirectory(req.absolute)) return { path: req.absolute, wantsDir: req.wantsDir };
   const parent = await resolved(path.dirname(req.absolute), req);
   if (parent.kind === "outside") throw c.denied(given);
+  if (parent.kind === "serverName") throw refused({ kind: "reservedName", path: given, name: parent.name });
   if (parent.kind === "notDir" || (parent.kind === "found" && !parent.stat.isDirectory())) throw notADirectory(given);
   // A missing parent or a loop is the move's to report, as it opens the parent.
   const at = parent.kind === "found" ? path.join(parent.real, path.basename(req.absolute)) : req.absolute;
+  refuseServerNames(given, at, c);
   return { path: at, wantsDir: req.wantsDir };
 }

@@ -67,60 +67,70 @@ function checkAborted(signal: AbortSignal | undefined, shown: string): void {
  * with what it wrote: same owner, group and mode, refused if the file is read-only for the server's user,
  * changed meanwhile, or replaced by another writer.
  */
-export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
-  return c.inParent(real, "edit", async (t) => {
-    if (options.dryRun) {
-      const { handle, stat } = await openRegularIn(c, t);
-      try {
-        return { value: await engine(new DigestingSource(handle, Number(stat.size), false, t.shown), null, options.signal), appendedBytes: 0 };
-      } finally {
-        await handle.close();
-      }
-    }
-    // Refusals first, before the lock: a refused call leaves the directory as it was.
-    const probe = await openRegularIn(c, t);
-    try {
-      assertWritable(probe.stat, t.shown, "edit");
-    } finally {
-      await probe.handle.close();
-    }
-    // The engine's own errors (no match, too large…) are its report and pass through unworded.
-    let engineFailed = false;
-    try {
-      return await underSwapLock(c, t, async (held) => {
-        // The handle stays open until after the swap: it is how a write to the old
-        // file that slipped in just before is noticed (keepLateWrites).
-        const { handle: old, stat: before } = await openRegularIn(c, t);
+export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptions, engine: RewriteEngine<T>, shown = real): Promise<Rewritten<T>> {
+  return c.inParent(
+    real,
+    "edit",
+    async (t) => {
+      if (options.dryRun) {
+        const { handle, stat } = await openRegularIn(c, t);
         try {
-          assertWritable(before, t.shown, "edit");
-          const source = new DigestingSource(old, Number(before.size), true, t.shown);
-          const { value, written } = await replaceWith(
-            held,
-            before,
-            async (temp) => {
-              engineFailed = true;
-              const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
-              engineFailed = false;
-              const digest = await source.digest();
-              checkAborted(options.signal, t.shown);
-              return { report, digest };
-            },
-            async () => {
-              if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
-            },
-          );
-          const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
-          return { value: value.report, appendedBytes };
+          return { value: await engine(new DigestingSource(handle, Number(stat.size), false, t.shown), null, options.signal), appendedBytes: 0 };
         } finally {
-          await old.close();
+          await handle.close();
         }
-      });
-    } catch (err) {
-      if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
-      if (engineFailed) throw err;
-      throw wrapError(err, `Cannot edit ${t.shown}`).withNote(UNCHANGED);
-    }
-  });
+      }
+      // Refusals first, before the lock: a refused call leaves the directory as it was.
+      const probe = await openRegularIn(c, t);
+      try {
+        assertWritable(probe.stat, t.shown, "edit");
+      } finally {
+        await probe.handle.close();
+      }
+      // The engine's own errors (no match, too large…) are its report and pass through unworded.
+      let engineFailed = false;
+      try {
+        return await underSwapLock(
+          c,
+          t,
+          async (held) => {
+            // The handle stays open until after the swap: it is how a write to the old
+            // file that slipped in just before is noticed (keepLateWrites).
+            const { handle: old, stat: before } = await openRegularIn(c, t);
+            try {
+              assertWritable(before, t.shown, "edit");
+              const source = new DigestingSource(old, Number(before.size), true, t.shown);
+              const { value, written } = await replaceWith(
+                held,
+                before,
+                async (temp) => {
+                  engineFailed = true;
+                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
+                  engineFailed = false;
+                  const digest = await source.digest();
+                  checkAborted(options.signal, t.shown);
+                  return { report, digest };
+                },
+                async () => {
+                  if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
+                },
+              );
+              const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
+              return { value: value.report, appendedBytes };
+            } finally {
+              await old.close();
+            }
+          },
+          { signal: options.signal },
+        );
+      } catch (err) {
+        if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
+        if (engineFailed) throw err;
+        throw wrapError(err, `Cannot edit ${t.shown}`).withNote(UNCHANGED);
+      }
+    },
+    shown,
+  );
 }
 
 const UNCHANGED = "no changes were written: the file keeps its previous content";

@@ -81,19 +81,41 @@ function answeredRoots(ctx: ServerContext): { uri: string }[] | undefined {
   return view.kind === "roots" ? view.roots : undefined;
 }
 
+/**
+ * Narrow mode's directories from `roots`: each root judged by its real directory, so that one spelled through
+ * a symlink inside the ceiling that leads outside it is ignored (and said so), never kept as a spelling that
+ * every call would then be denied. The symlinked spelling is kept beside the real one only when that is inside.
+ */
+async function narrowEach(roots: readonly { uri: string }[], ceiling: readonly string[], log: (line: string) => void): Promise<string[]> {
+  const next: string[] = [];
+  for (const root of roots) {
+    // The real directory first, then the as-given spelling when it differs (roots-utils.ts).
+    const forms = await getValidRootDirectories([root]);
+    const real = forms[0];
+    if (real === undefined) continue;
+    const { kept, ignored } = narrowRoots([real], ceiling);
+    if (ignored.length > 0) {
+      const given = forms[1];
+      log(
+        given === undefined
+          ? `Ignoring root ${real}: it is outside the directories this server was started with`
+          : `Ignoring root ${given}: it is a symbolic link leading outside the directories this server was started with`,
+      );
+      continue;
+    }
+    const inside = isPathWithinAllowedDirectories(real, ceiling) ? forms.filter((form) => isPathWithinAllowedDirectories(form, ceiling)) : kept;
+    for (const dir of inside) if (!next.includes(dir)) next.push(dir);
+  }
+  return next;
+}
+
 /** Installs the roots handling of `mode` on `server`, starting from `directories`. */
 export function followRoots(server: Server, mode: RootsMode, directories: readonly string[], log: (line: string) => void): RootsFollower {
   let allowed: readonly string[] = [...directories];
   const current = () => allowed;
   /** The directories the roots give, or undefined (logged) when they give none. */
   const resolve = async (roots: readonly { uri: string }[], ceiling: readonly string[] | undefined): Promise<string[] | undefined> => {
-    const valid = await getValidRootDirectories(roots);
-    let next = valid;
-    if (ceiling !== undefined) {
-      const { kept, ignored } = narrowRoots(valid, ceiling);
-      for (const root of ignored) log(`Ignoring root ${root}: it is outside the directories this server was started with`);
-      next = kept;
-    }
+    const next = ceiling === undefined ? await getValidRootDirectories(roots) : await narrowEach(roots, ceiling, log);
     if (next.length === 0) {
       log("No valid root directories provided by client; keeping the current allowed directories");
       return undefined;

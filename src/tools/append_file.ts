@@ -31,7 +31,7 @@ export const appendFile = defineTool({
   advice: "shorten the path",
   async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
-    const ending = await ctx.sandbox.appendFile(path, content);
+    const ending = await ctx.sandbox.appendFile(path, content, ctx.signal);
     return appended(escapeControls(path), Buffer.byteLength(content, "utf8"), ending);
   },
 });

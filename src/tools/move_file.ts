@@ -19,7 +19,7 @@ export const moveFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
-    await ctx.sandbox.move(source, destination);
+    await ctx.sandbox.move(source, destination, ctx.signal);
     return moved(escapeControls(source), escapeControls(destination));
   },
 });

@@ -24,7 +24,7 @@ export const writeFile = defineTool({
   retired: { append: "write_file no longer appends (it would replace the whole file); use append_file to add text at the end" },
   async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
-    await ctx.sandbox.writeFile(path, content);
+    await ctx.sandbox.writeFile(path, content, ctx.signal);
     return wrote(escapeControls(path));
   },
 });

@@ -54,13 +54,22 @@ describe("when a lock's holder is gone", () => {
     expect(lockIsStale(lockTextFor(deadPid()), 0)).toBe(true);
   });
 
-  it("a holder elsewhere, or an unreadable lock: by silence (no heartbeat for 10 s)", () => {
+  it("a holder elsewhere, or one of this machine that cannot be verified: by silence (no heartbeat for 10 s)", () => {
     const elsewhere = lockTextFor(process.pid).replace(/host=[0-9a-f]{16}/, "host=0000000000000000");
     expect(lockIsStale(elsewhere, 9_000, dead)).toBe(false);
     expect(lockIsStale(elsewhere, 11_000, alive)).toBe(true);
-    for (const junk of ["", "bfs-lock pid=0 start= host=x", "not ours"]) {
-      expect(lockIsStale(junk, 9_000)).toBe(false);
-      expect(lockIsStale(junk, 11_000)).toBe(true);
+    // Dated far ahead is no heartbeat either.
+    expect(lockIsStale(elsewhere, -11_000, alive)).toBe(true);
+    // A pid that runs but no start time to tell it from a later process with that pid.
+    const unverified = lockTextFor(1).replace(/ start=\d*/, " start=");
+    expect(lockIsStale(unverified, 9_000, alive)).toBe(false);
+    expect(lockIsStale(unverified, 11_000, alive)).toBe(true);
+    expect(lockIsStale(unverified, 0, dead)).toBe(true);
+  });
+
+  it("anything but a lock of this server's form is not honoured at all", () => {
+    for (const junk of ["", "bfs-lock pid=0 start= host=x", "not ours", `${lockTextFor(process.pid)} extra`]) {
+      expect(lockIsStale(junk, 0), junk).toBe(true);
     }
   });
 });

@@ -1,11 +1,14 @@
-/** Roots replace the allowed directories: at initialization and on list_changed. */
-import { mkdir, writeFile } from "node:fs/promises";
+/** Roots replace the allowed directories (stdio): at initialization and on list_changed; and narrow them (an HTTP session). */
+import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { type CallToolResult, Client, InMemoryTransport, type Root as V2Root } from "@modelcontextprotocol/client";
 import { ListRootsRequestSchema, type Root } from "@modelcontextprotocol/sdk/types.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { DEFAULTS } from "../../../src/cli/config.js";
+import { buildServer } from "../../../src/server/index.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 import { call, inProcess, textOf } from "../../support/in-process.js";
-import { tempDir } from "../../support/fixtures.js";
 
 let base: string;
 let remove: () => Promise<void>;
@@ -46,6 +49,84 @@ describe("roots", () => {
       expect(await allowed()).toBe(`Allowed directories:\n${path.join(base, "second%root")}`);
     } finally {
       await server.close();
+    }
+  });
+});
+
+/**
+ * Narrow mode (an HTTP session), in process: a root that is a symlink inside the startup directories
+ * leading outside them is ignored and said so, instead of narrowing the session to a spelling every
+ * call is then denied (issue 28 row 16). A symlinked root leading inside is kept, in both spellings.
+ */
+/** The text of a result as the v2 client returns it. */
+const textOfV2 = (result: CallToolResult): string => result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
+
+describeEachStrategy("narrowing roots", () => {
+  let ceiling: string;
+  let outside: string;
+  let removeAll: () => Promise<void>;
+  beforeEach(async () => {
+    const made = await tempDir("bfs-roots-narrow-");
+    removeAll = made.remove;
+    ceiling = path.join(made.dir, "ceiling");
+    outside = path.join(made.dir, "outside");
+    for (const d of [ceiling, path.join(ceiling, "inner"), outside]) await mkdir(d);
+    await writeFile(path.join(ceiling, "f.txt"), "inside\n");
+    await writeFile(path.join(ceiling, "inner", "g.txt"), "inner\n");
+    await writeFile(path.join(outside, "secret.txt"), "secret\n");
+    await symlink(outside, path.join(ceiling, "to-outside"));
+    await symlink("inner", path.join(ceiling, "to-inner"));
+  });
+  afterEach(() => removeAll());
+
+  /** A narrow-mode server over `ceiling` whose client offers `roots`; its log lines. */
+  async function narrowed(
+    roots: V2Root[],
+  ): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>; log: string[]; close: () => Promise<void> }> {
+    const log: string[] = [];
+    const server = buildServer({ limits: DEFAULTS, directories: [ceiling], roots: "narrow", log: (line) => log.push(line) });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: "roots-narrow-test", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });
+    client.setRequestHandler("roots/list", () => ({ roots }));
+    await client.connect(clientSide);
+    return {
+      call: async (name, args) => (await client.callTool({ name, arguments: args })) as CallToolResult,
+      log,
+      close: async () => {
+        await client.close();
+        await server.close();
+      },
+    };
+  }
+
+  it("ignores a root that is an inside symlink leading outside, and says so; the session keeps what it had", async () => {
+    const link = path.join(ceiling, "to-outside");
+    const s = await narrowed([{ uri: pathToFileURL(link).href }]);
+    try {
+      const read = await s.call("read_text_file", { path: path.join(ceiling, "f.txt") });
+      expect(read.isError ?? false, textOfV2(read)).toBe(false);
+      expect(textOfV2(read)).toBe("inside\n");
+      expect(textOfV2(await s.call("list_allowed_directories", {}))).toBe(`Allowed directories:\n${ceiling}`);
+      expect(s.log.join("\n")).toContain(`Ignoring root ${link}: it is a symbolic link leading outside`);
+      const secret = await s.call("read_text_file", { path: path.join(link, "secret.txt") });
+      expect(secret.isError).toBe(true);
+      expect(textOfV2(secret)).not.toContain("secret\n");
+    } finally {
+      await s.close();
+    }
+  });
+
+  it("keeps a symlinked root that leads inside, in its real and its given spelling", async () => {
+    const link = path.join(ceiling, "to-inner");
+    const s = await narrowed([{ uri: pathToFileURL(link).href }]);
+    try {
+      expect(textOfV2(await s.call("read_text_file", { path: path.join(link, "g.txt") }))).toBe("inner\n");
+      expect(textOfV2(await s.call("list_allowed_directories", {}))).toBe(`Allowed directories:\n${path.join(ceiling, "inner")}\n${link}`);
+      const above = await s.call("read_text_file", { path: path.join(ceiling, "f.txt") });
+      expect(above.isError).toBe(true);
+    } finally {
+      await s.close();
     }
   });
 });

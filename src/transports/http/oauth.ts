@@ -28,7 +28,7 @@ const CLOCK_TOLERANCE_S = 30;
 const DISCOVERY_TIMEOUT_MS = 10_000;
 
 /** The `typ` header RFC 9068 §2.1 gives JWT access tokens (jose also accepts `application/at+jwt`). */
-export const ACCESS_TOKEN_TYP = "at+jwt";
+const ACCESS_TOKEN_TYP = "at+jwt";
 /** The --oauth-token-type value that accepts any `typ`, or none, for issuers that do not set RFC 9068's. */
 const ANY_TYP = "any";
 

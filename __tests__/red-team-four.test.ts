@@ -121,3 +121,79 @@ describeEachStrategy("issue 28 row 15: an empty oldText is refused, not applied 
     }
   });
 });
+
+/** Writes `text` at `offset` of the file `file`. */
+function writeAt(file: string, offset: number, text: string): void {
+  const fd = fs.openSync(file, "r+");
+  try {
+    fs.writeSync(fd, text, offset);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** The `length` bytes at `offset` of `file`, as text. */
+function readAt(file: string, offset: number, length: number): string {
+  const fd = fs.openSync(file, "r");
+  try {
+    const buffer = Buffer.alloc(length);
+    return buffer.subarray(0, fs.readSync(fd, buffer, 0, length, offset)).toString("latin1");
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+describeEachStrategy("issue 28 row 11: copy_file keeps holes", () => {
+  const GIB = 1024 * 1024 * 1024;
+  // Data at the start, in the middle (not on a block boundary) and in the last bytes; holes between.
+  const marks: [number, string][] = [
+    [0, "head"],
+    [GIB / 2 + 1000, "middle"],
+    [GIB - 4, "tail"],
+  ];
+
+  it("a sparse 1 GiB file's copy uses about the blocks of its data, not of its size, and reads the same", async () => {
+    const source = path.join(dir, "sparse.img");
+    fs.closeSync(fs.openSync(source, "w"));
+    fs.truncateSync(source, GIB);
+    for (const [offset, text] of marks) writeAt(source, offset, text);
+    // Blocks of 512 bytes, as stat counts them.
+    const sourceBlocks = fs.statSync(source).blocks;
+    expect(sourceBlocks * 512).toBeLessThan(1024 * 1024);
+    const result = await call("copy_file", { source, destination: path.join(dir, "copy.img") });
+    expect(result.isError).toBeFalsy();
+    const copy = fs.statSync(path.join(dir, "copy.img"));
+    expect(copy.size).toBe(GIB);
+    expect(copy.blocks * 512).toBeLessThan(1024 * 1024);
+    for (const [offset, text] of marks)
+      expect(readAt(path.join(dir, "copy.img"), offset - 8 < 0 ? 0 : offset - 8, text.length + 16)).toBe(
+        readAt(source, offset - 8 < 0 ? 0 : offset - 8, text.length + 16),
+      );
+    expect(readAt(path.join(dir, "copy.img"), GIB / 4, 16)).toBe("\0".repeat(16));
+  });
+
+  it("a sparse file inside a tree copied with recursive stays sparse too", async () => {
+    const size = 64 * 1024 * 1024;
+    fs.mkdirSync(path.join(dir, "tree"));
+    const source = path.join(dir, "tree", "disk.img");
+    fs.closeSync(fs.openSync(source, "w"));
+    fs.truncateSync(source, size);
+    writeAt(source, size / 2, "data");
+    const result = await call("copy_file", { source: path.join(dir, "tree"), destination: path.join(dir, "tree-copy"), recursive: true });
+    expect(result.isError).toBeFalsy();
+    const copy = fs.statSync(path.join(dir, "tree-copy", "disk.img"));
+    expect(copy.size).toBe(size);
+    expect(copy.blocks * 512).toBeLessThan(1024 * 1024);
+    expect(readAt(path.join(dir, "tree-copy", "disk.img"), size / 2 - 2, 8)).toBe("\0\0data\0\0");
+  });
+
+  it("a dense file is still copied byte for byte, zeros included", async () => {
+    const source = path.join(dir, "dense.bin");
+    const bytes = Buffer.alloc(3 * 4096 + 100);
+    bytes.write("start", 0);
+    bytes.write("end", bytes.length - 3);
+    fs.writeFileSync(source, bytes);
+    expect((await call("copy_file", { source, destination: path.join(dir, "dense-copy.bin") })).isError).toBeFalsy();
+    expect(fs.readFileSync(path.join(dir, "dense-copy.bin")).equals(bytes)).toBe(true);
+  });
+});

@@ -10,8 +10,11 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { DEFAULTS } from "../src/cli/config.js";
+import { TextSink } from "../src/kernel/bounded.js";
 import { buildServer } from "../src/server/index.js";
-import { describeEachStrategy, tempDir } from "./support/fixtures.js";
+import { listInto, listWithSizesInto } from "../src/walking/index.js";
+import { __listingHooks } from "../src/walking/listing.js";
+import { describeEachStrategy, tempDir, walkOptions } from "./support/fixtures.js";
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -32,6 +35,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  delete __listingHooks.held;
   await closeAll();
   await remove();
 });
@@ -197,4 +201,48 @@ describeEachStrategy("issue 28 row 11: copy_file keeps holes", () => {
     expect((await call("copy_file", { source, destination: path.join(dir, "dense-copy.bin") })).isError).toBeFalsy();
     expect(fs.readFileSync(path.join(dir, "dense-copy.bin")).equals(bytes)).toBe(true);
   });
+});
+
+describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of entries and lets other work in between batches", () => {
+  const ENTRIES = 12_000;
+  // A cap of 2,000 characters shows at most 2,000 / 8 + 1 lines ("[DIR] x" and its line break is the shortest);
+  // the listing holds at most twice that, plus one batch of 256 being sorted in.
+  const MAX = 2_000;
+  const BOUND = 2 * (Math.floor(MAX / 8) + 1) + 256;
+
+  beforeEach(() => {
+    fs.mkdirSync(path.join(dir, "huge"));
+    for (let i = 0; i < ENTRIES; i++) fs.writeFileSync(path.join(dir, "huge", `entry-${String(i).padStart(6, "0")}`), "");
+  });
+
+  for (const [tool, list] of [
+    ["list_directory", (sink: TextSink) => listInto(path.join(dir, "huge"), sink, walkOptions([dir]))],
+    ["list_directory_with_sizes", (sink: TextSink) => listWithSizesInto(path.join(dir, "huge"), "name", sink, walkOptions([dir]))],
+  ] as const) {
+    it(`${tool}: entries held stay under the bound, a turn of the event loop passes between batches, the total stays exact`, async () => {
+      const held: number[] = [];
+      const events: string[] = [];
+      __listingHooks.held = (n) => {
+        held.push(n);
+        events.push(`batch ${held.length}`);
+        // Queued now: it runs before the next batch only if the listing gives the event loop a turn in between.
+        if (held.length === 1) setImmediate(() => events.push("other work"));
+      };
+      const sink = new TextSink(MAX);
+      await list(sink);
+      expect(held.length).toBeGreaterThanOrEqual(ENTRIES / 256);
+      expect(Math.max(...held)).toBeLessThanOrEqual(BOUND);
+      expect(events.slice(0, 3)).toEqual(["batch 1", "other work", "batch 2"]);
+      const full = new TextSink(10_000_000);
+      await list(full);
+      expect(sink.total).toBe(full.total);
+      const text = sink.render("narrow it");
+      expect(text.slice(0, text.lastIndexOf("\n["))).toBe(full.render("narrow it").slice(0, text.lastIndexOf("\n[")));
+      expect(text).toMatch(/; [\d,]+ of 12,000 entries shown\. To see the rest, narrow it[.;]/);
+      // The totals come last, so a cut hides them: the sized listing's notice states them, exact.
+      if (tool === "list_directory_with_sizes")
+        expect(text).toMatch(/; the totals, counting every entry, are exact: 12,000 files, 0 directories, 0 B\.\]$/);
+      expect(full.render("x")).toContain(tool === "list_directory" ? "[FILE] entry-011999" : "Total: 12000 files, 0 directories");
+    });
+  }
 });

@@ -142,6 +142,7 @@ export class TextSink {
   // Where each entry kept so far ends (only those that may lie before a cut), and how many there are in all.
   private readonly entryEnds: number[] = [];
   private entries = 0;
+  private extraAdvice: string | undefined;
 
   constructor(readonly max: number) {}
 
@@ -185,6 +186,16 @@ export class TextSink {
     if (this.totalLength <= this.max) this.entryEnds.push(this.totalLength);
   }
 
+  /** Records `n` entries past the cut, counted by appendCount rather than appended. */
+  countEntries(n: number): void {
+    this.entries += n;
+  }
+
+  /** Adds a sentence to the advice of the cut notice (e.g. figures the cut hides), said only when the result is cut. */
+  advise(extra: string): void {
+    this.extraAdvice = extra;
+  }
+
   /** Records that `n` entries could not be read; a walk's note listing them comes last, so a cut always hides it. */
   noteSkipped(n: number): void {
     this.skipped += n;
@@ -198,7 +209,8 @@ export class TextSink {
     const files =
       this.partEnds.length > 0 ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length } : undefined;
     const entries = this.entries > 0 ? { shown: this.entryEnds.filter((end) => end <= cut).length, total: this.entries } : undefined;
-    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped, entries)}`;
+    const fullAdvice = this.extraAdvice === undefined ? advice : `${advice}; ${this.extraAdvice}`;
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, fullAdvice, files, this.skipped, entries)}`;
   }
 }
 

@@ -45,6 +45,26 @@ export async function readEntries(dir: string): Promise<Dirent[]> {
   return visible(await fs.readdir(dir, { withFileTypes: true }));
 }
 
+/** Entries a listing holds at a time: read from the directory in batches of this many. */
+const ENTRY_BATCH = 256;
+
+/**
+ * The entries of directory `dir` (an opened directory's `child("")`), in readdir order, without the server's own temp
+ * and lock files, in batches of at most ENTRY_BATCH: a directory of any size is read in flat memory.
+ */
+export async function* entryBatches(dir: string): AsyncGenerator<Dirent[]> {
+  const opened = await fs.opendir(dir, { bufferSize: ENTRY_BATCH });
+  let batch: Dirent[] = [];
+  // The loop closes the directory when it ends, and when the consumer stops early.
+  for await (const entry of opened) {
+    batch.push(entry);
+    if (batch.length < ENTRY_BATCH) continue;
+    yield visible(batch);
+    batch = [];
+  }
+  if (batch.length > 0) yield visible(batch);
+}
+
 /** What a listing shows of one entry: its size (upstream's stat, which follows symlinks) and whether it is a directory. */
 export interface EntryFacts {
   readonly size: number;

@@ -246,3 +246,68 @@ describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of e
     });
   }
 });
+
+describeEachStrategy("issue 28 row 10: a first answer does not wait for the exact total of an arbitrarily large file", () => {
+  const TIB = 1024 ** 4;
+  // Counting stops 64 MiB in (COUNT_BUDGET_BYTES): a lower bound, said as such.
+  const NOT_COUNTED =
+    / of at least [\d,]+ \(the total is not counted yet: only the first 64 MiB of the file were read for this answer; get_file_info gives its size\)/;
+  const HEAD = "line1\nline2\nline3\n";
+  let file: string;
+
+  beforeEach(() => {
+    // 1 TiB, sparse: three short lines, then zero bytes (valid UTF-8 NULs, no line break) to the end.
+    file = path.join(dir, "huge.img");
+    fs.writeFileSync(file, HEAD);
+    fs.truncateSync(file, TIB);
+  });
+
+  it("the first window (and one at an offset) comes back with a notice saying the total is not known yet", async () => {
+    const first = textOf(await call("read_text_file", { path: file }));
+    expect(first.startsWith(`${HEAD}\0\0\0`)).toBe(true);
+    const notice = first.slice(first.lastIndexOf("\n") + 1);
+    expect(notice).toMatch(/^\[Result truncated: showing characters 1-100,000 of at least /);
+    expect(notice).toMatch(NOT_COUNTED);
+    expect(notice).toMatch(/\. Call again with offset=100000 to continue\.\]$/);
+    const counted = Number(/of at least ([\d,]+)/.exec(notice)?.[1]?.replaceAll(",", ""));
+    expect(counted).toBeGreaterThanOrEqual(64 * 1024 * 1024);
+    expect(counted).toBeLessThan(TIB);
+    // The new notice is one of the server's own: writing a capped read back is refused, as for the others.
+    const writeBack = await call("write_file", { path: path.join(dir, "back.txt"), content: `line1\n${notice}` });
+    expect(writeBack.isError).toBe(true);
+    expect(fs.existsSync(path.join(dir, "back.txt"))).toBe(false);
+    const atOffset = textOf(await call("read_text_file", { path: file, offset: 6, limit: 6 }));
+    expect(atOffset).toMatch(/^line2\n\n\[Result truncated: showing characters 7-12 of at least /);
+    expect(atOffset).toMatch(/Call again with offset=12 to continue\.\]$/);
+  });
+
+  it("a line window: whole lines come back whole; a window from a line says the total is not known yet", async () => {
+    expect(textOf(await call("read_text_file", { path: file, startLine: 2, lineCount: 1 }))).toBe("line2\n");
+    const fromLine = textOf(await call("read_text_file", { path: file, startLine: 3 }));
+    expect(fromLine.startsWith("line3\n\0")).toBe(true);
+    expect(fromLine).toMatch(NOT_COUNTED);
+    expect(fromLine).toMatch(/Call again with offset=100012 to continue\.\]$/);
+  });
+
+  it("head past the lines there are says the total is not known yet; tail refuses at once, naming tail and the bound", async () => {
+    const head = textOf(await call("read_text_file", { path: file, head: 5 }));
+    expect(head.startsWith(`${HEAD}\0`)).toBe(true);
+    expect(head).toMatch(/\n\[Result truncated: showing characters 1-100,000 of at least /);
+    expect(head).toMatch(NOT_COUNTED);
+    for (const tail of [1, 2, 10]) {
+      const result = await call("read_text_file", { path: file, tail });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(
+        new RegExp(`^tail=${tail}: the last ${tail} lines of this file are longer than the 64 MiB read back from its end`),
+      );
+    }
+  });
+
+  it("a file within the counting budget still gets its exact total", async () => {
+    const small = path.join(dir, "small.txt");
+    fs.writeFileSync(small, "x".repeat(250_000));
+    expect(textOf(await call("read_text_file", { path: small }))).toMatch(
+      /\n\[Result truncated: showing characters 1-100,000 of 250,000\. Call again/,
+    );
+  });
+});

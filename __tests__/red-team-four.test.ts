@@ -243,6 +243,15 @@ describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of e
       if (tool === "list_directory_with_sizes")
         expect(text).toMatch(/; the totals, counting every entry, are exact: 12,000 files, 0 directories, 0 B\.\]$/);
       expect(full.render("x")).toContain(tool === "list_directory" ? "[FILE] entry-011999" : "Total: 12000 files, 0 directories");
+      if (tool === "list_directory") {
+        // What upstream writes: fs.readdir's order, whole; the held top-N shows its prefix.
+        const upstream = fs
+          .readdirSync(path.join(dir, "huge"))
+          .map((n) => `[FILE] ${n}`)
+          .join("\n");
+        expect(full.render("x")).toBe(upstream);
+        expect(upstream.startsWith(text.slice(0, text.lastIndexOf("\n[")))).toBe(true);
+      }
     });
   }
 });

@@ -48,6 +48,18 @@ describe("listInto", () => {
     expect(await list()).toBe(order.map((n) => `${tag[n]} ${shown(n)}`).join("\n"));
   });
 
+  it("keeps fs.readdir's order (names by their bytes) for names JavaScript orders otherwise, however the listing is batched", async () => {
+    // U+E000 sorts before an astral character by bytes (and code points), after it by UTF-16 units.
+    const names = ["a\u{1F600}", "a\uE000", "aZ", "A", "é", "a\uFFFD", ...Array.from({ length: 600 }, (_, i) => `n${(i * 7919) % 600}`)];
+    for (const name of names) fs.writeFileSync(path.join(tmp, name), "");
+    expect(await list()).toBe(
+      fs
+        .readdirSync(tmp)
+        .map((n) => `[FILE] ${n}`)
+        .join("\n"),
+    );
+  });
+
   it("writes an empty string for an empty directory", async () => {
     const sink = bigSink();
     await listInto(tmp, sink, opts);

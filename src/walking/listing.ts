@@ -38,6 +38,8 @@ const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve)
  */
 class FirstInOrder<T> {
   private held: T[] = [];
+  // The last of the first `keep`, once that many have been seen.
+  private worst: T | undefined;
 
   constructor(
     private readonly keep: number,
@@ -49,7 +51,11 @@ class FirstInOrder<T> {
   }
 
   offer(entries: readonly T[]): void {
-    for (const e of entries) this.held.push(e);
+    const { worst } = this;
+    for (const e of entries) {
+      // Once `keep` are held, an entry after the last of them can never be among the first.
+      if (worst === undefined || this.order(e, worst) < 0) this.held.push(e);
+    }
     if (this.held.length > 2 * this.keep) this.trim();
   }
 
@@ -61,17 +67,36 @@ class FirstInOrder<T> {
 
   private trim(): void {
     this.held.sort(this.order);
-    if (this.held.length > this.keep) this.held.length = this.keep;
+    if (this.held.length < this.keep) return;
+    this.held.length = this.keep;
+    this.worst = this.held[this.keep - 1];
   }
 }
 
-/** One list_directory line and its place in fs.readdir's order (the bytes of the name, as libuv's scandir sorts them). */
+/** One list_directory line and its entry's name. */
 interface Line {
-  key: Buffer;
+  name: string;
   text: string;
 }
 
-const byName = (a: Line, b: Line): number => Buffer.compare(a.key, b.key);
+// A UTF-16 unit as a rank in code point order: surrogates (code points past U+FFFF) after U+E000-U+FFFF.
+const rank = (unit: number): number => (unit >= 0xd800 && unit <= 0xdfff ? unit + 0x10000 : unit);
+
+/**
+ * fs.readdir's order: libuv's scandir sorts names by their bytes, and UTF-8's byte order is code point order,
+ * which differs from JavaScript's (UTF-16 unit) order only between surrogates and U+E000-U+FFFF.
+ */
+function byNameBytes(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return rank(x) - rank(y);
+  }
+  return a.length - b.length;
+}
+
+const byName = (a: Line, b: Line): number => byNameBytes(a.name, b.name);
 
 /**
  * Writes `[DIR] name` / `[FILE] name` lines for `dir` in fs.readdir's order (names sorted by their bytes) into
@@ -96,7 +121,7 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
       const isDir = entry.isSymbolicLink() ? (await opts.sandbox.entryFacts(dir, entry.name, true)).isDir : entry.isDirectory();
       const text = entryLine(isDir, escapeControls(entry.name));
       allChars += text.length;
-      lines.push({ key: Buffer.from(entry.name), text });
+      lines.push({ name: entry.name, text });
     }
     count += lines.length;
     kept.offer(lines);
@@ -119,8 +144,6 @@ export async function listInto(dir: string, sink: TextSink, opts: WalkOptions): 
 
 interface SizedEntry {
   name: string;
-  /** The name's bytes: fs.readdir's order. */
-  key: Buffer;
   isDir: boolean;
   isLink: boolean;
   size: number;
@@ -130,7 +153,6 @@ interface SizedEntry {
 async function sizeBatch(dir: string, batch: readonly Dirent[], ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
   const sized: SizedEntry[] = batch.map((e) => ({
     name: e.name,
-    key: Buffer.from(e.name),
     isDir: e.isDirectory(),
     isLink: e.isSymbolicLink(),
     size: 0,
@@ -172,7 +194,7 @@ export async function listWithSizesInto(dir: string, sortBy: "name" | "size", si
   // Ties keep fs.readdir's order (names by their bytes), as upstream's stable sort of readdir's array does.
   const primary =
     sortBy === "size" ? (a: SizedEntry, b: SizedEntry) => b.size - a.size : (a: SizedEntry, b: SizedEntry) => a.name.localeCompare(b.name);
-  const order = (a: SizedEntry, b: SizedEntry): number => primary(a, b) || Buffer.compare(a.key, b.key);
+  const order = (a: SizedEntry, b: SizedEntry): number => primary(a, b) || byNameBytes(a.name, b.name);
   const kept = new FirstInOrder<SizedEntry>(limit === undefined ? visible : Math.max(1, limit), order);
   let files = 0;
   let dirs = 0;

@@ -37,11 +37,13 @@ function refusal(k: number, lines: readonly number[], tolerant: boolean): string
 export function modelEdits(original: string, edits: readonly EditOperation[]): ModelOutcome {
   let text = original;
   const counts: number[] = [];
+  // An empty oldText is refused before any edit is tried (it would match everywhere).
+  const empty = edits.findIndex((edit) => edit.oldText === "");
+  if (empty !== -1) return { error: `edits[${empty}].oldText is empty` };
   for (const [k, edit] of edits.entries()) {
     const oldText = normalizeLineEndings(edit.oldText);
     const newText = normalizeLineEndings(edit.newText);
     if (edit.replaceAll === true) {
-      if (oldText === "") return { error: `edits[${k}].oldText is empty` };
       const parts = text.split(oldText);
       if (parts.length === 1) return { error: `edits[${k}].oldText has no exact occurrence` };
       counts.push(parts.length - 1);

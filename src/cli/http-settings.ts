@@ -21,6 +21,7 @@ const INSTANCE = spec("--instance-name", "BOUNDED_FS_INSTANCE_NAME", "a name of 
 const TOKEN_FILE = spec("--auth-token-file", "BOUNDED_FS_AUTH_TOKEN_FILE", "a file");
 const OAUTH_ISSUER = spec("--oauth-issuer", "BOUNDED_FS_OAUTH_ISSUER", "a URL");
 const OAUTH_JWKS = spec("--oauth-jwks-url", "BOUNDED_FS_OAUTH_JWKS_URL", "a URL");
+const OAUTH_TYP = spec("--oauth-token-type", "BOUNDED_FS_OAUTH_TOKEN_TYPE", 'a JWT typ such as at+jwt, or "any"');
 const ORIGINS = spec("--allowed-origins", "BOUNDED_FS_ALLOWED_ORIGINS", "a comma-separated list of origins");
 const TLS_CERT = spec("--tls-cert", "BOUNDED_FS_TLS_CERT", "a file");
 const TLS_KEY = spec("--tls-key", "BOUNDED_FS_TLS_KEY", "a file");
@@ -36,6 +37,7 @@ export const HTTP_OPTIONS: readonly OptionSpec[] = [
   TOKEN_FILE,
   OAUTH_ISSUER,
   OAUTH_JWKS,
+  OAUTH_TYP,
   ORIGINS,
   TLS_CERT,
   TLS_KEY,
@@ -56,6 +58,9 @@ export const HTTP_USAGE = `  --http [HOST:]PORT     serve MCP over Streamable HT
   --oauth-issuer URL     accept JWT access tokens from this OAuth issuer (scopes
                          fs:read, fs:write; audience: the public URL)
   --oauth-jwks-url URL   the issuer's JWKS, when its metadata does not name one
+                         (read up to 1 MiB; a larger key set is refused)
+  --oauth-token-type TYP the typ header access tokens must carry (default at+jwt,
+                         RFC 9068; "any" for issuers that set none or another)
   --instance-name NAME   behind a load balancer: session ids start with NAME and a
                          dot, so the balancer can route a session back to this
                          instance (deploy/nginx-mcp.conf)
@@ -64,6 +69,9 @@ export const HTTP_USAGE = `  --http [HOST:]PORT     serve MCP over Streamable HT
 `;
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i;
+
+// A media type (RFC 6838 restricted-name characters), optionally with its `application/` prefix.
+const TOKEN_TYP = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+/-]{0,126}$/;
 
 // A session id carries it before a dot, and a balancer matches it with a regex: nothing that needs escaping.
 const INSTANCE_NAME = /^[A-Za-z0-9-]{1,32}$/;
@@ -144,6 +152,8 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
   const issuer = issuerGiven && parseUrl(issuerGiven, "the issuer");
   const jwksGiven = read.get(OAUTH_JWKS);
   const jwks = jwksGiven && parseUrl(jwksGiven, "the JWKS URL");
+  const typ = read.get(OAUTH_TYP);
+  if (typ && !TOKEN_TYP.test(typ.value)) throw invalid(typ, 'expected a JWT typ such as at+jwt or application/at+jwt, or "any"');
   const cert = fileName(read.get(TLS_CERT));
   const key = fileName(read.get(TLS_KEY));
   const idle = read.get(SESSION_IDLE);
@@ -159,6 +169,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
     );
   }
   if (jwks && !issuer) throw needs("--oauth-jwks-url", "--oauth-issuer", "the key set belongs to an issuer");
+  if (typ && !issuer) throw needs("--oauth-token-type", "--oauth-issuer", "it says which access tokens to accept");
   if (issuer && !publicUrl && isWildcard(host)) {
     throw needs("--oauth-issuer", "--public-url", `tokens name the public URL as their audience, and ${host} does not say it`);
   }
@@ -177,6 +188,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
     ...(tokens !== undefined && { authTokenFile: tokens }),
     ...(issuerGiven && { oauthIssuer: issuerGiven.value }),
     ...(jwks && { oauthJwksUrl: jwks.href }),
+    ...(typ && { oauthTokenType: typ.value }),
     allowedOrigins: Object.freeze(origins ? parseOrigins(origins) : []),
     ...(cert !== undefined && key !== undefined && { tlsCert: cert, tlsKey: key }),
   });

@@ -1,4 +1,4 @@
-import { createTwoFilesPatch, formatPatch, type StructuredPatch } from "diff";
+import { formatPatch, type StructuredPatch, structuredPatch } from "diff";
 import { LinePattern, rebase } from "./tolerant.js";
 
 /** One text replacement requested by edit_file / applyFileEdits. */
@@ -33,11 +33,26 @@ const DIFF_CONTEXT_LINES = 4;
 export function createUnifiedDiff(original: string, modified: string, filepath = "file"): string {
   const before = normalizeLineEndings(original);
   const after = normalizeLineEndings(modified);
-  const exact = createTwoFilesPatch(filepath, filepath, before, after, "original", "modified", {
+  const exact = structuredPatch(filepath, filepath, before, after, "original", "modified", {
     maxEditLength: DIFF_MAX_EDIT_LENGTH,
     timeout: DIFF_TIMEOUT_MS,
   });
-  return exact ?? coarseUnifiedDiff(before, after, filepath);
+  return exact === undefined ? coarseUnifiedDiff(before, after, filepath) : formatDiff(filepath, exact.hunks);
+}
+
+type Hunk = StructuredPatch["hunks"][number];
+
+/**
+ * The unified diff text of `hunks` of the file `filepath`, with the headers upstream's diff gave (`Index:`, a rule,
+ * `--- name\toriginal`, `+++ name\tmodified`). The name is written as given: the diff package would C-quote a
+ * name holding a backslash or a non-ASCII character, escaping a second time a name the server already showed
+ * escaped (`cr\\rFAKE.txt`) and turning `é` into octal.
+ */
+export function formatDiff(filepath: string, hunks: Hunk[]): string {
+  const header = `Index: ${filepath}\n${"=".repeat(67)}\n--- ${filepath}\toriginal\n+++ ${filepath}\tmodified\n`;
+  if (hunks.length === 0) return header;
+  const patch: StructuredPatch = { oldFileName: filepath, newFileName: filepath, oldHeader: undefined, newHeader: undefined, hunks };
+  return header + formatPatch(patch, { includeIndex: false, includeUnderline: false, includeFileHeaders: false });
 }
 
 /** Splits like the diff package's line tokenizer: each line keeps its `\n`, no empty last line. */
@@ -46,7 +61,7 @@ function splitKeepingNewlines(text: string): string[] {
 }
 
 /** One hunk (up to 4 context lines) replacing everything between the common leading and trailing lines; none if equal. */
-export function coarseHunk(original: string, modified: string): StructuredPatch["hunks"][number] | undefined {
+export function coarseHunk(original: string, modified: string): Hunk | undefined {
   const oldLines = splitKeepingNewlines(original);
   const newLines = splitKeepingNewlines(modified);
   let prefix = 0;
@@ -94,14 +109,7 @@ export function coarseHunk(original: string, modified: string): StructuredPatch[
  */
 export function coarseUnifiedDiff(original: string, modified: string, filepath = "file"): string {
   const hunk = coarseHunk(original, modified);
-  const patch: StructuredPatch = {
-    oldFileName: filepath,
-    newFileName: filepath,
-    oldHeader: "original",
-    newHeader: "modified",
-    hunks: hunk === undefined ? [] : [hunk],
-  };
-  return formatPatch(patch);
+  return formatDiff(filepath, hunk === undefined ? [] : [hunk]);
 }
 
 /** `content` with the first run of lines equal to `oldText`'s after trim() replaced by `newText` re-based; undefined when none. */

@@ -1,11 +1,11 @@
 /**
  * The unified diff of a streamed edit, built hunk by hunk: the diff package runs on a small
  * window of old and new lines around each group of nearby edits, and the hunks are shifted
- * to their place in the file. Headers and hunk merging are those of createTwoFilesPatch.
+ * to their place in the file. Hunk merging is createTwoFilesPatch's; the headers are formatDiff's.
  */
-import { formatPatch, structuredPatch, type StructuredPatch } from "diff";
+import { structuredPatch, type StructuredPatch } from "diff";
 import type { Shown } from "../kernel/escape.js";
-import { coarseHunk, DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, normalizeLineEndings } from "./edits.js";
+import { coarseHunk, DIFF_MAX_EDIT_LENGTH, DIFF_TIMEOUT_MS, formatDiff, normalizeLineEndings } from "./edits.js";
 import type { PatchedDoc } from "./patched-doc.js";
 
 type Hunk = StructuredPatch["hunks"][number];
@@ -76,7 +76,7 @@ export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Pr
     }
     lineShift += countNewlines(after) - countNewlines(before);
   }
-  return { diff: formatPatch({ oldFileName: path, newFileName: path, oldHeader: "original", newHeader: "modified", hunks }), omitted };
+  return { diff: formatDiff(path, hunks), omitted };
 }
 
 function countNewlines(text: string): number {

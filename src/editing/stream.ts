@@ -60,15 +60,39 @@ export const MAX_REPLACEMENTS = 100_000;
 // Line numbers an ambiguity refusal names.
 const NAMED_LINES = 10;
 
+/** An edit refused before the file is read, as a value; `editRefusalMessage` words it. */
+export type EditRefusal = { kind: "loneSurrogate"; edit: number; field: "oldText" | "newText" } | { kind: "emptyOldText"; edit: number };
+
+/** The one wording of an EditRefusal. */
+function editRefusalMessage(r: EditRefusal): string {
+  switch (r.kind) {
+    case "loneSurrogate":
+      return `edits[${r.edit}].${r.field} is not well-formed Unicode (a lone surrogate)`;
+    case "emptyOldText":
+      // An empty text occurs everywhere, so it names no place: applying it first-match would silently prepend.
+      return (
+        `edits[${r.edit}].oldText is empty: an empty text occurs everywhere, so it names no place to edit; nothing was written. ` +
+        "Put the text next to the change in oldText (and in newText), use append_file to add at the end, or write_file for a whole file."
+      );
+  }
+}
+
+/** The error carrying an EditRefusal; tests read `refusal`, clients read the message. */
+export class EditRefusalError extends Error {
+  constructor(readonly refusal: EditRefusal) {
+    super(editRefusalMessage(refusal));
+  }
+}
+
 function prepare(edits: readonly EditOperation[]): PreparedEdit[] {
   return edits.map((edit, i) => {
     for (const field of ["oldText", "newText"] as const) {
       // Buffer.from would turn a lone surrogate into U+FFFD, silently matching or writing other text.
-      if (LONE_SURROGATE.test(edit[field])) throw new Error(`edits[${i}].${field} is not well-formed Unicode (a lone surrogate)`);
+      if (LONE_SURROGATE.test(edit[field])) throw new EditRefusalError({ kind: "loneSurrogate", edit: i, field });
     }
     const oldText = normalizeLineEndings(edit.oldText);
     const replaceAll = edit.replaceAll === true;
-    if (replaceAll && oldText === "") throw new Error(`edits[${i}].oldText is empty: replaceAll needs the text to replace`);
+    if (oldText === "") throw new EditRefusalError({ kind: "emptyOldText", edit: i });
     return { oldText, newText: normalizeLineEndings(edit.newText), pattern: Buffer.from(oldText), lines: undefined, replaceAll };
   });
 }
@@ -120,11 +144,6 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
   let replacements = 0;
   for (const [k, edit] of edits.entries()) {
     await pause();
-    if (edit.pattern.length === 0) {
-      search.replace(0, 0, Buffer.from(edit.newText));
-      counts.push(1);
-      continue;
-    }
     if (edit.replaceAll) {
       const left = MAX_REPLACEMENTS - replacements;
       // What the first pass kept usually settles it; a scan of the edited text is the fallback.

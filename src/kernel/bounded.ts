@@ -57,13 +57,30 @@ export const pageFrame = (from: string, to: string, total: string, offset: strin
 /** The non-pageable notice's frame around its figures, optional parts and advice, as given. */
 export const cutFrame = (shown: string, total: string, filesPart: string, advice: string): string =>
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
+/**
+ * A total that was not counted to the end (issue 28 row 10): the characters counted, as a lower bound, and
+ * how much of the file was read for the answer; it stands where a frame's total stands.
+ */
+const atLeastFrame = (counted: string, mib: string): string =>
+  `at least ${counted} (the total is not counted yet: only the first ${mib} MiB of the file were read for this answer; get_file_info gives its size)`;
 const filesFrame = (included: string, requested: string): string => `; ${included} of ${requested} requested files included in full`;
 const skippedFrame = (count: string, noun: string): string => `; ${count} unreadable ${noun} skipped (not shown)`;
 const entriesFrame = (shown: string, total: string): string => `; ${shown} of ${total} entries shown`;
 
-/** Notice for a paged read window `[start, end)` of a `total`-character text. */
-export function pageNotice(start: number, end: number, total: number): string {
-  return pageFrame(formatCount(start + 1), formatCount(end), formatCount(total), String(end));
+/** A total that may be a lower bound: `countedBytes` says how many bytes were read when counting stopped early. */
+export interface Total {
+  chars: number;
+  /** Present when counting stopped before the end of the file: `chars` is then at least the total's lower bound. */
+  countedBytes?: number;
+}
+
+function totalText(t: Total): string {
+  return t.countedBytes === undefined ? formatCount(t.chars) : atLeastFrame(formatCount(t.chars), formatCount(Math.floor(t.countedBytes / 2 ** 20)));
+}
+
+/** Notice for a paged read window `[start, end)` of a `total`-character text (or one counted only so far). */
+export function pageNotice(start: number, end: number, total: number, countedBytes?: number): string {
+  return pageFrame(formatCount(start + 1), formatCount(end), totalText({ chars: total, countedBytes }), String(end));
 }
 
 /** How many of the requested files made it whole into a read_multiple_files result. */
@@ -82,11 +99,19 @@ export interface EntriesShown {
  * Notice for a non-pageable result cut after `shown` of `total` characters; `skipped` unreadable
  * entries are stated when the cut hid the note that listed them.
  */
-export function truncationNotice(shown: number, total: number, advice: string, files?: FilesIncluded, skipped = 0, entries?: EntriesShown): string {
+export function truncationNotice(
+  shown: number,
+  total: number | Total,
+  advice: string,
+  files?: FilesIncluded,
+  skipped = 0,
+  entries?: EntriesShown,
+): string {
   const filesPart = files ? filesFrame(formatCount(files.included), formatCount(files.requested)) : "";
   const skippedPart = skipped > 0 ? skippedFrame(formatCount(skipped), skipped === 1 ? "entry" : "entries") : "";
   const entriesPart = entries ? entriesFrame(formatCount(entries.shown), formatCount(entries.total)) : "";
-  return cutFrame(formatCount(shown), formatCount(total), filesPart + skippedPart + entriesPart, advice);
+  const totalPart = typeof total === "number" ? formatCount(total) : totalText(total);
+  return cutFrame(formatCount(shown), totalPart, filesPart + skippedPart + entriesPart, advice);
 }
 
 // Each frame turned into an anchored pattern: its literal text escaped, its figures
@@ -99,11 +124,12 @@ function framePattern(filled: string, slots: string[]): RegExp {
   for (const slot of slots) pattern = pattern.replace(SLOT, slot);
   return new RegExp(`^${pattern}$`);
 }
+const TOTAL = `(?:${COUNT}|${escapeRegExp(atLeastFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})`;
 const NOTICE_PATTERNS = [
-  framePattern(pageFrame(SLOT, SLOT, SLOT, SLOT), [COUNT, COUNT, COUNT, String.raw`\d+`]),
+  framePattern(pageFrame(SLOT, SLOT, SLOT, SLOT), [COUNT, COUNT, TOTAL, String.raw`\d+`]),
   framePattern(cutFrame(SLOT, SLOT, SLOT, SLOT), [
     COUNT,
-    COUNT,
+    TOTAL,
     `(?:${escapeRegExp(filesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?` +
       `(?:${escapeRegExp(skippedFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, "(?:entry|entries)")})?` +
       `(?:${escapeRegExp(entriesFrame(SLOT, SLOT)).replace(SLOT, COUNT).replace(SLOT, COUNT)})?`,
@@ -142,6 +168,8 @@ export class TextSink {
   // Where each entry kept so far ends (only those that may lie before a cut), and how many there are in all.
   private readonly entryEnds: number[] = [];
   private entries = 0;
+  private extraAdvice: string | undefined;
+  private countedBytes: number | undefined;
 
   constructor(readonly max: number) {}
 
@@ -185,6 +213,21 @@ export class TextSink {
     if (this.totalLength <= this.max) this.entryEnds.push(this.totalLength);
   }
 
+  /** Records `n` entries past the cut, counted by appendCount rather than appended. */
+  countEntries(n: number): void {
+    this.entries += n;
+  }
+
+  /** Records that counting stopped after `bytes` of the source were read: the total is then a lower bound, and the notice says so. */
+  stoppedCounting(bytes: number): void {
+    this.countedBytes = bytes;
+  }
+
+  /** Adds a sentence to the advice of the cut notice (e.g. figures the cut hides), said only when the result is cut. */
+  advise(extra: string): void {
+    this.extraAdvice = extra;
+  }
+
   /** Records that `n` entries could not be read; a walk's note listing them comes last, so a cut always hides it. */
   noteSkipped(n: number): void {
     this.skipped += n;
@@ -198,7 +241,9 @@ export class TextSink {
     const files =
       this.partEnds.length > 0 ? { included: this.partEnds.filter((end) => end <= cut).length, requested: this.partEnds.length } : undefined;
     const entries = this.entries > 0 ? { shown: this.entryEnds.filter((end) => end <= cut).length, total: this.entries } : undefined;
-    return `${kept.slice(0, cut)}\n${truncationNotice(cut, this.totalLength, advice, files, this.skipped, entries)}`;
+    const fullAdvice = this.extraAdvice === undefined ? advice : `${advice}; ${this.extraAdvice}`;
+    const total: Total = { chars: this.totalLength, ...(this.countedBytes !== undefined && { countedBytes: this.countedBytes }) };
+    return `${kept.slice(0, cut)}\n${truncationNotice(cut, total, fullAdvice, files, this.skipped, entries)}`;
   }
 }
 
@@ -207,11 +252,16 @@ export interface TextWindow {
   text: string;
   start: number;
   end: number;
+  /** The text's length; a lower bound when `countedBytes` is present. */
   total: number;
+  /** Present when counting stopped after this many bytes, before the end of the file (issue 28 row 10). */
+  countedBytes?: number;
 }
 
 /** Renders a paged-read window: its text, and the pageable notice when text follows. */
 export function renderWindow(w: TextWindow): string {
+  // A window of a text not counted to its end always has more after it.
+  if (w.countedBytes !== undefined) return `${w.text}\n${pageNotice(w.start, w.end, w.total, w.countedBytes)}`;
   return w.end < w.total ? `${w.text}\n${pageNotice(w.start, w.end, w.total)}` : w.text;
 }
 
@@ -250,7 +300,7 @@ export async function runBounded(max: number, advice: string, handler: (bounds: 
 function boundWindow(w: TextWindow, max: number): TextWindow {
   if (w.text.length <= max) return w;
   const cut = cutIndex(w.text, max);
-  return { text: w.text.slice(0, cut), start: w.start, end: w.start + cut, total: w.total };
+  return { ...w, text: w.text.slice(0, cut), end: w.start + cut };
 }
 
 /** The capped `isError` result for a failure message. */

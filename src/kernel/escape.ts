@@ -11,17 +11,21 @@
 declare const SHOWN: unique symbol;
 declare const SHOWN_JSON: unique symbol;
 
-/** Text safe to show in a result: no control character, no line or paragraph separator. Made only by `escapeControls`. */
+/** Text safe to show in a result: no control character, line or paragraph separator, bidi control or zero-width character. Made only by `escapeControls`. */
 export type Shown = string & { readonly [SHOWN]: true };
 
 /** A JSON string literal safe to show in a result. Made only by `jsonName`. */
 export type ShownJson = string & { readonly [SHOWN_JSON]: true };
 
-// C0 and C1 controls and DEL (\p{Cc}), plus the two Unicode line and paragraph separators.
-const CONTROL = /[\p{Cc}\u2028\u2029]/u;
-const CONTROLS = /[\p{Cc}\u2028\u2029]/gu;
-// What JSON.stringify leaves raw although a renderer may break the line on it.
-const JSON_RAW = /[\u007f-\u009f\u2028\u2029]/g;
+// C0 and C1 controls and DEL (\p{Cc}), the two Unicode line and paragraph separators, and the
+// invisible characters that make a name read as another: bidi embeddings, overrides and isolates
+// (U+202A-U+202E, U+2066-U+2069) and the marks U+200E/U+200F, which reorder what follows
+// (`rlo\u202etxt.exe` shows as `rloexe.txt`), and the zero-width characters U+200B-U+200D,
+// U+2060 and U+FEFF (BOM), which make two different names look the same.
+const CONTROL = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/u;
+const CONTROLS = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/gu;
+// What JSON.stringify leaves raw although a renderer may break the line on it, or reorder or hide text with it.
+const JSON_RAW = /[\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
 
 const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
@@ -30,15 +34,15 @@ function hex(ch: string, width: number): string {
 }
 
 /**
- * `text` with each control character shown as `\n`, `\r`, `\t`, `\xHH` or `\uHHHH`; unchanged when it
- * has none. Idempotent, and applied piecewise it equals applied whole.
+ * `text` with each control character (and each bidi control and zero-width character) shown as `\n`, `\r`,
+ * `\t`, `\xHH` or `\uHHHH`; unchanged when it has none. Idempotent, and applied piecewise it equals applied whole.
  */
 export function escapeControls(text: string): Shown {
   if (!CONTROL.test(text)) return text as Shown;
   return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
 }
 
-/** `JSON.stringify(name)`, with the controls JSON leaves raw (DEL, C1, U+2028/9) also written as `\uHHHH`. */
+/** `JSON.stringify(name)`, with what JSON leaves raw (DEL, C1, U+2028/9, bidi controls, zero-width characters) also written as `\uHHHH`. */
 export function jsonName(name: string): ShownJson {
   return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`) as ShownJson;
 }

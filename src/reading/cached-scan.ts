@@ -18,8 +18,13 @@ export interface ScanPlan {
   /** Where decoding starts: the origin, or a checkpoint of the known entry. */
   from: RestartPoint;
   consumer?: TextConsumer;
-  /** Ends a warm scan early, checked after each chunk; a cold pass always runs to the end, so what it stores is complete. */
+  /**
+   * Ends a warm scan early, checked after each chunk. A cold pass runs on to the end so that what it stores is
+   * complete, unless `countBytes` is set: then, once `stop` holds, it stops when that many bytes are read.
+   */
   stop?: (char: number) => boolean;
+  /** How far a cold pass counts for the total once the reader has what it needs (COUNT_BUDGET_BYTES for a first answer). */
+  countBytes?: number;
   /** Told each restart point the scan passes, after the cache's entry recorded it. */
   onRestart?: (point: RestartPoint) => void;
 }
@@ -34,7 +39,16 @@ export interface CachedScan {
   scan: ScanResult | undefined;
   /** The length of the file's decoded text: the known total, or where the cold pass ended. */
   total: number;
+  /** Present when a cold pass stopped counting before the end (`countBytes`): `total` is then a lower bound. */
+  countedBytes?: number;
 }
+
+/**
+ * Bytes a first answer reads past what it needs to count the file's total (issue 28 row 10): a window of an
+ * arbitrarily large file must not wait for its exact total, so past this the notice says the total is not known.
+ * At the counting speed of SPEC §11 (about a GiB a second) this is a wait of well under a second.
+ */
+export const COUNT_BUDGET_BYTES = 64 * 1024 * 1024;
 
 /** A reader's hold on the file's entry: a warm one, or the claim on the cold pass (released once). */
 interface Hold {
@@ -72,7 +86,7 @@ export async function scanCached(
         from: plan.from,
         consumer: plan.consumer,
         bytesTotal: Number(hold.id.size),
-        stop: known === undefined ? undefined : plan.stop,
+        stop: known === undefined ? coldStop(plan) : plan.stop,
         onRestart(point) {
           entry.add(point);
           plan.onRestart?.(point);
@@ -81,6 +95,7 @@ export async function scanCached(
       opts,
     );
     if (known !== undefined) return { known, entry, scan, total: known.total ?? scan.char };
+    if (!scan.complete) return { known, entry, scan, total: scan.char, countedBytes: scan.byte };
     if (scan.complete && sameIdentity(await identify(handle), hold.id)) {
       entry.total = scan.char;
       entry.totalLines = scan.line;
@@ -90,6 +105,13 @@ export async function scanCached(
   } finally {
     hold.release();
   }
+}
+
+/** A cold pass's stop: none (to the end), or the reader's once it has read `countBytes`. */
+function coldStop(plan: ScanPlan): ((char: number, byte: number) => boolean) | undefined {
+  const { stop, countBytes } = plan;
+  if (stop === undefined || countBytes === undefined) return undefined;
+  return (char, byte) => byte >= countBytes && stop(char);
 }
 
 /** The cached entry for the file, or a claim on its one cold pass: a reader arriving while another scans it cold waits for that pass. */

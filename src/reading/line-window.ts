@@ -8,7 +8,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isHigh, type ToolOutput } from "../kernel/bounded.js";
 import { checkInteger } from "../kernel/integers.js";
-import { ORIGIN, scanCached } from "./cached-scan.js";
+import { COUNT_BUDGET_BYTES, ORIGIN, scanCached } from "./cached-scan.js";
 import type { CheckpointCache } from "./checkpoints.js";
 import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";
 import { utf16Units } from "./utf8-count.js";
@@ -128,13 +128,14 @@ export async function readLineWindow(
   // One character past the cap tells whether the window's last one is the first half of a pair.
   const span = new LineSpan(startLine - 1, lineCount === undefined ? undefined : startLine - 1 + lineCount, cap + 1);
   const passed: RestartPoint[] = [];
-  const { total, entry } = await scanCached(handle, key, cache, opts, (known) => {
+  const { total, entry, countedBytes } = await scanCached(handle, key, cache, opts, (known) => {
     const from = known?.beforeLine(startLine - 1) ?? ORIGIN;
     span.begin(from);
     return {
       from,
       consumer: span,
       stop: () => span.done,
+      countBytes: COUNT_BUDGET_BYTES,
       // The hint is the last of these not past the window's end: the one at or before the span's start, and those after it within the cap.
       onRestart(point) {
         if (span.start === undefined) passed.length = 0;
@@ -155,5 +156,6 @@ export async function readLineWindow(
   const hint = passed.filter((point) => point.char <= hintLimit).pop();
   if (hint !== undefined) entry.hint = hint;
   const shown = text.slice(0, end - start);
-  return whole ? { content: [{ type: "text", text: shown }] } : { window: { text: shown, start, end, total } };
+  if (whole) return { content: [{ type: "text", text: shown }] };
+  return { window: { text: shown, start, end, total, ...(countedBytes !== undefined && { countedBytes }) } };
 }

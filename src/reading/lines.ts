@@ -3,10 +3,11 @@
  * and tailFile, written into a TextSink while holding one chunk at a time.
  */
 import type { FileHandle } from "node:fs/promises";
-import type { TextSink } from "../kernel/bounded.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { checkInteger } from "../kernel/integers.js";
 import { type ReadOptions, type TextConsumer, chunkSizeOf, progressReporter, scanText, utf16Length } from "./scan.js";
 import { readAt } from "../kernel/read-at.js";
+import { COUNT_BUDGET_BYTES } from "./cached-scan.js";
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -53,7 +54,40 @@ export async function headInto(handle: FileHandle, lines: number, sink: TextSink
     },
   };
   const size = Number((await handle.stat()).size);
-  await scanText(handle, { from: { byte: 0, char: 0, line: 0 }, consumer, stop: () => done, bytesTotal: size }, opts);
+  // Once the cap is full, the rest of the lines is only counted for the total, and only up to the budget (issue 28 row 10).
+  let countedBytes: number | undefined;
+  const stop = (_char: number, byte: number): boolean => {
+    if (done) return true;
+    if (!sink.full || byte < COUNT_BUDGET_BYTES) return false;
+    countedBytes = byte;
+    return true;
+  };
+  await scanText(handle, { from: { byte: 0, char: 0, line: 0 }, consumer, stop, bytesTotal: size }, opts);
+  if (countedBytes !== undefined) sink.stoppedCounting(countedBytes);
+}
+
+/** A tail the server will not look for, as a value; `tailRefusalMessage` words it. */
+interface TailRefusal {
+  kind: "tailTooLong";
+  lines: number;
+  /** Line feeds found in the bytes read back from the end. */
+  found: number;
+  readBytes: number;
+}
+
+function tailRefusalMessage(r: TailRefusal): string {
+  return (
+    `tail=${r.lines}: the last ${formatCount(r.lines)} lines of this file are longer than the ${formatCount(r.readBytes / 2 ** 20)} MiB ` +
+    `read back from its end (${formatCount(r.found)} line break${r.found === 1 ? "" : "s"} found there); nothing is returned. ` +
+    "Ask for fewer lines, or read by startLine and lineCount, or by offset and limit."
+  );
+}
+
+/** The error carrying a TailRefusal. */
+class TailRefusalError extends Error {
+  constructor(readonly refusal: TailRefusal) {
+    super(tailRefusalMessage(refusal));
+  }
 }
 
 /** Byte position just after the `lines`-th newline from the end, or 0; reads backwards one chunk at a time. */
@@ -74,6 +108,8 @@ async function tailStart(handle: FileHandle, size: number, lines: number, opts: 
       if (++found === lines) return pos + i + 1;
     }
     report(size - pos);
+    // The lines' start is not looked for past the budget: a file of any size answers (or refuses) at once.
+    if (pos > 0 && size - pos >= COUNT_BUDGET_BYTES) throw new TailRefusalError({ kind: "tailTooLong", lines, found, readBytes: size - pos });
   }
   return 0;
 }

@@ -51,8 +51,8 @@ export interface ScanParams {
   /** Where decoding starts. */
   from: RestartPoint;
   consumer?: TextConsumer;
-  /** Checked after each chunk with the characters emitted so far; true ends the scan early. */
-  stop?: (char: number) => boolean;
+  /** Checked after each chunk with the characters emitted and the bytes read so far; true ends the scan early. */
+  stop?: (char: number, byte: number) => boolean;
   /** Told about each chunk's first restart point. */
   onRestart?: (point: RestartPoint) => void;
   /** The file's size, passed to `onProgress`. */
@@ -165,7 +165,7 @@ async function scanWith(counter: CountingBuffer, handle: FileHandle, params: Sca
     }
     byte += bytesRead;
     report(byte);
-    if (params.stop?.(char) === true) return { byte, char, line, complete: false };
+    if (params.stop?.(char, byte) === true) return { byte, char, line, complete: false };
   }
   emit(decoder.decode());
   return { byte, char, line, complete: true };

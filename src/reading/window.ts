@@ -7,7 +7,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { isHigh, isLow, type TextSink, type TextWindow } from "../kernel/bounded.js";
 import { checkInteger } from "../kernel/integers.js";
-import { ORIGIN, scanCached } from "./cached-scan.js";
+import { COUNT_BUDGET_BYTES, ORIGIN, scanCached } from "./cached-scan.js";
 import type { CheckpointCache } from "./checkpoints.js";
 import type { ReadOptions, RestartPoint, TextConsumer } from "./scan.js";
 
@@ -49,12 +49,14 @@ export async function readWindow(
       from,
       consumer,
       stop: (char) => char >= stopAt,
+      countBytes: COUNT_BUDGET_BYTES,
       onRestart(point) {
         if (point.char <= hintLimit) hint = point;
       },
     };
   });
-  const { total } = pass;
+  const { total, countedBytes } = pass;
+  // Counting stopped early only once the window was read (char >= stopAt > offset), so this is past the end.
   if (offset >= total) return { text: "", start: offset, end: offset, total };
   const text = pieces.join("");
   const at = (i: number): number => text.charCodeAt(i - first);
@@ -64,7 +66,7 @@ export async function readWindow(
   if (end < total && isHigh(at(end - 1))) end = end - 1 > start ? end - 1 : start + 2;
   // The hint is at most limit-2 characters past offset, so it never passes end.
   if (hint !== undefined) pass.entry.hint = hint;
-  return { text: text.slice(start - first, end - first), start, end, total };
+  return { text: text.slice(start - first, end - first), start, end, total, ...(countedBytes !== undefined && { countedBytes }) };
 }
 
 /**

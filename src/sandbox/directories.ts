@@ -45,6 +45,28 @@ export async function readEntries(dir: string): Promise<Dirent[]> {
   return visible(await fs.readdir(dir, { withFileTypes: true }));
 }
 
+/** Entries a listing holds at a time: read from the directory in batches of this many. */
+const ENTRY_BATCH = 256;
+
+/**
+ * The entries of directory `dir` (an opened directory's `child("")`), in readdir order, without the server's own temp
+ * and lock files, in batches of at most ENTRY_BATCH: a directory of any size is read in flat memory.
+ */
+export async function* entryBatches(dir: string): AsyncGenerator<Dirent[]> {
+  const opened = await fs.opendir(dir, { bufferSize: ENTRY_BATCH });
+  try {
+    for (;;) {
+      // A batch is one getdents(2) call's worth, read synchronously: an await per entry cost more than the read.
+      const batch: Dirent[] = [];
+      for (let entry = opened.readSync(); entry !== null; entry = batch.length < ENTRY_BATCH ? opened.readSync() : null) batch.push(entry);
+      if (batch.length === 0) return;
+      yield visible(batch);
+    }
+  } finally {
+    await opened.close();
+  }
+}
+
 /** What a listing shows of one entry: its size (upstream's stat, which follows symlinks) and whether it is a directory. */
 export interface EntryFacts {
   readonly size: number;

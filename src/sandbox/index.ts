@@ -16,7 +16,7 @@ import { appendText, type Ending } from "./append.js";
 import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
-import { type EntryFacts, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
+import { type EntryFacts, entryBatches, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
 import { directoryError, isSystemError, refused, wrapError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
@@ -208,6 +208,11 @@ export class Sandbox {
   /** The entries of a directory opened by `openDirectory` (`dir` = its `child("")`), in readdir order. */
   readEntries(dir: string): Promise<Dirent[]> {
     return readEntries(dir);
+  }
+
+  /** The entries of a directory opened by `openDirectory`, in readdir order, a bounded batch at a time (huge directories in flat memory). */
+  entryBatches(dir: string): AsyncGenerator<Dirent[]> {
+    return entryBatches(dir);
   }
 
   /**

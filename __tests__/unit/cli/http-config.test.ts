@@ -112,6 +112,20 @@ describe("authentication is required off loopback", () => {
   });
 });
 
+describe("--oauth-token-type (issue 28 row 8)", () => {
+  const ISSUER = ["--http", "1", "--oauth-issuer", "https://a.example"];
+  it("is absent unless given (the verifier then requires at+jwt), and takes a typ or any, from the flag or the environment", () => {
+    expect(http(ISSUER)).not.toHaveProperty("oauthTokenType");
+    expect(http([...ISSUER, "--oauth-token-type", "any"]).oauthTokenType).toBe("any");
+    expect(http(ISSUER, { BOUNDED_FS_OAUTH_TOKEN_TYPE: "application/jwt" }).oauthTokenType).toBe("application/jwt");
+  });
+
+  it("refuses a value that is no media type, and the flag without an issuer", () => {
+    expect(refusal([...ISSUER, "--oauth-token-type", "at jwt"])).toMatch(/invalid value for --oauth-token-type: "at jwt" \(expected a JWT typ/);
+    expect(refusal(["--http", "1", "--oauth-token-type", "JWT"])).toMatch(/--oauth-token-type needs --oauth-issuer/);
+  });
+});
+
 describe("the other HTTP flags", () => {
   it("reads sessions, stateless, origins and TLS from flags and variables", () => {
     const settings = http(

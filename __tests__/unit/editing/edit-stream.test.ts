@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
-import { streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
+import { EditRefusalError, streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
 import { modelCountLines, modelEdits } from "../../support/edit-model.js";
 
 function memSource(bytes: Buffer, reads?: { count: number }): ByteSource {
@@ -289,11 +289,21 @@ describe("streamEdit: endings, encoding, limits", () => {
     expect(got.diff).toBe(refDiff(raw, edits));
   });
 
-  it('an empty oldText inserts at the start, as upstream\'s indexOf("") does', async () => {
+  it("an empty oldText is refused as a value naming edits[i].oldText, not applied as a prepend (issue 28 row 15)", async () => {
     const raw = Buffer.from("\uFEFFbody\r\n");
-    const edits = [{ oldText: "", newText: "head\n" }];
-    const { out } = await run(raw, edits);
-    expect(out.toString("utf8")).toBe("head\r\n\uFEFFbody\r\n");
+    for (const replaceAll of [undefined, true]) {
+      const edits = [
+        { oldText: "body", newText: "b" },
+        { oldText: "", newText: "head\n", replaceAll },
+      ];
+      const refused = await run(raw, edits).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(EditRefusalError);
+      expect((refused as EditRefusalError).refusal).toEqual({ kind: "emptyOldText", edit: 1 });
+      expect((refused as Error).message).toMatch(/^edits\[1\]\.oldText is empty: .*nothing was written/);
+    }
   });
 
   it("a file of many default-size blocks equals the reference byte for byte", async () => {

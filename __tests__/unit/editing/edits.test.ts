@@ -193,7 +193,10 @@ describe("createUnifiedDiff", () => {
     fc.assert(
       fc.property(text, text, fc.constantFrom("file", "/a/b.txt", 'dir/my "file".md'), fc.boolean(), (a, b, name, crlf) => {
         const before = crlf ? a.replace(/\n/g, "\r\n") : a;
-        const expected = createTwoFilesPatch(name, name, normalizeLineEndings(before), normalizeLineEndings(b), "original", "modified");
+        const quoted = createTwoFilesPatch(name, name, normalizeLineEndings(before), normalizeLineEndings(b), "original", "modified");
+        // diff 9 C-quotes a name with `"`, `\\` or non-ASCII in the ---/+++ lines; upstream's diff 5 wrote it as given,
+        // and so does this server (a name it shows is already escaped once: issue 28 row 17).
+        const expected = quoted.replace(/^--- .*\toriginal$/m, `--- ${name}\toriginal`).replace(/^\+\+\+ .*\tmodified$/m, `+++ ${name}\tmodified`);
         expect(createUnifiedDiff(before, b, name)).toBe(expected);
       }),
       { numRuns: 500 },

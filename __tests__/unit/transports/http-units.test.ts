@@ -94,7 +94,7 @@ describe("the Authenticator", () => {
       expect(isRefused(result) && auth.challenge(result)).toBe(challenge);
     }
     const ok = await new Authenticator(undefined, verifier("ok"), META).check("Bearer x.y.z");
-    expect(ok).toEqual({ auth: { token: "", clientId: "c", scopes: ["fs:read"], expiresAt: 1 }, principal: "jwt:s:c" });
+    expect(ok).toEqual({ auth: { token: "", clientId: "c", scopes: ["fs:read"], expiresAt: 1 }, principal: 'jwt:["s","c"]' });
     const notJwt = await new Authenticator(undefined, verifier("ok"), META).check("Bearer opaque-token");
     expect(isRefused(notJwt) && notJwt.status).toBe(401);
   });

@@ -7,7 +7,7 @@
  * invalid_token; this is the same check for node:http, with the SDK's error codes.
  */
 import type { AuthInfo } from "@modelcontextprotocol/server";
-import { SCOPE_READ, SCOPE_WRITE, TokenRejected, type JwtVerifier } from "./oauth.js";
+import { jwtOwner, SCOPE_READ, SCOPE_WRITE, TokenRejected, type JwtVerifier } from "./oauth.js";
 import type { StaticTokens } from "./tokens.js";
 
 /** A request let in: its credentials as handlers see them, and the principal its sessions are bound to. */
@@ -64,6 +64,9 @@ export class Authenticator {
       return { status: 401, error: "invalid_token", description: "The token is not valid for this server" };
     try {
       const jwt = await this.jwt.verify(token);
+      // Tokens with neither sub nor client id would all share one owner, and so each other's sessions.
+      const principal = jwtOwner(jwt);
+      if (principal === undefined) throw TokenRejected.of({ kind: "noOwner" });
       if (!jwt.scopes.includes(SCOPE_READ) && !jwt.scopes.includes(SCOPE_WRITE)) {
         return {
           status: 403,
@@ -72,8 +75,9 @@ export class Authenticator {
           description: `The access token grants neither ${SCOPE_READ} nor ${SCOPE_WRITE}`,
         };
       }
-      const auth: AuthInfo = { token: "", clientId: jwt.clientId, scopes: [...jwt.scopes], expiresAt: jwt.expiresAt };
-      return { auth, principal: `jwt:${jwt.subject}:${jwt.clientId}` };
+      const clientId = jwt.clientId ?? jwt.subject ?? "";
+      const auth: AuthInfo = { token: "", clientId, scopes: [...jwt.scopes], expiresAt: jwt.expiresAt };
+      return { auth, principal };
     } catch (error) {
       if (!(error instanceof TokenRejected)) throw error;
       return error.unavailable

@@ -125,7 +125,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const url = `${scheme}://${urlHost(settings.host)}:${port}${MCP_PATH}`;
   const publicUrl = settings.publicUrl ?? (isWildcard(settings.host) ? `${scheme}://localhost:${port}${MCP_PATH}` : url);
   const metadata = issuer === undefined ? undefined : metadataUrl(publicUrl);
-  const jwt = issuer === undefined || jwksUrl === undefined ? undefined : jwtVerifier(issuer, jwksUrl, publicUrl);
+  const jwt =
+    issuer === undefined || jwksUrl === undefined ? undefined : jwtVerifier(issuer, jwksUrl, publicUrl, { typ: settings.oauthTokenType, log });
   const listen = requestListener({
     sessions,
     auth: new Authenticator(tokens, jwt, metadata),

@@ -23,6 +23,8 @@ export interface HttpSettings {
   /** The issuer exactly as given (it is compared with each token's `iss`). */
   readonly oauthIssuer?: string;
   readonly oauthJwksUrl?: string;
+  /** The `typ` header access tokens must carry, or "any". @default "at+jwt" (RFC 9068) */
+  readonly oauthTokenType?: string;
   /** Origins (scheme://host[:port]) whose browsers may call; requests without Origin are not affected. */
   readonly allowedOrigins: readonly string[];
   readonly tlsCert?: string;

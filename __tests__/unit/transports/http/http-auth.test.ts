@@ -75,7 +75,7 @@ async function jwt(claims: JWTPayload = {}, key: CryptoKey = signing, header: { 
     exp: now() + 600,
     ...claims,
   };
-  const token = await new SignJWT(payload).setProtectedHeader({ alg: "ES256", kid: header.kid ?? "k1" }).sign(key);
+  const token = await new SignJWT(payload).setProtectedHeader({ alg: "ES256", kid: header.kid ?? "k1", typ: "at+jwt" }).sign(key);
   seenTokens.push(token);
   return token;
 }

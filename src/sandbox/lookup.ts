@@ -35,7 +35,7 @@ export type Resolved =
  * in a loop (or through more than MAX_LINKS links), or where it cannot be told (`code`: why not).
  */
 export type LinkVerdict =
-  | { kind: "inside"; target: { real: string; size: number; isDir: boolean } }
+  | { kind: "inside"; target: { real: string; size: number; isDir: boolean; mtimeMs: number } }
   | { kind: "dangling" }
   | { kind: "outside" }
   | { kind: "loop" }
@@ -171,7 +171,10 @@ export async function followLink(link: string, withSize: boolean, c: Confinement
   try {
     const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
     if (result.kind === "found")
-      return { kind: "inside", target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory() } };
+      return {
+        kind: "inside",
+        target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory(), mtimeMs: result.stat.mtimeMs },
+      };
     if (result.kind === "missing" || result.kind === "noParent") return { kind: "dangling" };
     if (result.kind === "loop") return { kind: "loop" };
     // Upstream's realpath fails here with ENOTDIR, which its validation does not take as a new file.

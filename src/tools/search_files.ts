@@ -15,14 +15,24 @@ export const searchFiles = defineTool({
     pattern: z.string().describe("Glob of the paths, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
-    outputMode: z.enum(["paths", "count"]).optional().describe("'count': only the number of matches."),
+    type: z.enum(["file", "directory"]).optional().describe("Only files, or only directories; default both. A link counts as its target."),
+    sortBy: z
+      .enum(["name", "size", "modified"])
+      .optional()
+      .describe(
+        "Default: walk order. 'name': by path; 'size': largest first, each '<path>\\t<bytes>'; 'modified': newest first, '<path>\\t<ISO time>'.",
+      ),
+    limit: z.number().int().min(1).optional().describe("Only the first N matches after sorting; the total still counts all."),
+    outputMode: z.enum(["paths", "count"]).default("paths").describe("'count': only the number of matches (type applies)."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
-  async handler({ path, pattern, excludePatterns, respectGitignore, outputMode }, ctx) {
+  async handler({ path, pattern, excludePatterns, respectGitignore, outputMode, type, sortBy, limit }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await ctx.sandbox.validate(path);
     const countOnly = outputMode === "count";
-    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore, countOnly }));
+    return streamed(ctx, (sink) =>
+      searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore, countOnly, type, sortBy, limit }),
+    );
   },
 });

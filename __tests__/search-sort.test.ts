@@ -134,7 +134,12 @@ describeEachStrategy("search_files sortBy, type and limit against find", () => {
   });
 
   it("a sorted result cut by the cap is the uncut one's prefix, its notice counting every entry", async () => {
-    const files = Array.from({ length: 300 }, (_, i) => ({ dir: i % 2 ? "a" : "c/d/e", name: `n${i}`, size: (i * 37) % 1000, time: 1_500_000_000 + i }));
+    const files = Array.from({ length: 300 }, (_, i) => ({
+      dir: i % 2 ? "a" : "c/d/e",
+      name: `n${i}`,
+      size: (i * 37) % 1000,
+      time: 1_500_000_000 + i,
+    }));
     layOut(files);
     const whole = await search({ sortBy: "size", type: "file" });
     const capped = await search({ sortBy: "size", type: "file" }, "**/*", new TextSink(1000));

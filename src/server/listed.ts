@@ -25,9 +25,7 @@ function withoutNoise(node: unknown): unknown {
 
 /** The tools/list entry of `tool` under `limits`. */
 export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
-  const shown = tool.listedInput;
-  const input = shown === undefined ? tool.input : Object.fromEntries(Object.entries(tool.input).filter(([key]) => shown.includes(key)));
-  const schema = z.toJSONSchema(z.object(input), { target: "draft-7", io: "input" });
+  const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
   return {
     name: tool.name,
     title: tool.title,

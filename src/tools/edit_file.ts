@@ -24,10 +24,11 @@ export const editFile = defineTool({
       .min(1)
       .describe("Replacements, applied in order."),
     dryRun: z.boolean().default(false).describe("true: only return the diff."),
+    diff: z.boolean().default(true).describe("false: one summary line instead of the diff."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the edit was still applied unless dryRun was set; read the file with read_text_file to see it",
-  async handler({ path, edits, dryRun }, ctx) {
-    return text(await editFileThrough(ctx.sandbox, path, edits, dryRun, ctx.signal));
+  async handler({ path, edits, dryRun, diff }, ctx) {
+    return text(await editFileThrough(ctx.sandbox, path, edits, dryRun, ctx.signal, diff));
   },
 });

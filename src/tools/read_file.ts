@@ -7,7 +7,6 @@ export const readFile = defineTool({
   title: "Read File (deprecated)",
   description: () => "Deprecated: use read_text_file (same parameters).",
   input: readTextInput,
-  listedInput: ["path"],
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,
   handler: readText,

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MAX_FILE_REPLACEMENTS, replaceInFiles } from "../editing/index.js";
 import { formatCount } from "../kernel/bounded.js";
 import { defineTool, walkOptions } from "./context.js";
-import { EXCLUDE_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, REGEX_DOC } from "./shared.js";
 
 // A batch's descriptors, for each of the batches a count holds at once: a small share of the process's.
 const batchDescriptors = (limit: number): number => (Number.isFinite(limit) ? Math.max(4, Math.floor(limit / 32)) : 256);
@@ -13,20 +13,21 @@ export const replaceInFilesTool = defineTool({
   name: "replace_in_files",
   title: "Replace In Files",
   description: () =>
-    `Replace a text or regex in every text file under a path (or in one file), within lines; returns totals, what was skipped and why, then '<path>: N replacements' per file. ` +
-    `Each file is replaced atomically, line endings kept; a file that fails is listed as not changed. Refuses, writing nothing, past ${formatCount(MAX_FILE_REPLACEMENTS)} replacements. ` +
-    "One place, or text across lines: edit_file; only find: search_file_contents; files by name: search_files.",
+    "Replace a text or regex in every text file under a directory, or in one file, line by line; returns totals, " +
+    "skips, then '<path>: N replacements' per file. Each file atomic, line endings kept; a failed one is listed as not " +
+    `changed. Refuses past ${formatCount(MAX_FILE_REPLACEMENTS)} replacements, writing nothing. One place or across ` +
+    "lines: edit_file; find: search_file_contents; names: search_files.",
   input: {
-    path: z.string().describe("A directory (searched recursively) or one file."),
-    query: z.string().min(1).describe("Text to replace, within one line; literal unless regex."),
-    replacement: z.string().describe("Replacement; with regex, $1 or $<name> insert groups, $$ a '$'."),
-    pattern: z.string().optional().describe("Glob of the files, e.g. '**/*.ts'; default every file."),
+    path: z.string().describe("Directory (recursive) or file."),
+    query: z.string().min(1).describe("Text to replace; literal unless regex."),
+    replacement: z.string().describe("With regex, $1 or $<name> insert groups."),
+    pattern: z.string().optional().describe(FILES_GLOB_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; default true."),
-    regex: z.boolean().default(false).describe("true: query is a JavaScript regex, without slashes or flags."),
+    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; on by default here."),
+    regex: z.boolean().default(false).describe(REGEX_DOC),
     caseSensitive: z.boolean().default(true).describe("false: ignore case."),
-    wholeWord: z.boolean().default(false).describe("true: not inside a longer word (letters, digits, _)."),
-    dryRun: z.boolean().default(false).describe("true: write nothing, list what would change."),
+    wholeWord: z.boolean().default(false).describe("true: not inside a longer word."),
+    dryRun: z.boolean().default(false).describe("true: write nothing, list the same."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the replacements were still made unless dryRun was set; pass a narrower path or pattern to see one part",

@@ -6,9 +6,10 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
-import { afterEach, beforeEach, expect, it } from "vitest";
+import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { TextSink } from "../src/kernel/bounded.js";
 import { searchInto, type SearchOptions } from "../src/walking/glob-search.js";
+import { type Ranked, TopN } from "../src/walking/top-n.js";
 import { describeEachStrategy, tempDir, walkOptions } from "./support/fixtures.js";
 import { bigSink } from "./walk-reference.js";
 
@@ -174,4 +175,28 @@ it("walk order with a limit shows the first N found and counts the rest", async 
   const all = (await search({})).split("\n");
   expect(all).toHaveLength(12);
   expect(await search({ limit: 5 })).toBe(`${all.slice(0, 5).join("\n")}\n(5 of 12 matches shown: limit=5)`);
+});
+
+it("a sorted search keeps at most `limit` matches at any time, and without a limit only what the cap can show", async () => {
+  for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(root, `file-${String(i).padStart(3, "0")}`), Buffer.alloc(i));
+  const sizes: number[] = [];
+  const push = TopN.prototype.push;
+  const spy = vi.spyOn(TopN.prototype, "push").mockImplementation(function (this: TopN<Ranked>, item: Ranked) {
+    push.call(this, item);
+    sizes.push(this.size);
+  });
+  try {
+    const top = await search({ sortBy: "size", type: "file", limit: 3 });
+    expect(top.split("\n").slice(0, 3)).toEqual([399, 398, 397].map((n) => `${root}/file-${n}\t${n}`));
+    // One over the limit at most, for the moment between a push and the pop that follows it.
+    expect(Math.max(...sizes)).toBe(4);
+    sizes.length = 0;
+    const capped = await search({ sortBy: "size", type: "file" }, "**/*", new TextSink(1000));
+    expect(capped).toContain(`${root}/file-399\t399`);
+    const lineChars = `${root}/file-399\t399\n`.length;
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(Math.ceil(1001 / (lineChars - 2)) + 2);
+    expect(sizes).toHaveLength(400);
+  } finally {
+    spy.mockRestore();
+  }
 });

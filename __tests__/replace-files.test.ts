@@ -218,11 +218,26 @@ describeEachStrategy("replace_in_files against a naive replace", () => {
     expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("y\n".repeat(MAX_FILE_REPLACEMENTS - 1));
   }, 60_000);
 
-  it("a small limit: refused naming it; a file that grew past it after the count stops the call, files after it not reached", async () => {
+  it("a small limit: refused naming it; a file that grew past it after the count is refused alone, the others changed", async () => {
     fs.writeFileSync(path.join(root, "a.txt"), "foo foo foo\n");
     const refused = await run({ query: "foo", replacement: "bar" }, undefined, 2);
     expect(refused.text).toContain("more than the limit of 2 a call; nothing was written");
     expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo foo\n");
+    // Counted 2 of a limit of 3; one file then grows by two, past the one replacement of room: it alone is refused.
+    fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
+    fs.writeFileSync(path.join(root, "b.txt"), "foo\n");
+    class Growing extends Sandbox {
+      override rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
+        if (requested.endsWith("a.txt")) fs.writeFileSync(requested, "foo foo foo\n");
+        return super.rewrite(requested, options, engine);
+      }
+    }
+    const grown = await run({ query: "foo", replacement: "bar" }, new Growing([root]), 3);
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo foo\n");
+    expect(fs.readFileSync(path.join(root, "b.txt"), "utf8")).toBe("bar\n");
+    expect(grown.text).toContain(`${root}/a.txt: not changed: it would pass the limit of 3 replacements a call (the file grew after it was counted)`);
+    expect(grown.text).toContain(`${root}/b.txt: 1 replacement`);
+    expect(grown.text.split("\n")[0]).toMatch(/^Replaced 1 occurrence in 1 file; searched 2 files\. Not changed: 1 file/);
   });
 
   it("refuses a query with a line break, an empty query and an invalid regex, naming them", async () => {

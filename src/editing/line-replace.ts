@@ -97,8 +97,8 @@ export interface ReplaceStreamOptions {
   shown: string;
   /** Receives the new file in order; omitted to count only. */
   write?: (chunk: Buffer) => Promise<void>;
-  /** Most replacements this file may take; one more is refused. */
-  limit: number;
+  /** Asked before each line's `n` replacements are made; false refuses the file (the call's limit). */
+  take: (n: number) => boolean;
   /** Lines longer than this are refused. @default 16 MiB */
   maxLineBytes?: number;
   signal?: AbortSignal;
@@ -154,8 +154,8 @@ export async function replaceStream(o: ReplaceStreamOptions): Promise<number> {
       const { text: changed, count: n } = replacer.replaceLine(text, te < le);
       if (n > 0) {
         if (!Buffer.from(text, "utf8").equals(raw)) throw new Error(`${shown} is not valid UTF-8 at line ${formatCount(line)}; not changed`);
+        if (!o.take(n)) throw new ReplacementLimit();
         count += n;
-        if (count > o.limit) throw new ReplacementLimit(o.limit);
         out.push(region.subarray(copied, ls), Buffer.from(changed, "utf8"));
         copied = te;
       }
@@ -177,7 +177,7 @@ function countLf(bytes: Buffer): number {
 
 /** A file that would take the call past its replacement limit. */
 export class ReplacementLimit extends Error {
-  constructor(readonly limit: number) {
-    super(`the call would pass ${formatCount(limit)} replacements`);
+  constructor() {
+    super("the call would pass its replacement limit");
   }
 }

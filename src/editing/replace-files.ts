@@ -12,6 +12,9 @@ import { errnoCode, type Sandbox } from "../sandbox/index.js";
 import { checkPatterns, walkFiles, type WalkOptions } from "../walking/index.js";
 import { compileReplacer, ReplacementLimit, replaceStream, type ReplaceSpec } from "./line-replace.js";
 
+/** Files rewritten at once. */
+const WRITERS = 8;
+
 /** Most replacements one replace_in_files call makes. */
 export const MAX_FILE_REPLACEMENTS = 100_000;
 
@@ -171,14 +174,26 @@ async function writeAll(
   sink: TextSink,
   o: { searched: number; skips: string; signal?: AbortSignal; onProgress?: (n: number) => void },
 ): Promise<void> {
-  const changed: { f: Counted; count: number; note: string }[] = [];
-  const failed: { f: Counted; why: string }[] = [];
-  let done = 0;
+  const outcomes: ({ count: number; note: string } | { why: string } | undefined)[] = found.map(() => undefined);
   let stopped: string | undefined;
-  let i = 0;
-  for (; i < found.length && stopped === undefined; i++) {
+  // Room past the counted total, for files that grew since the count: taken line by line as a file needs it
+  // (files rewritten at once share it exactly), and given back by a file left unchanged or that shrank.
+  let slack = limit - found.reduce((n, f) => n + f.count, 0);
+  let next = 0;
+  let started = 0;
+  const one = async (i: number): Promise<void> => {
     const f = found[i] as Counted;
-    o.onProgress?.(i);
+    let seen = 0;
+    let extra = 0;
+    let kept = 0;
+    const take = (n: number): boolean => {
+      const need = Math.max(0, seen + n - f.count) - extra;
+      if (need > slack) return false;
+      slack -= need;
+      extra += need;
+      seen += n;
+      return true;
+    };
     try {
       const { value: count, appendedBytes } = await sandbox.rewrite(f.full, { dryRun: false, signal: o.signal }, async (source, out, sig) => {
         const n = await replaceStream({
@@ -186,32 +201,52 @@ async function writeAll(
           replacer,
           shown: f.shown,
           write: out === null ? undefined : (c) => out.write(c),
-          limit: limit - done,
+          take,
           signal: sig,
         });
         if (n === 0) throw new NothingLeft();
         return n;
       });
-      done += count;
+      kept = count;
       const drift = count === f.count ? "" : ` (${formatCount(f.count)} when counted: the file changed meanwhile)`;
-      const kept = appendedBytes === 0 ? "" : `; ${counted(appendedBytes, "byte", "bytes")} another process appended meanwhile were kept`;
-      changed.push({ f, count, note: drift + kept });
+      const late = appendedBytes === 0 ? "" : `; ${counted(appendedBytes, "byte", "bytes")} another process appended meanwhile were kept`;
+      outcomes[i] = { count, note: drift + late };
     } catch (error) {
-      if (error instanceof NothingLeft) failed.push({ f, why: "no occurrence left (the file changed after it was counted); not changed" });
+      if (error instanceof NothingLeft) outcomes[i] = { why: "no occurrence left (the file changed after it was counted); not changed" };
       else if (error instanceof ReplacementLimit) {
-        failed.push({
-          f,
+        outcomes[i] = {
           why: `it would pass the limit of ${formatCount(limit)} replacements a call (the file grew after it was counted); not changed`,
-        });
-        stopped = "the call stopped at the replacement limit";
+        };
+        stopped ??= "the call stopped at the replacement limit";
       } else if (o.signal?.aborted) {
-        failed.push({ f, why: "cancelled; not changed" });
-        stopped = "the call was cancelled";
-      } else failed.push({ f, why: error instanceof Error ? error.message : String(error) });
+        outcomes[i] = { why: "cancelled; not changed" };
+        stopped ??= "the call was cancelled";
+      } else outcomes[i] = { why: error instanceof Error ? error.message : String(error) };
+    } finally {
+      // What the file holds now is its share; the rest of its count and of what it took goes back.
+      slack += f.count + extra - kept;
     }
-  }
+  };
+  // Several files at once: each rewrite waits a moment after its swap for late writers, and those waits overlap.
+  const worker = async (): Promise<void> => {
+    while (next < found.length && stopped === undefined) {
+      const i = next++;
+      o.onProgress?.(started++);
+      await one(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WRITERS, found.length) }, worker));
+  const changed = found.flatMap((f, i) => {
+    const r = outcomes[i];
+    return r !== undefined && "count" in r ? [{ f, count: r.count, note: r.note }] : [];
+  });
+  const failed = found.flatMap((f, i) => {
+    const r = outcomes[i];
+    return r !== undefined && "why" in r ? [{ f, why: r.why }] : [];
+  });
+  const notReached = found.filter((_, i) => outcomes[i] === undefined);
   const changedCount = changed.reduce((n, c) => n + c.count, 0);
-  const unreached = found.length - i;
+  const unreached = notReached.length;
   const head =
     `Replaced ${counted(changedCount, "occurrence", "occurrences")} in ${counted(changed.length, "file", "files")}; searched ${counted(o.searched, "file", "files")}.` +
     (failed.length + unreached > 0
@@ -222,7 +257,7 @@ async function writeAll(
     sink.append(`\n${f.shown}: not changed: ${escapeControls(why)}`);
     sink.endEntry();
   }
-  for (const f of found.slice(i)) {
+  for (const f of notReached) {
     sink.append(`\n${f.shown}: not changed: not reached (${stopped ?? "the call stopped"})`);
     sink.endEntry();
   }

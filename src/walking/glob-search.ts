@@ -113,7 +113,7 @@ export async function searchInto(
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
-  const record = (dir: string, entry: Dirent, reached: string, facts?: Facts): void => {
+  const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
     if (countOnly) {
       found++;
@@ -131,7 +131,7 @@ export async function searchInto(
     let known = facts;
     if (figures && known === undefined) {
       try {
-        const st = lstatSync(reached);
+        const st = lstatSync(reach === undefined ? path.join(dir, entry.name) : reach + entry.name);
         known = { isDir: st.isDirectory(), size: st.size, mtimeMs: st.mtimeMs };
       } catch {
         // Gone since its directory was read: no longer a match.
@@ -150,20 +150,19 @@ export async function searchInto(
         excluded: (rel) => excludes.some((m) => m.match(rel)),
         enter(dir, entry, rel, _depth, reach) {
           if (!matcher.match(rel)) return undefined;
-          const reached = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
           // Plain entries of a real, validated directory are inside by construction;
           // only a symlink can point elsewhere, and it is never descended, so its
           // target matters only when it would be listed.
-          if (!entry.isSymbolicLink()) return record(dir, entry, reached);
+          if (!entry.isSymbolicLink()) return record(dir, entry, reach);
+          const reached = reach === undefined ? path.join(dir, entry.name) : reach + entry.name;
           // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
           // file whose validated parent is allowed); one leading outside is left out, whether or
           // not its target exists (it is resolved from inside, so nothing outside is looked at).
           return opts.sandbox.followLink(reached, figures).then((verdict) => {
             // A loop, or a target that cannot be resolved, fails upstream's validation too.
-            if (verdict.kind === "inside") record(dir, entry, reached, verdict.target);
+            if (verdict.kind === "inside") record(dir, entry, reach, verdict.target);
             // A dangling link is neither a file nor a directory: only a search without `type` or figures lists it.
-            else if (verdict.kind === "dangling" && type === undefined && !figures)
-              record(dir, entry, reached, { isDir: false, size: 0, mtimeMs: 0 });
+            else if (verdict.kind === "dangling" && type === undefined && !figures) record(dir, entry, reach, { isDir: false, size: 0, mtimeMs: 0 });
           });
         },
         leave() {},

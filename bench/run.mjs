@@ -22,6 +22,7 @@ import { grepBaseline, scanScenario } from "./scan.mjs";
 import { hostileTreeScenario } from "./deep.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { repoSearchScenario } from "./repo-search.mjs";
+import { largestFilesScenario, replaceTreeScenario } from "./sizes-replace.mjs";
 import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
@@ -92,6 +93,8 @@ async function main() {
       ...(await walkVsFindScenario(fx, "search_files **/*.txt over tree", "search_files", { path: fx.tree, pattern: "**/*.txt" }, walkRuns, findMs)),
     ];
   });
+  await step("the five largest files of the tree vs find | sort", () => largestFilesScenario(fx, 5, fx.treeEntries));
+  await step("replace_in_files across a tree vs sed -i", () => replaceTreeScenario(fx, 3));
   // Each pass opens every file of the tree: three runs keep the full run within minutes.
   await step("content search of the tree vs grep -r", () => treeSearchScenario(fx, 3));
   await step("content search of the repository-shaped tree vs grep -r and rg", () =>

@@ -1,6 +1,7 @@
 /**
  * The crash harness (SPEC §18): the built server is killed with SIGKILL while
- * write_file, edit_file, append_file, move_file and copy_file run at once on
+ * write_file, edit_file, append_file, move_file, copy_file and replace_in_files
+ * (over a directory of four files, each rewritten on its own) run at once on
  * files of 1-50 MB, at kill points drawn from a fixed seed. After each kill
  * every target is wholly as before or wholly as written, and no listing, tree
  * or search of the next server shows a temp or lock file. Stale locks left by
@@ -80,13 +81,16 @@ class Known {
   }
 }
 
-describe("SIGKILL during write, edit, append, move and copy (crash harness)", () => {
+describe("SIGKILL during write, edit, append, move, copy and replace across files (crash harness)", () => {
   let dir: string;
   let remove: () => Promise<void>;
   let next: Promise<Connected>;
   const at = (name: string) => path.join(dir, name);
-  const tally = { processKills: 0, operations: 0, old: 0, new: 0, leftoversSeen: 0, staleLocks: 0 };
-  const TARGETS = ["w.txt", "e.txt", "a.txt", "mv-A", "mv-B", "mf-A", "mf-B", "c-src.bin", "c-dst.bin", "c-tree", "c-tree-copy"];
+  const tally = { processKills: 0, operations: 0, old: 0, new: 0, leftoversSeen: 0, staleLocks: 0, placeholders: 0 };
+  const TARGETS = ["w.txt", "e.txt", "a.txt", "mv-A", "mv-B", "mf-A", "mf-B", "c-src.bin", "c-dst.bin", "c-tree", "c-tree-copy", "r-dir"];
+  const REPLACED = ["r0.txt", "r1.txt", "r2.txt", "r3.txt"];
+  // A replace_in_files target's last line: the mark every call rewrites, twice on the line.
+  const marked = (m: number): string => `RMARK ${m} and RMARK ${m}\n`;
   const state = {
     write: undefined as unknown as string,
     edit: undefined as unknown as Known,
@@ -98,6 +102,7 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     fileAt: "mf-A",
     fileDigest: "",
     treeDigests: new Map<string, string>(),
+    replaced: new Map<string, Known>(),
   };
 
   beforeAll(async () => {
@@ -117,6 +122,12 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     const f = filler(sizeUpTo(50), "f");
     await writeFile(at("mf-A"), f);
     state.fileDigest = createHash("sha256").update(f).digest("hex");
+    await mkdir(at("r-dir"));
+    for (const name of REPLACED) {
+      const r = filler(sizeUpTo(8), "r");
+      await writeFile(at(`r-dir/${name}`), Buffer.concat([r, Buffer.from(marked(0))]));
+      state.replaced.set(name, Known.of(r, marked(0)));
+    }
     await mkdir(at("mv-A"));
     await mkdir(at("c-tree"));
     for (let i = 0; i < 6; i++) {
@@ -196,6 +207,7 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
       call(s.client, "move_file", { source: at(fileFrom), destination: at(fileTo) }),
       call(s.client, "copy_file", { source: at("c-tree"), destination: at("c-tree-copy"), recursive: true }),
       call(s.client, "copy_file", { source: at("c-src.bin"), destination: at("c-dst.bin") }),
+      call(s.client, "replace_in_files", { path: at("r-dir"), query: "RMARK \\d+", replacement: `RMARK ${k + 1}`, regex: true }),
     ].map((p) => p.catch((error: unknown) => error as Error));
     // The next server starts meanwhile, so its start-up is not added to every round.
     await new Promise((resolve) => setTimeout(resolve, Math.floor(random() * 300)));
@@ -247,6 +259,14 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     const copy = await digestOf(at("c-dst.bin"));
     expect([undefined, state.copySource], "copy_file: absent or whole").toContain(copy);
     outcome(copy !== undefined);
+    // Each file of the replace wholly old or wholly new, whatever the others became.
+    for (const [name, known] of state.replaced) {
+      const r = await digestOf(at(`r-dir/${name}`));
+      expect([known.digest(), known.digest(marked(k + 1))], `replace_in_files ${name}: old or new`).toContain(r);
+      outcome(r === known.digest(marked(k + 1)));
+      if (r === known.digest(marked(k + 1))) known.tail = marked(k + 1);
+    }
+    tally.operations += REPLACED.length - 1;
     tally.leftoversSeen += (await readdir(dir)).filter(isServerEntry).length;
   }
 
@@ -273,7 +293,10 @@ describe("SIGKILL during write, edit, append, move and copy (crash harness)", ()
     for (const name of ["c-dst.bin", "c-tree-copy"]) await rm(at(name), { recursive: true, force: true });
     await ok(call(s.client, "copy_file", { source: at("c-src.bin"), destination: at("c-dst.bin") }));
     await ok(call(s.client, "copy_file", { source: at("c-tree"), destination: at("c-tree-copy"), recursive: true }));
+    const replaced = await call(s.client, "replace_in_files", { path: at("r-dir"), query: "RMARK \\d+", replacement: "RMARK final", regex: true });
+    expect(textOf(replaced).split("\n")[0]).toBe("Replaced 8 occurrences in 4 files; searched 4 files.");
     expect((await readdir(dir)).filter(isServerEntry)).toEqual([]);
+    expect((await readdir(at("r-dir"))).sort()).toEqual(REPLACED);
     expect((await readdir(dir)).sort()).toEqual(TARGETS.filter((n) => n !== (state.dirAt === "mv-A" ? "mv-B" : "mv-A") && n !== otherFile).sort());
     expect(await readFile(at("w.txt"), "utf8")).toBe("final\n");
     expect(tally.processKills).toBe(TESTS * ROUNDS_PER_TEST);

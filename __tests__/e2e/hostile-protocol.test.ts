@@ -63,6 +63,7 @@ const VALID: Record<string, Record<string, unknown>> = {
   delete_file: { path: "no-such-entry", recursive: true },
   search_files: { path: ".", pattern: "*.txt", excludePatterns: [] },
   search_file_contents: { path: ".", query: "alpha", pattern: "*.txt", contextLines: 1, outputMode: "lines", offset: 0 },
+  replace_in_files: { path: ".", query: "no-such-text", replacement: "x", pattern: "*.txt", dryRun: true },
   get_file_info: { path: "a.txt" },
   list_allowed_directories: {},
 };
@@ -95,7 +96,7 @@ function junkFor(schema: { type?: string; items?: unknown; enum?: unknown[] }): 
 describe("arguments of the wrong type or shape", () => {
   it("every spoiled parameter of every tool is an isError result naming the parameter", async () => {
     const { tools } = await server.client.listTools();
-    expect(tools).toHaveLength(18);
+    expect(tools).toHaveLength(19);
     let checked = 0;
     for (const tool of tools) {
       const valid = VALID[tool.name]!;

@@ -16,7 +16,7 @@ const INSPECTOR = path.join(ROOT, "node_modules", ".bin", process.platform === "
 const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
 /** Mixed widths on purpose: 🙂 sits at code units 15-16, so the first 16-unit window must stop before it. */
 const TEXT = "Grüße aus Köln 🙂 — line one\nsecond line, with tab\tand 🚀 rocket\nlast line\n";
-const TOOL_COUNT = 18;
+const TOOL_COUNT = 19;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 let work: { dir: string; remove: () => Promise<void> } | undefined;

@@ -297,7 +297,7 @@ describe("backpressure (SPEC §13)", () => {
 });
 
 describe("read-only mode (SPEC §14)", () => {
-  const WRITE_TOOLS = ["write_file", "edit_file", "create_directory", "move_file", "append_file", "copy_file", "delete_file"];
+  const WRITE_TOOLS = ["write_file", "edit_file", "replace_in_files", "create_directory", "move_file", "append_file", "copy_file", "delete_file"];
 
   it.each([
     ["--read-only", ["--read-only"], {}],
@@ -313,12 +313,13 @@ describe("read-only mode (SPEC §14)", () => {
       expect(result.isError).toBe(true);
       expect(textOf(result)).toMatch(/^Unknown tool: write_file\./);
       await expect(fs.stat(path.join(dir, "ro.txt"))).rejects.toThrow(/ENOENT/);
-      // SPEC §14, §15: the new changing tools are absent too, and a call to one changes nothing.
+      // SPEC §14, §15, §22: the new changing tools are absent too, and a call to one changes nothing.
       await fs.writeFile(path.join(dir, "kept.txt"), "kept");
       for (const [tool, args] of [
         ["append_file", { path: path.join(dir, "kept.txt"), content: "x" }],
         ["copy_file", { source: path.join(dir, "kept.txt"), destination: path.join(dir, "copy.txt") }],
         ["delete_file", { path: path.join(dir, "kept.txt") }],
+        ["replace_in_files", { path: path.join(dir, "kept.txt"), query: "kept", replacement: "gone" }],
       ] as const) {
         const refused = await call(server.client, tool, args);
         expect(refused.isError).toBe(true);

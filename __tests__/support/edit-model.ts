@@ -79,8 +79,8 @@ export function modelEdits(original: string, edits: readonly EditOperation[]): M
   return { text, counts };
 }
 
-/** The lines edit_file puts before its diff when an edit made more than one replacement. */
-export function modelCountLines(counts: readonly number[]): string {
-  if (counts.every((n) => n <= 1)) return "";
+/** The lines edit_file puts before its diff when an edit made more than one replacement or was a replaceAll. */
+export function modelCountLines(counts: readonly number[], edits: readonly EditOperation[] = []): string {
+  if (counts.every((n) => n <= 1) && !edits.some((e) => e.replaceAll === true)) return "";
   return `${counts.map((n, k) => `edits[${k}]: replaced ${n} occurrence${n === 1 ? "" : "s"}`).join("\n")}\n\n`;
 }

@@ -41,8 +41,8 @@ Options:
                          (env BOUNDED_FS_MAX_MEDIA_BYTES, default ${DEFAULTS.maxMediaBytes}, at most
                          ${MAX_MEDIA_BYTES_BOUND}, so the base64 answer fits MCP clients' 10 MiB lines)
   --read-only            leave out the tools that change files: write_file,
-                         append_file, edit_file, create_directory, move_file,
-                         copy_file, delete_file (env BOUNDED_FS_READ_ONLY=1)
+                         append_file, edit_file, replace_in_files, create_directory,
+                         move_file, copy_file, delete_file (env BOUNDED_FS_READ_ONLY=1)
 ${TOOLS_USAGE}${HTTP_USAGE}  --help                 print this help and exit
   --version              print the version and exit
   --                     end of options; every later argument is a directory

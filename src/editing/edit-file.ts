@@ -2,10 +2,11 @@
  * edit_file whole, below the tool's schema: the streaming edit engine run through the sandbox's rewrite seam
  * (locked, atomic, line endings kept), and the text the tool returns.
  */
+import { formatCount } from "../kernel/bounded.js";
 import { escapeControls } from "../kernel/escape.js";
 import type { Sandbox } from "../sandbox/index.js";
 import type { EditOperation } from "./edits.js";
-import { streamEdit } from "./stream.js";
+import { type StreamEditResult, streamEdit } from "./stream.js";
 
 const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
 
@@ -19,13 +20,28 @@ export async function editFileThrough(
   edits: EditOperation[],
   dryRun: boolean,
   signal?: AbortSignal,
+  withDiff = true,
 ): Promise<string> {
   const { value, appendedBytes } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
     const shown = escapeControls(source.path);
-    return { diff: (await streamEdit({ source, edits, path: shown, signal: sig, write })).diff, shown };
+    const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff });
+    return { text: withDiff ? result.diff : summary(path, dryRun, result, edits), shown };
   });
-  if (appendedBytes === 0) return value.diff;
-  return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
+  if (appendedBytes === 0) return value.text;
+  return `${value.text}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }
+
+/** edit_file's one line instead of the diff (SPEC §22), naming the path as given; replaceAll counts follow it. */
+function summary(requested: string, dryRun: boolean, { counts, lines }: StreamEditResult, edits: readonly EditOperation[]): string {
+  const replacements = counts.reduce((a, b) => a + b, 0);
+  const where = lines === undefined ? "" : `, lines ${formatCount(lines.first)}-${formatCount(lines.last)}`;
+  const head = `${dryRun ? "Dry run, nothing written: would edit" : "Successfully edited"} ${escapeControls(requested)}: ${counted(counts.length, "edit", "edits")}, ${counted(replacements, "replacement", "replacements")}${where}`;
+  const each = edits.some((e) => e.replaceAll === true)
+    ? counts.map((n, k) => `\nedits[${k}]: replaced ${counted(n, "occurrence", "occurrences")}`)
+    : [];
+  return head + each.join("");
+}
+
+const counted = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;

@@ -2,3 +2,4 @@
 export { applyEdits, coarseUnifiedDiff, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
 export type { EditOperation } from "./edits.js";
 export { editFileThrough } from "./edit-file.js";
+export { MAX_FILE_REPLACEMENTS, replaceInFiles } from "./replace-files.js";

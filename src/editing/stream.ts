@@ -32,6 +32,8 @@ export interface StreamEditOptions {
   maxLineBytes?: number;
   /** How long the engine may run before it lets other work in. @default 10 ms */
   sliceMs?: number;
+  /** Build the diff; without it `diff` is "" and no line around the edits is read for it. @default true */
+  withDiff?: boolean;
 }
 
 /** What streamEdit did. */
@@ -42,6 +44,8 @@ export interface StreamEditResult {
   bytesWritten: number;
   /** Replacements each edit made (1 unless replaceAll). */
   counts: number[];
+  /** The 1-based lines of the edited file from the first change to the last; undefined when nothing was replaced. */
+  lines?: { first: number; last: number };
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -192,10 +196,34 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
   return counts;
 }
 
-/** The lines saying how many replacements each edit made, when one made more than one (SPEC §15). */
-function countLines(counts: readonly number[]): string {
-  if (counts.every((n) => n <= 1)) return "";
+/** The lines saying how many replacements each edit made, when one made more than one or was a replaceAll (SPEC §15, §22). */
+function countLines(counts: readonly number[], edits: readonly PreparedEdit[]): string {
+  if (counts.every((n) => n <= 1) && !edits.some((e) => e.replaceAll)) return "";
   return `${counts.map((n, k) => `edits[${k}]: replaced ${n === 1 ? "1 occurrence" : `${formatCount(n)} occurrences`}`).join("\n")}\n\n`;
+}
+
+/** Line feeds in `text`. */
+function lineFeeds(text: Buffer): number {
+  let n = 0;
+  for (let at = text.indexOf(0x0a); at !== -1; at = text.indexOf(0x0a, at + 1)) n++;
+  return n;
+}
+
+/** The lines of the edited file from the first change's start to the last one's end (1-based). */
+async function changedLines(doc: PatchedDoc): Promise<{ first: number; last: number } | undefined> {
+  const { patches, index } = doc;
+  const head = patches[0];
+  const tail = patches[patches.length - 1];
+  if (head === undefined || tail === undefined) return undefined;
+  // Nothing before the first change moves; the last one's end line shifts by the line feeds every change added or removed.
+  let shift = 0;
+  for (const p of patches) {
+    // Asked in increasing order, which lineOf answers from its last answer.
+    const from = await index.lineOf(p.start);
+    shift += lineFeeds(p.text) - ((await index.lineOf(p.end)) - from);
+  }
+  const first = (await index.lineOf(head.start)) + 1;
+  return { first, last: Math.max(first, (await index.lineOf(tail.end)) + 1 + shift) };
 }
 
 /** Streams the original raw bytes with each patch's range replaced by its text in the file's line endings. */
@@ -284,6 +312,11 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const around = edits.reduce((most, e) => Math.max(most, e.oldText.split("\n").length), 1) + 1;
   const search = new EditSearch(doc, index, exactHints, lineHints, maxLineBytes, pause, radius, around);
   const counts = await applyAll(edits, options.edits, search, pause);
+  const lines = await changedLines(doc);
+  if (options.withDiff === false) {
+    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
+    return { diff: "", bytesWritten, counts, lines };
+  }
   const streamed = await streamedDiff(doc, path, pause);
   const cut = streamed.omitted;
   const note =
@@ -291,7 +324,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       ? ""
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
-  const diff = countLines(counts) + fenceDiff(streamed.diff) + note;
+  const diff = countLines(counts, edits) + fenceDiff(streamed.diff) + note;
   const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
-  return { diff, bytesWritten, counts };
+  return { diff, bytesWritten, counts, lines };
 }

@@ -54,6 +54,8 @@ export interface ContentSearchOptions {
   maxLineBytes?: number;
   /** Starts the call's scan workers. @default DEFAULT_SCAN_THREADS (scan-pool.ts) */
   scanThreads?: StartScanThread;
+  /** Hears every file added, in the order added, with its occurrences (0 when skipped; counted in count and files modes only). */
+  onCounted?: (shown: Shown, occurrences: number) => void;
 }
 
 /** A file opened through the sandbox, handed over with its size when opened; the search closes it. */
@@ -253,6 +255,7 @@ export class ContentSearch {
 
   // Adds one file's figures to the totals and its text (lines or files mode) to the result.
   private record(r: FileScan | FileOutcome, shown: Shown): FileCounts {
+    this.opts.onCounted?.(shown, "error" in r || r.binary || r.longLine ? 0 : r.occurrences);
     if ("error" in r) {
       // A file that fails mid-read is counted, not fatal.
       if (r.code === undefined) throw new Error(r.error);

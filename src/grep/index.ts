@@ -1,5 +1,5 @@
 /** The content-search core of search_file_contents (SPEC §10); the tool's walk feeds it opened files. */
-export { compileQuery, type QuerySpec } from "./query.js";
+export { compileQuery, type Query, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
 export { RegexTooCostlyError } from "./scan-pool.js";
 export { ContentSearch, MAX_CONTEXT_LINES, type OpenedFile } from "./content-search.js";

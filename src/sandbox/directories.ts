@@ -4,7 +4,7 @@
  * listing's entries, and their sizes as upstream's stat gives them, a symlink
  * followed only to a target inside.
  */
-import { closeSync, type Dirent } from "node:fs";
+import { closeSync, type Dirent, lstatSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement } from "./confinement.js";
@@ -92,5 +92,22 @@ export async function entryFacts(c: Confinement, dir: string, name: string, isLi
   } catch {
     // Upstream shows an entry it cannot stat with size 0.
     return { size: 0, isDir: false };
+  }
+}
+
+/**
+ * The size, kind and modification time of an entry a walk has just read, reached through its held directory
+ * (`reach`, or the directory's path where there is none), not followed if it is a link; undefined when it is gone.
+ */
+export function walkedEntryFigures(
+  dir: string,
+  reach: string | undefined,
+  name: string,
+): { isDir: boolean; size: number; mtimeMs: number } | undefined {
+  try {
+    const st = lstatSync(reach === undefined ? path.join(dir, name) : reach + name);
+    return { isDir: st.isDirectory(), size: st.size, mtimeMs: st.mtimeMs };
+  } catch {
+    return undefined;
   }
 }

@@ -35,6 +35,7 @@ import { lockTiming } from "./swap-lock.js";
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
 export type { Deleted } from "./delete.js";
+export { walkedEntryFigures } from "./directories.js";
 export { isServerEntry } from "./names.js";
 
 export { __testHooks } from "./confinement.js";

@@ -38,7 +38,7 @@ export type Resolved =
  * in a loop (or through more than MAX_LINKS links), or where it cannot be told (`code`: why not).
  */
 export type LinkVerdict =
-  | { kind: "inside"; target: { real: string; size: number; isDir: boolean } }
+  | { kind: "inside"; target: { real: string; size: number; isDir: boolean; mtimeMs: number } }
   | { kind: "dangling" }
   | { kind: "outside" }
   | { kind: "loop" }
@@ -176,7 +176,10 @@ export async function followLink(link: string, withSize: boolean, c: Confinement
   try {
     const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
     if (result.kind === "found")
-      return { kind: "inside", target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory() } };
+      return {
+        kind: "inside",
+        target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory(), mtimeMs: result.stat.mtimeMs },
+      };
     // The server's own files are shown by no tool: a link to one leads nowhere.
     if (result.kind === "missing" || result.kind === "noParent" || result.kind === "serverName") return { kind: "dangling" };
     if (result.kind === "loop") return { kind: "loop" };

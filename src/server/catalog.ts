@@ -14,6 +14,7 @@ import { readFile } from "../tools/read_file.js";
 import { readMediaFile } from "../tools/read_media_file.js";
 import { readMultipleFiles } from "../tools/read_multiple_files.js";
 import { readTextFile } from "../tools/read_text_file.js";
+import { replaceInFilesTool } from "../tools/replace_in_files.js";
 import { searchFileContents } from "../tools/search_file_contents.js";
 import { searchFiles } from "../tools/search_files.js";
 import { writeFile } from "../tools/write_file.js";
@@ -23,7 +24,7 @@ export type { ToolDefinition } from "../tools/context.js";
 export { instructions } from "./instructions.js";
 export { listedTool } from "./listed.js";
 
-/** All 18 tools, in the order tools/list reports them. */
+/** All 19 tools, in the order tools/list reports them. */
 const TOOLS: readonly ToolDefinition[] = [
   readFile,
   readTextFile,
@@ -32,6 +33,7 @@ const TOOLS: readonly ToolDefinition[] = [
   writeFile,
   appendFile,
   editFile,
+  replaceInFilesTool,
   createDirectory,
   listDirectory,
   listDirectoryWithSizes,

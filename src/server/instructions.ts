@@ -13,7 +13,7 @@ const PAGED = from(pageFrame("A", "B", "T", "N"), "Call again");
 const CUT = from(cutFrame("B", "T", "", "<advice>"), "To see the rest");
 
 /** The tools that walk a tree, and so take globs (and .gitignore rules). */
-const WALKS = ["directory_tree", "search_files", "search_file_contents"];
+const WALKS = ["directory_tree", "search_files", "search_file_contents", "replace_in_files"];
 
 /**
  * The instructions text under `limits` for the `tools` registered: a fact about tools that are not
@@ -24,17 +24,15 @@ export function instructions({ maxResultChars }: Limits, tools: readonly Pick<To
   const has = (name: string) => tools.some((tool) => tool.name === name);
   return [
     `Files inside the allowed directories only${has("list_allowed_directories") ? " (list_allowed_directories)" : ""}.`,
-    "Paths: absolute, or relative to the first allowed directory that holds the path, else the first that holds " +
-      "its parent. ~ is home. Symlinks are followed only inside; outside is 'Access denied - path outside allowed " +
-      "directories'.",
+    "Paths: absolute, or relative to an allowed directory: the first that holds the path (for a new path, its " +
+      "parent). ~ is home. Symlinks are followed only inside; outside is 'Access denied - path outside allowed directories'.",
     `Cap: a text result over ${cap} characters is cut and ends in a notice. One ending '${PAGED}' pages: call ` +
       `again with that offset. One ending '${CUT}' does not: narrow the request. Never write a cut text back.`,
-    has("read_multiple_files") &&
-      "read_multiple_files' notice counts the joined text, not one file: reread the cut file with read_text_file from offset 0.",
+    has("read_multiple_files") && "read_multiple_files' notice counts the joined text: reread a cut file with read_text_file from offset 0.",
     WALKS.some(has) &&
       "Globs (pattern, excludePatterns) match the path relative to the directory given, case-sensitive, dotfiles " +
-        "included: '*.md' top level only, '**/*.md' any depth. Excluded directories are not entered. respectGitignore " +
-        "skips .git and .gitignore'd paths. Walks never enter linked directories.",
+        "included: '*.md' top level only, '**/*.md' any depth. Excluded directories are not entered. Walks never " +
+        "enter linked directories.",
     `${tools.some((tool) => tool.annotations.readOnlyHint !== true) ? "A change returns 'Successfully <done> <path as given>'. " : ""}` +
       "Errors name the path or parameter and the limit.",
   ]

@@ -1,8 +1,9 @@
 /**
- * A tool definition as tools/list shows it: the JSON Schema of its input
+ * A tool definition as tools/list shows it (no title: it repeats the name, and a model pays for every
+ * character of the list, issue 26): the JSON Schema of its input
  * without the noise a model pays for and cannot use (`$schema`, the safe-integer
- * bounds zod adds to every integer, and defaults that only say "off": false,
- * 0 or [] — what an absent optional parameter means anyway).
+ * bounds zod adds to every integer, and defaults of 0 or [] — what an absent
+ * optional number or list means anyway).
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -17,7 +18,8 @@ function withoutNoise(node: unknown): unknown {
     if (key === "$schema") continue;
     if (key === "maximum" && value === Number.MAX_SAFE_INTEGER) continue;
     if (key === "minimum" && value === Number.MIN_SAFE_INTEGER) continue;
-    if (key === "default" && (value === false || value === 0 || (Array.isArray(value) && value.length === 0))) continue;
+    // A boolean's default is kept: "off" is not what a model assumes of every flag (issue 26).
+    if (key === "default" && (value === 0 || (Array.isArray(value) && value.length === 0))) continue;
     out[key] = withoutNoise(value);
   }
   return out;
@@ -25,12 +27,9 @@ function withoutNoise(node: unknown): unknown {
 
 /** The tools/list entry of `tool` under `limits`. */
 export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
-  const shown = tool.listedInput;
-  const input = shown === undefined ? tool.input : Object.fromEntries(Object.entries(tool.input).filter(([key]) => shown.includes(key)));
-  const schema = z.toJSONSchema(z.object(input), { target: "draft-7", io: "input" });
+  const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
   return {
     name: tool.name,
-    title: tool.title,
     description: tool.description(limits),
     inputSchema: withoutNoise(schema) as Tool["inputSchema"],
     annotations: tool.annotations,

@@ -22,7 +22,8 @@ export const appendFile = defineTool({
   title: "Append to File",
   description: () =>
     "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether the file ended " +
-    "with a line break. All or nothing, even if killed. Whole file: write_file; inside: edit_file. Fails like write_file.",
+    "with a line break. All or nothing. Whole file: write_file; inside: edit_file. Fails if the parent directory is " +
+    "missing or the file is read-only.",
   input: {
     path: z.string().describe(PATH_DOC),
     content: z.string().describe("Text to add, as is."),

@@ -31,11 +31,6 @@ export interface ToolDefinition<Shape extends z.ZodRawShape = z.ZodRawShape> {
   /** Built from the limits so the model reads the real cap and media limit. */
   readonly description: (limits: Limits) => string;
   readonly input: Shape;
-  /**
-   * The parameters tools/list shows, when not all of `input`: a deprecated alias lists the one it needs and
-   * points to the tool that documents the rest, which it still accepts. @default every parameter
-   */
-  readonly listedInput?: readonly (keyof Shape & string)[];
   readonly annotations: ToolAnnotations;
   /** How to narrow the request when its result is cut (SPEC §3.1). */
   readonly advice: string;

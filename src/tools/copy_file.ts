@@ -21,8 +21,7 @@ export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
   description: () =>
-    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a tree (counted in the " +
-    "result). Renaming: move_file. Never replaces: fails with 'Destination already exists'; a failed copy leaves nothing.",
+    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a tree. Renaming: move_file. Never replaces: fails with 'Destination already exists'; a failed copy leaves nothing.",
   input: {
     source: z.string().describe("What to copy."),
     destination: z.string().describe("Its new path, name included."),

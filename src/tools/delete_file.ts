@@ -13,7 +13,7 @@ export const deleteFile = defineTool({
   title: "Delete File",
   description: () =>
     "Delete a file, a link (not its target) or an empty directory; with recursive, a whole tree, links not " +
-    "followed (counted in the result). Fails on a non-empty directory without recursive, or an allowed directory.",
+    "followed. Fails on a non-empty directory without recursive, or an allowed directory.",
   input: {
     path: z.string().describe("What to delete."),
     recursive: z.boolean().default(false).describe("true: also a non-empty directory."),

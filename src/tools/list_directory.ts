@@ -9,7 +9,7 @@ export const listDirectory = defineTool({
   title: "List Directory",
   description: () =>
     "List one directory, a line per entry: '[DIR] name' (a link to a directory too) or '[FILE] name'. Sizes: " +
-    `list_directory_with_sizes; deeper: directory_tree; by name: search_files. ${NOT_A_DIR}`,
+    `list_directory_with_sizes; deeper: directory_tree. ${NOT_A_DIR}`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,

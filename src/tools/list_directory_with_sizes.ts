@@ -9,7 +9,7 @@ export const listDirectoryWithSizes = defineTool({
   title: "List Directory with Sizes",
   description: () =>
     "List one directory like list_directory with each file's size (1 KB = 1024 B), then total files, directories " +
-    `and bytes. Names only: list_directory; deeper: directory_tree. ${NOT_A_DIR}`,
+    `and bytes. Names only: list_directory; deeper: directory_tree; exact sizes in a tree: search_files. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),

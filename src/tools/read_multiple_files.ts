@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { TextSink } from "../kernel/bounded.js";
+import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { streamInto } from "../reading/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
@@ -8,9 +8,9 @@ import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "
 export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
-  description: () =>
+  description: ({ maxResultChars }) =>
     "Read several text files in order: each as '<path>:' then its text, joined by lines '---'; a failed one as " +
-    "'<path>: Error - <reason>'. One cap covers all. One file: read_text_file.",
+    `'<path>: Error - <reason>'. At most ${formatCount(maxResultChars)} characters in all. One file: read_text_file.`,
   input: {
     paths: z.array(z.string()).min(1).describe("The files, in the order wanted."),
   },

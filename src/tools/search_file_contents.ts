@@ -5,7 +5,7 @@ import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, ty
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
-import { EXCLUDE_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, REGEX_DOC } from "./shared.js";
 
 type Args = {
   path: string;
@@ -80,21 +80,21 @@ export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
   description: () =>
-    "Find lines containing a text or regex in a file or tree (files by name: search_files). Modes: lines (a file's " +
-    "path, then '<n>:<line>' per match, '<n>-<line>' per context line; n is read_text_file's startLine), files " +
-    "('<path>: N matching lines, M occurrences'), count (with occurrences). Ends with exact totals and what was skipped and why. Fails on an invalid " +
-    "or too costly regex.",
+    "Find lines holding a text or regex in a file or tree (names: search_files; to replace: replace_in_files). Modes: " +
+    "lines ('<path>', then '<n>:<line>' per match, '<n>-<line>' per context line; n is read_text_file's startLine), " +
+    "files ('<path>: N matching lines, M occurrences'), count. Ends with exact totals and skips. Fails on a bad or too " +
+    "costly regex.",
   input: {
-    path: z.string().describe("A file, or a directory to search."),
+    path: z.string().describe("File or directory."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
-    regex: z.boolean().default(false).describe("true: query is a JavaScript regex, without slashes or flags."),
+    regex: z.boolean().default(false).describe(REGEX_DOC),
     caseSensitive: z.boolean().default(false).describe("true: match case. Unlike grep, off by default."),
-    pattern: z.string().optional().describe("Glob of the files to search, e.g. '**/*.ts'."),
+    pattern: z.string().optional().describe(FILES_GLOB_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; on by default here."),
     contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after a match."),
     outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("Show matching lines, files, or totals."),
-    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip, as a notice says."),
+    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern or query, or continue with the offset given above",

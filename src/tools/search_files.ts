@@ -8,21 +8,30 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose path relative to the directory matches a glob; returns absolute paths, a line " +
-    `each, or 'No matches found'. Text in files: search_file_contents; one level: list_directory. ${NOT_A_DIR}`,
+    "Find files and directories whose path relative to the directory matches a glob: absolute paths, a line each " +
+    "(sorted by size or time: '<path>\\t<bytes or ISO time>'), or 'No matches found'. Text inside: " +
+    `search_file_contents, replace_in_files; one level: list_directory. ${NOT_A_DIR}`,
   input: {
     path: z.string().describe(DIR_DOC),
     pattern: z.string().describe("Glob of the paths, e.g. '**/*.ts'."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
-    outputMode: z.enum(["paths", "count"]).optional().describe("'count': only the number of matches."),
+    type: z.enum(["file", "directory"]).optional().describe("Default both. A link counts as its target."),
+    sortBy: z
+      .enum(["name", "size", "modified"])
+      .optional()
+      .describe("Default: order found. 'name': by path; 'size': largest first; 'modified': newest first."),
+    limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
+    outputMode: z.enum(["paths", "count"]).default("paths").describe("'count': only the number of matches."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern, or add excludePatterns",
-  async handler({ path, pattern, excludePatterns, respectGitignore, outputMode }, ctx) {
+  async handler({ path, pattern, excludePatterns, respectGitignore, outputMode, type, sortBy, limit }, ctx) {
     checkPatterns([["pattern", pattern], ...excludeParams(excludePatterns)]);
     const dir = await ctx.sandbox.validate(path);
     const countOnly = outputMode === "count";
-    return streamed(ctx, (sink) => searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore, countOnly }));
+    return streamed(ctx, (sink) =>
+      searchInto(dir, pattern, excludePatterns, sink, walkOptions(ctx), { respectGitignore, countOnly, type, sortBy, limit }),
+    );
   },
 });

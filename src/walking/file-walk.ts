@@ -29,8 +29,8 @@ export interface FileSelection {
   respectGitignore: boolean;
 }
 
-/** Receives each selected file, which it now owns (and closes); a promise makes the walk wait. */
-export type FileVisitor = (file: OpenedFile, shown: Shown) => Promise<void> | undefined;
+/** Receives each selected file, which it now owns (and closes), its shown path and the path itself; a promise makes the walk wait. */
+export type FileVisitor = (file: OpenedFile, shown: Shown, full: string) => Promise<void> | undefined;
 // Synchronous reads do not yield by themselves: the event loop gets a turn this often, so a
 // cancellation or a progress notification is never held up for long.
 const YIELD_AFTER_MS = 4;
@@ -128,8 +128,9 @@ class FileEntries {
   enter(dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
     // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
-    const shown = escapeControls(dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name);
-    if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown);
+    const full = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
+    const shown = escapeControls(full);
+    if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown, full);
     if (!entry.isFile()) {
       // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
       this.onSkip("unreadable", 1);
@@ -141,7 +142,7 @@ class FileEntries {
       closeSync(opened.fd);
       return undefined;
     }
-    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown, full);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 
@@ -156,7 +157,7 @@ class FileEntries {
     }
   }
 
-  private async enterLink(link: string, shown: Shown): Promise<void> {
+  private async enterLink(link: string, shown: Shown, full: string): Promise<void> {
     const linked = await openLinked(this.opts.sandbox, link);
     if (typeof linked === "string") {
       if (linked !== "directory") this.onSkip(linked, 1);
@@ -168,7 +169,7 @@ class FileEntries {
       const st = await handle.stat({ bigint: true });
       if (!this.seen.firstSight(st)) return;
       handedOver = true;
-      await this.onFile({ fd: handle.fd, size: Number(st.size), close: () => handle.close().catch(() => undefined) }, shown);
+      await this.onFile({ fd: handle.fd, size: Number(st.size), close: () => handle.close().catch(() => undefined) }, shown, full);
     } finally {
       if (!handedOver) await handle.close();
     }

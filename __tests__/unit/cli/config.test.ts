@@ -137,8 +137,17 @@ describe("--tools and --disable-tools (SPEC §19)", () => {
 
   it("offers every tool when neither is set", () => {
     expect(serve(["/a"]).tools).toBeUndefined();
-    expect(all).toHaveLength(18);
-    expect(writing).toEqual(["write_file", "append_file", "edit_file", "create_directory", "move_file", "copy_file", "delete_file"]);
+    expect(all).toHaveLength(19);
+    expect(writing).toEqual([
+      "write_file",
+      "append_file",
+      "edit_file",
+      "replace_in_files",
+      "create_directory",
+      "move_file",
+      "copy_file",
+      "delete_file",
+    ]);
   });
 
   it("keeps only the listed tools, in tools/list order, whatever order and spacing the list has", () => {

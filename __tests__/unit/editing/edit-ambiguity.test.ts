@@ -23,16 +23,22 @@ const memSource = (bytes: Buffer): ByteSource => ({
   read: async (position, length) => Buffer.from(bytes.subarray(position, position + length)),
 });
 
-async function engine(bytes: Buffer, edits: EditOperation[], blockBytes?: number): Promise<{ out: string; diff: string }> {
+async function engine(
+  bytes: Buffer,
+  edits: EditOperation[],
+  blockBytes?: number,
+  withDiff = true,
+): Promise<{ out: string; diff: string; lines?: { first: number; last: number } }> {
   const chunks: Buffer[] = [];
   const result = await streamEdit({
     source: memSource(bytes),
     edits,
     path: escapeControls("/t/f.txt"),
     blockBytes,
+    withDiff,
     write: async (chunk) => void chunks.push(Buffer.from(chunk)),
   });
-  return { out: Buffer.concat(chunks).toString("utf8"), diff: result.diff };
+  return { out: Buffer.concat(chunks).toString("utf8"), diff: result.diff, lines: result.lines };
 }
 
 // Few, short snippets, so texts repeat them and edits hit several places.
@@ -110,11 +116,41 @@ describe("streamEdit against the naive placement model", () => {
           // A CRLF file (one with a line break) stays CRLF, inside the replaced text too.
           const hasBreak = lf.includes("\n");
           expect(got.out).toBe(crlf && hasBreak ? model.text.replace(/\n/g, "\r\n") : model.text);
-          expect(got.diff).toBe(modelCountLines(model.counts) + fenceDiff(createUnifiedDiff(lf, model.text, "/t/f.txt")));
+          expect(got.diff).toBe(modelCountLines(model.counts, edits) + fenceDiff(createUnifiedDiff(lf, model.text, "/t/f.txt")));
         },
       ),
       { numRuns: Number(process.env.RUNS ?? 500) },
     );
+  });
+
+  it("without the diff: the same text, and the changed lines cover every difference from the original", async () => {
+    await fc.assert(
+      fc.asyncProperty(linesArb, fc.boolean(), fc.array(editArb, { minLength: 1, maxLength: 5 }), async (lines, crlf, steps) => {
+        const lf = `${lines.join("\n")}\n`;
+        const raw = crlf ? lf.replace(/\n/g, "\r\n") : lf;
+        const edits = buildEdits(lf, steps);
+        const model = modelEdits(lf, edits);
+        if ("error" in model) return;
+        const got = await engine(Buffer.from(raw), edits, 8, false);
+        expect(got.diff).toBe("");
+        expect(normalizeLineEndings(got.out)).toBe(model.text);
+        if (model.text === lf) return;
+        const { first, last } = got.lines!;
+        const before = lf.split("\n");
+        const after = model.text.split("\n");
+        // Outside lines first..last the edited file is the original: its head and its tail.
+        expect(after.slice(0, first - 1)).toEqual(before.slice(0, first - 1));
+        const tail = after.length - last;
+        expect(tail).toBeGreaterThanOrEqual(0);
+        expect(after.slice(last)).toEqual(before.slice(before.length - tail));
+      }),
+      { numRuns: Number(process.env.RUNS ?? 300) },
+    );
+  });
+
+  it("a replaceAll that replaced one occurrence says so too", async () => {
+    const got = await engine(Buffer.from("a\nold\nb\n"), [{ oldText: "old", newText: "new", replaceAll: true }]);
+    expect(got.diff.startsWith("edits[0]: replaced 1 occurrence\n\n```diff\n")).toBe(true);
   });
 
   it("the README chore: one call replaces all 5 occurrences and says so", async () => {
@@ -240,6 +276,19 @@ describe.each(STRATEGIES)("edit_file placement through the built server (%s stra
     expect((await readdir(root)).filter((n) => n.startsWith(".bfs-"))).toEqual([]);
   });
 
+  it("diff: false answers with one summary line, dryRun too, and writes what the diff would have shown", async () => {
+    const file = path.join(root, "summary.txt");
+    await writeFile(file, "one\r\nold two\r\nthree\r\nold four\r\n");
+    const args = { path: file, edits: [{ oldText: "old", newText: "new\nline", replaceAll: true }], diff: false };
+    const dry = await call(s.client, "edit_file", { ...args, dryRun: true });
+    expect(textOf(dry)).toBe(`Dry run, nothing written: would edit ${file}: 1 edit, 2 replacements, lines 2-6\nedits[0]: replaced 2 occurrences`);
+    const done = await call(s.client, "edit_file", args);
+    expect(textOf(done)).toBe(`Successfully edited ${file}: 1 edit, 2 replacements, lines 2-6\nedits[0]: replaced 2 occurrences`);
+    expect(await readFile(file, "utf8")).toBe("one\r\nnew\r\nline two\r\nthree\r\nnew\r\nline four\r\n");
+    const plain = await call(s.client, "edit_file", { path: file, edits: [{ oldText: "three", newText: "3" }], diff: false });
+    expect(textOf(plain)).toBe(`Successfully edited ${file}: 1 edit, 1 replacement, lines 4-4`);
+  });
+
   it("a later edit of the same call is refused when an earlier one made its text repeat; nothing of the call is written", async () => {
     const file = path.join(root, "two.txt");
     await writeFile(file, "alpha\nbeta\n");
@@ -271,7 +320,7 @@ describe.each(STRATEGIES)("edit_file placement through the built server (%s stra
           return;
         }
         expect(result.isError).toBeFalsy();
-        expect(textOf(result).startsWith(modelCountLines(model.counts))).toBe(true);
+        expect(textOf(result).startsWith(modelCountLines(model.counts, edits))).toBe(true);
         expect(normalizeLineEndings(after)).toBe(model.text);
         if (crlf) expect(after.replace(/\r\n/g, "")).not.toContain("\n");
       }),

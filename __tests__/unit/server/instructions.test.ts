@@ -37,7 +37,7 @@ describe("the notice forms in the instructions", () => {
 describe("the facts said once", () => {
   it("give one glob rule for every walk, and how to continue a cut read_multiple_files file", () => {
     expect(text).toMatch(/Globs \(pattern, excludePatterns\) match the path relative to the directory given, case-sensitive, dotfiles included/);
-    expect(text).toMatch(/read_multiple_files' notice counts the joined text, not one file: reread the cut file with read_text_file from offset 0/);
+    expect(text).toMatch(/read_multiple_files' notice counts the joined text: reread a cut file with read_text_file from offset 0/);
     expect(text).toContain("A change returns 'Successfully");
     expect(text).toContain("(list_allowed_directories)");
   });
@@ -53,7 +53,7 @@ describe("the facts said once", () => {
     for (const absent of ["Globs", "read_multiple_files", "list_allowed_directories", "A change returns"]) expect(one).not.toContain(absent);
     expect(one).toContain("over 12,345 characters");
     expect(one).toContain("Errors name the path or parameter and the limit.");
-    for (const name of ["search_files", "directory_tree", "search_file_contents"]) {
+    for (const name of ["search_files", "directory_tree", "search_file_contents", "replace_in_files"]) {
       expect(
         instructions(
           limits,

@@ -84,7 +84,7 @@ describe("readOnlyHint: true", () => {
   });
 
   it("is false for every tool that changes something", () => {
-    for (const name of ["write_file", "append_file", "edit_file", "create_directory", "move_file", "copy_file", "delete_file"]) {
+    for (const name of ["write_file", "append_file", "edit_file", "replace_in_files", "create_directory", "move_file", "copy_file", "delete_file"]) {
       expect(annotationsOf(name).readOnlyHint, name).toBe(false);
     }
   });
@@ -113,11 +113,15 @@ describe("idempotentHint", () => {
     expect(await state()).toEqual(once);
   });
 
-  it("is false for append_file (twice adds twice), edit_file and move_file", async () => {
-    for (const name of ["append_file", "edit_file", "move_file"]) expect(annotationsOf(name).idempotentHint, name).toBe(false);
+  it("is false for append_file (twice adds twice), edit_file, replace_in_files and move_file", async () => {
+    for (const name of ["append_file", "edit_file", "replace_in_files", "move_file"]) expect(annotationsOf(name).idempotentHint, name).toBe(false);
     await run("append_file", { path: "a.txt", content: "more\n" });
     await run("append_file", { path: "a.txt", content: "more\n" });
     expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("alpha\nbeta\nmore\nmore\n");
+    // A replacement that holds its query replaces again on the second call.
+    await run("replace_in_files", { path: "a.txt", query: "more", replacement: "more more" });
+    await run("replace_in_files", { path: "a.txt", query: "more", replacement: "more more" });
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("alpha\nbeta\nmore more more more\nmore more more more\n");
   });
 });
 
@@ -158,7 +162,9 @@ describe("destructiveHint: false", () => {
   });
 
   it("is true for the tools that do replace or remove content", async () => {
-    for (const name of ["write_file", "edit_file", "delete_file"]) expect(annotationsOf(name).destructiveHint, name).toBe(true);
+    for (const name of ["write_file", "edit_file", "replace_in_files", "delete_file"]) expect(annotationsOf(name).destructiveHint, name).toBe(true);
+    await run("replace_in_files", { path: "a.txt", query: "alpha", replacement: "" });
+    expect(await readFile(path.join(root, "a.txt"), "utf8")).toBe("\nbeta\n");
     await run("write_file", { path: "a.txt", content: "gone\n" });
     await run("edit_file", { path: "crlf.txt", edits: [{ oldText: "one", newText: "1" }] });
     await run("delete_file", { path: "docs", recursive: true });

@@ -84,6 +84,10 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
       expect(await ok("read_file", { path: path.join(work, "w.txt"), head: 1 })).toBe("one");
       expect(await ok("edit_file", { path: path.join(work, "w.txt"), edits: [{ oldText: "two", newText: "deux" }] })).toMatch(/-two\n\+deux/);
       expect(await readFile(path.join(work, "w.txt"), "utf8")).toBe("one\ndeux\n");
+      expect(await ok("replace_in_files", { path: work, query: "one", replacement: "un" })).toBe(
+        `Replaced 1 occurrence in 1 file; searched 1 file.\n${path.join(work, "w.txt")}: 1 replacement`,
+      );
+      await writeFile(path.join(work, "w.txt"), "one\ndeux\n");
       expect(await ok("read_multiple_files", { paths: [path.join(work, "w.txt"), p("one", "a.txt")] })).toContain("alpha in one");
       expect(await ok("list_directory", { path: work })).toBe("[FILE] w.txt");
       expect(await ok("list_directory_with_sizes", { path: work })).toMatch(/Total: 1 files, 0 directories/);

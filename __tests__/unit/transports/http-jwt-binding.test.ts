@@ -8,8 +8,8 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { type CryptoKey, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Authenticator, isRefused } from "../src/transports/http/auth.js";
-import { JWKS_MAX_BYTES, jwtOwner, jwtVerifier, TokenRejected } from "../src/transports/http/oauth.js";
+import { Authenticator, isRefused } from "../../../src/transports/http/auth.js";
+import { JWKS_MAX_BYTES, jwtOwner, jwtVerifier, TokenRejected } from "../../../src/transports/http/oauth.js";
 
 const AUDIENCE = "https://fs.example/mcp";
 const META = "https://fs.example/.well-known/oauth-protected-resource/mcp";

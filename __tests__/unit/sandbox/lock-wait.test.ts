@@ -15,10 +15,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../src/cli/config.js";
-import { __testing, isServerEntry, Sandbox } from "../src/sandbox/index.js";
-import { buildServer } from "../src/server/index.js";
-import { describeEachStrategy, tempDir } from "./support/fixtures.js";
+import { DEFAULTS } from "../../../src/cli/config.js";
+import { __testing, isServerEntry, Sandbox } from "../../../src/sandbox/index.js";
+import { buildServer } from "../../../src/server/index.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
 const { swapLockName, lockTextFor, lockTiming, heldLockCount } = __testing;
 const waitBefore = lockTiming.waitMs;

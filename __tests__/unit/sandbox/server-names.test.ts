@@ -16,10 +16,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../src/cli/config.js";
-import { __testing, isServerEntry } from "../src/sandbox/index.js";
-import { buildServer } from "../src/server/index.js";
-import { describeEachStrategy, tempDir } from "./support/fixtures.js";
+import { DEFAULTS } from "../../../src/cli/config.js";
+import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
+import { buildServer } from "../../../src/server/index.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
 const { swapLockName, tempName, lockTextFor, lockTiming } = __testing;
 /** Where a stale lock of `name` is moved to be looked at before it goes. */

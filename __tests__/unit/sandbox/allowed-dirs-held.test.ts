@@ -14,10 +14,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../src/cli/config.js";
-import { Sandbox } from "../src/sandbox/index.js";
-import { buildServer } from "../src/server/index.js";
-import { describeEachStrategy, tempDir } from "./support/fixtures.js";
+import { DEFAULTS } from "../../../src/cli/config.js";
+import { Sandbox } from "../../../src/sandbox/index.js";
+import { buildServer } from "../../../src/server/index.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
 let root: string;
 let remove: () => Promise<void>;

@@ -12,8 +12,8 @@ import fs from "node:fs";
 import fsp, { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { isServerEntry, Sandbox } from "../src/sandbox/index.js";
-import { describeEachStrategy, tempDir } from "./support/fixtures.js";
+import { isServerEntry, Sandbox } from "../../../src/sandbox/index.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
 let dir: string;
 let remove: () => Promise<void>;

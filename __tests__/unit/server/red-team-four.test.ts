@@ -9,12 +9,12 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../src/cli/config.js";
-import { TextSink } from "../src/kernel/bounded.js";
-import { buildServer } from "../src/server/index.js";
-import { listInto, listWithSizesInto } from "../src/walking/index.js";
-import { __listingHooks } from "../src/walking/listing.js";
-import { describeEachStrategy, tempDir, walkOptions } from "./support/fixtures.js";
+import { DEFAULTS } from "../../../src/cli/config.js";
+import { TextSink } from "../../../src/kernel/bounded.js";
+import { buildServer } from "../../../src/server/index.js";
+import { listInto, listWithSizesInto } from "../../../src/walking/index.js";
+import { __listingHooks } from "../../../src/walking/listing.js";
+import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
 
 let dir: string;
 let remove: () => Promise<void>;

@@ -1,0 +1,262 @@
+/**
+ * replace_in_files (SPEC §22) in process, under both platform strategies, against a naive model: every
+ * occurrence replaced line by line in each text file (binary ones skipped), CRLF kept, the report's
+ * per-file counts and totals; dryRun writes nothing and lists the same; links inside counted once and
+ * changed through, links leading outside never followed; files that change between the count and the
+ * write; the replacement limit, refused before anything is written. Counts run in the built worker.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { MAX_FILE_REPLACEMENTS, replaceInFiles, type ReplaceFilesArgs } from "../../../src/editing/replace-files.js";
+import { TextSink } from "../../../src/kernel/bounded.js";
+import { Sandbox, type RewriteEngine, type Rewritten } from "../../../src/sandbox/index.js";
+import type { RewriteOptions } from "../../../src/sandbox/rewrite.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+
+let base: string;
+let root: string;
+let outside: string;
+let remove: () => Promise<void>;
+beforeEach(async () => {
+  const made = await tempDir("bfs-replace-");
+  base = made.dir;
+  remove = made.remove;
+  root = path.join(base, "root");
+  outside = path.join(base, "outside");
+  fs.mkdirSync(root);
+  fs.mkdirSync(outside);
+});
+afterEach(() => remove());
+
+type Args = Partial<ReplaceFilesArgs> & { query: string; replacement: string };
+
+async function run(args: Args, sandbox: Sandbox = new Sandbox([root]), limit?: number): Promise<{ text: string; isError: boolean }> {
+  const sink = new TextSink(1e9);
+  try {
+    const full: ReplaceFilesArgs = { path: root, excludePatterns: [], respectGitignore: true, dryRun: false, ...args };
+    await replaceInFiles(sandbox, full, sink, { sandbox, limit });
+    return { text: sink.render("x"), isError: false };
+  } catch (error) {
+    return { text: (error as Error).message, isError: true };
+  }
+}
+
+const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+
+/** The naive model: each line (without its `\r\n`/`\n`) through String#replace, the endings put back. */
+function model(text: string, args: Args): { text: string; count: number } {
+  const core = args.regex ? args.query : escapeRegex(args.query);
+  const source = args.wholeWord ? `(?<![A-Za-z0-9_])(?:${core})(?![A-Za-z0-9_])` : core;
+  const re = new RegExp(source, `g${args.caseSensitive === false ? "i" : ""}`);
+  const replacement = args.regex ? args.replacement : args.replacement.replaceAll("$", "$$$$");
+  let count = 0;
+  const lines = text.split("\n").map((raw, i, all) => {
+    const crlf = i < all.length - 1 && raw.endsWith("\r");
+    const line = crlf ? raw.slice(0, -1) : raw;
+    count += [...line.matchAll(re)].length;
+    const out = line.replace(re, replacement);
+    // A replacement's line breaks take the line's ending.
+    return crlf ? `${out.replace(/\r?\n/g, "\r\n")}\r` : out;
+  });
+  return { text: lines.join("\n"), count };
+}
+
+const WORDS = ["foo", "Foo", "foobar", "a_foo", "foo.", "$1", " ", "x", "é"];
+const fileArb = fc.record({
+  dir: fc.constantFrom("", "a", "a/b", "c"),
+  name: fc.stringMatching(/^[a-z]{1,5}$/),
+  lines: fc.array(
+    fc.array(fc.constantFrom(...WORDS), { maxLength: 6 }).map((w) => w.join("")),
+    { maxLength: 8 },
+  ),
+  crlf: fc.boolean(),
+  binary: fc.boolean(),
+});
+const argsArb = fc.oneof(
+  fc.record({
+    query: fc.constantFrom("foo", "Foo", "o.", "$1"),
+    replacement: fc.constantFrom("bar", "$1", "", "x\ny", "$&"),
+    caseSensitive: fc.boolean(),
+    wholeWord: fc.boolean(),
+  }),
+  fc.record({
+    query: fc.constantFrom("f(o+)", "(?<w>[a-z]+)_", "^x", "o$"),
+    replacement: fc.constantFrom("[$1]", "<$<w>>", "$&$&", "-"),
+    regex: fc.constant(true),
+    caseSensitive: fc.boolean(),
+    wholeWord: fc.boolean(),
+  }),
+);
+
+function layOut(
+  files: fc.Arbitrary<unknown> extends never ? never : { dir: string; name: string; lines: string[]; crlf: boolean; binary: boolean }[],
+): Map<string, string> {
+  const written = new Map<string, string>();
+  for (const f of files) {
+    const dir = path.join(root, f.dir);
+    fs.mkdirSync(dir, { recursive: true });
+    const p = path.join(dir, `${f.name}.txt`);
+    const text = f.lines.join(f.crlf ? "\r\n" : "\n") + (f.binary ? "\0foo" : "");
+    fs.writeFileSync(p, text);
+    written.set(p, text);
+  }
+  return written;
+}
+
+function clear(): void {
+  for (const name of fs.readdirSync(root)) fs.rmSync(path.join(root, name), { recursive: true, force: true });
+}
+
+const countLine = (p: string, n: number): string => `${p}: ${n} replacement${n === 1 ? "" : "s"}`;
+
+describeEachStrategy("replace_in_files against a naive replace", () => {
+  it("random trees: the same files afterwards, binary ones untouched, the same counts; dryRun lists the same and writes nothing", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fileArb, { minLength: 1, maxLength: 12 }), argsArb, async (files, args) => {
+        clear();
+        const written = layOut(files);
+        const want = new Map<string, { text: string; count: number }>();
+        for (const [p, text] of written) want.set(p, text.includes("\0") ? { text, count: 0 } : model(text, args));
+        const changed = [...want].filter(([, w]) => w.count > 0);
+        const total = changed.reduce((n, [, w]) => n + w.count, 0);
+        const binary = [...written.values()].filter((t) => t.includes("\0")).length;
+        const dry = await run({ ...args, dryRun: true });
+        expect(dry.isError).toBe(false);
+        for (const [p, text] of written) expect(fs.readFileSync(p, "utf8")).toBe(text);
+        const done = await run(args);
+        expect(done.isError).toBe(false);
+        for (const [p, w] of want) expect(fs.readFileSync(p, "utf8"), p).toBe(w.text);
+        const listed = (text: string) => text.split("\n").filter((l) => l.startsWith(root));
+        const expectedList = changed.map(([p, w]) => countLine(p, w.count)).sort();
+        expect(listed(dry.text).sort()).toEqual(expectedList);
+        expect(listed(done.text).sort()).toEqual(expectedList);
+        if (total === 0) expect(done.text).toMatch(/^No occurrences found; searched \d+ files?; nothing was written\./);
+        else {
+          expect(done.text.split("\n")[0]).toBe(
+            `Replaced ${total.toLocaleString("en-US")} occurrence${total === 1 ? "" : "s"} in ${changed.length} file${changed.length === 1 ? "" : "s"}; ` +
+              `searched ${written.size - binary} file${written.size - binary === 1 ? "" : "s"}.`,
+          );
+          expect(dry.text.split("\n")[0]).toContain(`would make ${total.toLocaleString("en-US")} replacement`);
+        }
+        if (binary > 0) expect(done.text).toContain(`Not searched: ${binary} file${binary === 1 ? "" : "s"} (${binary} binary)`);
+        expect(fs.readdirSync(root, { recursive: true }).filter((n) => String(n).includes(".bfs-"))).toEqual([]);
+      }),
+      { numRuns: Number(process.env.RUNS ?? 40) },
+    );
+  }, 120_000);
+
+  it("links: a file reached by a link inside is changed once, through to its target; a link leading outside is skipped and its target untouched", async () => {
+    fs.writeFileSync(path.join(root, "real.txt"), "foo foo\n");
+    fs.symlinkSync("real.txt", path.join(root, "alias.txt"));
+    fs.writeFileSync(path.join(outside, "secret.txt"), "foo\n");
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "out.txt"));
+    fs.symlinkSync(outside, path.join(root, "outdir"));
+    const done = await run({ query: "foo", replacement: "bar" });
+    expect(done.isError).toBe(false);
+    expect(fs.readFileSync(path.join(root, "real.txt"), "utf8")).toBe("bar bar\n");
+    expect(fs.lstatSync(path.join(root, "alias.txt")).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
+    expect(done.text).toContain("Replaced 2 occurrences in 1 file");
+    // The link to a file outside and the one to a directory outside.
+    expect(done.text).toContain("Not searched: 2 files (2 symlinks leading outside the allowed directories)");
+    expect(done.text.split("\n").filter((l) => l.endsWith(": 2 replacements"))).toHaveLength(1);
+    expect(done.text).not.toContain(outside);
+    // Named directly, a link leading outside is refused like any path outside.
+    const direct = await run({ path: path.join(root, "out.txt"), query: "foo", replacement: "bar" });
+    expect(direct.isError).toBe(true);
+    expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
+  });
+
+  it("a file changed between the count and its write: its new occurrences are replaced and the drift said; one left without any is not rewritten", async () => {
+    fs.writeFileSync(path.join(root, "grows.txt"), "foo\n");
+    fs.writeFileSync(path.join(root, "empties.txt"), "foo\n");
+    const before = fs.statSync(path.join(root, "empties.txt"));
+    // The sandbox hears each rewrite first: a writer gets there just before it.
+    class Meddling extends Sandbox {
+      override rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
+        if (requested.endsWith("grows.txt")) fs.writeFileSync(requested, "foo foo\nfoo\n");
+        if (requested.endsWith("empties.txt")) fs.writeFileSync(requested, "bar\n");
+        return super.rewrite(requested, options, engine);
+      }
+    }
+    const done = await run({ query: "foo", replacement: "baz" }, new Meddling([root]));
+    expect(fs.readFileSync(path.join(root, "grows.txt"), "utf8")).toBe("baz baz\nbaz\n");
+    expect(fs.readFileSync(path.join(root, "empties.txt"), "utf8")).toBe("bar\n");
+    expect(fs.statSync(path.join(root, "empties.txt")).ino).toBe(before.ino);
+    expect(done.text).toContain(`${root}/grows.txt: 3 replacements (1 when counted: the file changed meanwhile)`);
+    expect(done.text).toContain(`${root}/empties.txt: not changed: no occurrence left`);
+    expect(done.text.split("\n")[0]).toBe(
+      "Replaced 3 occurrences in 1 file; searched 2 files. Not changed: 1 file that held occurrences when counted (listed first).",
+    );
+  });
+
+  it("a file that fails is named as not changed, the others are changed", async () => {
+    fs.writeFileSync(path.join(root, "ok.txt"), "foo\n");
+    fs.writeFileSync(path.join(root, "bad.txt"), Buffer.concat([Buffer.from("foo \xff\n", "latin1")]));
+    const done = await run({ query: "foo", replacement: "bar" });
+    expect(fs.readFileSync(path.join(root, "ok.txt"), "utf8")).toBe("bar\n");
+    expect(fs.readFileSync(path.join(root, "bad.txt"))).toEqual(Buffer.from("foo \xff\n", "latin1"));
+    expect(done.text).toContain(`${root}/bad.txt: not changed: ${root}/bad.txt is not valid UTF-8 at line 1; not changed`);
+    expect(done.text).toContain(`${root}/ok.txt: 1 replacement`);
+  });
+
+  it(`refuses past ${MAX_FILE_REPLACEMENTS.toLocaleString("en-US")} replacements before writing anything, naming the limit, and takes a call at it`, async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "x\n".repeat(MAX_FILE_REPLACEMENTS - 1));
+    fs.writeFileSync(path.join(root, "b.txt"), "x x\n");
+    const over = await run({ query: "x", replacement: "y" });
+    expect(over.isError).toBe(true);
+    expect(over.text).toBe(
+      "replace_in_files would make 100,001 replacements in 2 files, more than the limit of 100,000 a call; nothing was written. " +
+        "Narrow path, pattern or the query, or split the change into calls.",
+    );
+    expect(fs.readFileSync(path.join(root, "b.txt"), "utf8")).toBe("x x\n");
+    fs.writeFileSync(path.join(root, "b.txt"), "x\n");
+    const at = await run({ query: "x", replacement: "y" });
+    expect(at.text.split("\n")[0]).toBe("Replaced 100,000 occurrences in 2 files; searched 2 files.");
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("y\n".repeat(MAX_FILE_REPLACEMENTS - 1));
+  }, 60_000);
+
+  it("a small limit: refused naming it; a file that grew past it after the count is refused alone, the others changed", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "foo foo foo\n");
+    const refused = await run({ query: "foo", replacement: "bar" }, undefined, 2);
+    expect(refused.text).toContain("more than the limit of 2 a call; nothing was written");
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo foo\n");
+    // Counted 2 of a limit of 3; one file then grows by two, past the one replacement of room: it alone is refused.
+    fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
+    fs.writeFileSync(path.join(root, "b.txt"), "foo\n");
+    class Growing extends Sandbox {
+      override rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
+        if (requested.endsWith("a.txt")) fs.writeFileSync(requested, "foo foo foo\n");
+        return super.rewrite(requested, options, engine);
+      }
+    }
+    const grown = await run({ query: "foo", replacement: "bar" }, new Growing([root]), 3);
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo foo\n");
+    expect(fs.readFileSync(path.join(root, "b.txt"), "utf8")).toBe("bar\n");
+    expect(grown.text).toContain(`${root}/a.txt: not changed: it would pass the limit of 3 replacements a call (the file grew after it was counted)`);
+    expect(grown.text).toContain(`${root}/b.txt: 1 replacement`);
+    expect(grown.text.split("\n")[0]).toMatch(/^Replaced 1 occurrence in 1 file; searched 2 files\. Not changed: 1 file/);
+  });
+
+  it("refuses a query with a line break, an empty query and an invalid regex, naming them", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
+    expect((await run({ query: "a\nb", replacement: "" })).text).toMatch(/query holds a line break.*edit_file/);
+    expect((await run({ query: "", replacement: "" })).text).toBe("query must not be empty");
+    expect((await run({ query: "(", replacement: "", regex: true })).text).toMatch(/^query is not a valid regular expression/);
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo\n");
+  });
+
+  it("one file named by path; pattern and excludePatterns choose the files", async () => {
+    fs.mkdirSync(path.join(root, "src"));
+    fs.writeFileSync(path.join(root, "src", "a.ts"), "foo\n");
+    fs.writeFileSync(path.join(root, "src", "b.md"), "foo\n");
+    fs.writeFileSync(path.join(root, "c.ts"), "foo\n");
+    const one = await run({ path: path.join(root, "c.ts"), query: "foo", replacement: "bar" });
+    expect(one.text).toBe(`Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/c.ts: 1 replacement`);
+    const ts = await run({ query: "foo", replacement: "baz", pattern: "**/*.ts", excludePatterns: ["c.ts"] });
+    expect(ts.text).toBe(`Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/src/a.ts: 1 replacement`);
+    expect(fs.readFileSync(path.join(root, "src", "b.md"), "utf8")).toBe("foo\n");
+  });
+});

@@ -101,7 +101,10 @@ describe.each(STRATEGIES)("SIGTERM (%s)", (strategy) => {
     expect(result.isError ?? false).toBe(false);
     expect(result.content[0]).toMatchObject({
       type: "text",
-      text: expect.stringMatching(/^\0{10}\n\[Result truncated: showing characters 350,000,001-350,000,010 of 402,653,184\./),
+      // The first answer does not wait to count the rest of the file (issue 28 row 10).
+      text: expect.stringMatching(
+        /^\0{10}\n\[Result truncated: showing characters 350,000,001-350,000,010 of at least [\d,]+ \(the total is not counted yet/,
+      ),
     });
     expect(await server.exited).toBe(0);
     const log = server.stderr();

@@ -10,7 +10,7 @@ import type { Shown } from "../kernel/escape.js";
 import { checkInteger } from "../kernel/integers.js";
 import type { OpenedFile } from "../walking/index.js";
 import { Batcher, type BatchFile } from "./batcher.js";
-import { type FileScan, pieceSizeOf } from "./file-scan.js";
+import type { FileScan } from "./file-scan.js";
 import { Pager } from "./pager.js";
 import { Printer, type FileCounts } from "./printer.js";
 import { limitOf, packFiles, type FileOutcome, type JobFile, type JobSettings } from "./protocol.js";
@@ -32,7 +32,7 @@ export class ContentSearch {
   constructor(private readonly opts: ContentSearchOptions) {
     this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
     this.pager = new Pager(opts.mode ?? "lines", opts.offset ?? 0);
-    this.printer = new Printer(opts.sink, this.pager, opts.summaryReserve ?? 1000, pieceSizeOf(opts));
+    this.printer = new Printer(opts.sink, this.pager, opts.summaryReserve ?? 1000);
     this.settings = { spec: opts.query.spec, chunkSize: opts.chunkSize, maxLineBytes: opts.maxLineBytes };
     this.pool = new ScanPool(opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined, "the files");
     const count = (files: readonly BatchFile[]): Promise<FileOutcome[]> =>
@@ -64,7 +64,7 @@ export class ContentSearch {
   private async merge(files: readonly BatchFile[], outcomes: FileOutcome[]): Promise<void> {
     for (const [i, f] of files.entries()) {
       const o = outcomes[i] ?? { error: "a scan worker gave no reason" };
-      const show = !("error" in o) && !o.binary && !o.longLine && this.pager.wantsLines(o.matchingLines);
+      const show = !("error" in o) && !o.binary && this.pager.wantsLines(o.matchingLines);
       this.printer.record(show ? await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened.size) }, f.shown) : o, f.shown);
     }
   }

@@ -35,6 +35,15 @@ function mostlyWide(buf: Buffer): boolean {
   return wide * 4 >= lines && wide > 0;
 }
 
+/**
+ * Where a region stands in a line longer than the piece size: its first `cont` bytes were searched
+ * by the piece before (as match starts), and match starts from `ownEnd` on are the next piece's.
+ */
+export interface Piece {
+  cont: number;
+  ownEnd: number;
+}
+
 /** Finds matching lines in a region; one instance per file scan. */
 export class LineFinder {
   private buf: Buffer = Buffer.alloc(0);
@@ -53,6 +62,8 @@ export class LineFinder {
   private lineStart = 0;
   // The query's rarest byte turned out common in this region (see indexOfQuery).
   private dense = false;
+  // The region's first line is (part of) a line longer than the piece size (regex only).
+  private piece: Piece | undefined;
   // Block mode (see nextDecoded): the region decoded whole, undefined until asked for, "" when the
   // region does not qualify; and one line start known in both units (`mapByte` ↔ `mapChar`).
   private decoded: string | undefined;
@@ -61,9 +72,13 @@ export class LineFinder {
 
   constructor(private readonly query: Query) {}
 
-  /** Starts a new region; `buf` holds whole lines, its last one possibly unterminated. */
-  reset(buf: Buffer): void {
+  /**
+   * Starts a new region; `buf` holds whole lines, its last one possibly unterminated. With `piece`,
+   * a regex's first line continues a line longer than the piece size, or is a piece of one.
+   */
+  reset(buf: Buffer, piece?: Piece): void {
     this.buf = buf;
+    this.piece = this.query.mayBacktrack && piece !== undefined && (piece.cont > 0 || piece.ownEnd < buf.length) ? piece : undefined;
     this.view = undefined;
     this.folded = undefined;
     this.candLs = -1;
@@ -76,6 +91,12 @@ export class LineFinder {
 
   /** The start of the first matching line at or after line start `pos`, or -1. */
   next(pos: number): number {
+    if (pos === 0 && this.piece !== undefined) {
+      if (this.nextInPiece()) return 0;
+      const le = this.lineEnd(0);
+      if (le >= this.buf.length) return -1;
+      pos = le + 1;
+    }
     switch (this.query.strategy) {
       case "never":
         return -1;
@@ -131,18 +152,25 @@ export class LineFinder {
       return n;
     }
     const text = this.lineText();
+    // In a piece of an over-long line, occurrences start where the one before left off and end where the next piece begins.
+    const piece = ls === 0 ? this.piece : undefined;
+    const start = Math.max(from, piece?.cont ?? 0);
     // Byte positions are only worked out when a resume point asks for them.
-    const skipChars = from > ls ? this.buf.toString("utf8", ls, from).length : 0;
+    const skipChars = start > ls ? this.buf.toString("utf8", ls, start).length : 0;
+    const ownEnd = piece !== undefined && piece.ownEnd < this.end ? piece.ownEnd : -1;
+    const limitChar = ownEnd < 0 ? Number.MAX_SAFE_INTEGER : this.buf.toString("utf8", 0, ownEnd).length;
     const re = this.query.lineReAll;
     re.lastIndex = skipChars;
     let n = 0;
     let endChar = -1;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    for (let m = re.exec(text); m !== null && m.index < limitChar; m = re.exec(text)) {
       n++;
       endChar = m.index + m[0].length;
       if (m[0].length === 0) re.lastIndex = endChar + 1;
     }
     if (endChar >= 0) this.lastOccEnd = ls + Buffer.byteLength(text.slice(0, endChar));
+    // The next piece resumes where this one's own starts end, or after the last occurrence counted.
+    this.lastOccEnd = Math.max(this.lastOccEnd, ownEnd);
     return n;
   }
 
@@ -166,6 +194,25 @@ export class LineFinder {
     this.occChar = occChar;
     this.occByte = occByte;
     return ls;
+  }
+
+  /**
+   * Whether the region's first line, a line longer than the piece size or its continuation, holds
+   * a match that starts in this piece's own stretch: after the bytes the piece before already
+   * searched (`cont`), before those the next piece searches (`ownEnd`). The text before is kept, so
+   * `^`, `\b` and lookbehinds see the line as it is: `^` matches only in the line's first piece,
+   * and `$` only at its real end (a match reaching a cut is longer than the overlap: SPEC §24).
+   */
+  private nextInPiece(): boolean {
+    const { cont, ownEnd } = this.piece as Piece;
+    const le = this.lineEnd(0);
+    const text = this.buf.toString("utf8", 0, this.textEnd(0, le));
+    const re = this.query.lineReAll;
+    re.lastIndex = cont > 0 ? this.buf.toString("utf8", 0, cont).length : 0;
+    const m = re.exec(text);
+    if (m === null || (ownEnd < le && m.index >= this.buf.toString("utf8", 0, ownEnd).length)) return false;
+    this.found(0, le, text, m.index, -1);
+    return true;
   }
 
   private lineEnd(from: number): number {

@@ -24,15 +24,11 @@ export class Printer {
   /** Exact totals so far. */
   readonly totals = new SearchTotals();
 
-  /**
-   * @param reserve characters kept free for the summary
-   * @param pieceBytes the piece a regex is run over, named by the summary's long-line skip
-   */
+  /** @param reserve characters kept free for the summary */
   constructor(
     private readonly sink: TextSink,
     readonly pager: Pager,
     private readonly reserve: number,
-    private readonly pieceBytes: number,
   ) {}
 
   /** Characters matches may still take. */
@@ -56,9 +52,9 @@ export class Printer {
       this.totals.skip("unreadable");
       return { binary: false, matchingLines: 0, bytes: 0 };
     }
-    if (r.binary || r.longLine) {
-      this.totals.skip(r.binary ? "binary" : "longLine");
-      return { binary: r.binary, matchingLines: 0, bytes: r.bytes };
+    if (r.binary) {
+      this.totals.skip("binary");
+      return { binary: true, matchingLines: 0, bytes: r.bytes };
     }
     this.totals.addFile(r.matchingLines, r.occurrences);
     const pager = this.pager;
@@ -85,12 +81,12 @@ export class Printer {
 
   /** The totals and skips of the files recorded so far, for an error that ends the call early. */
   soFar(): string {
-    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false }, this.pieceBytes);
+    return summaryText(this.totals, { mode: "count", offset: 0, shown: 0, cut: false });
   }
 
   /** Appends the summary (after a blank line when text precedes it) and returns it. */
   finish(): string {
-    const summary = summaryText(this.totals, this.page(), this.pieceBytes);
+    const summary = summaryText(this.totals, this.page());
     this.sink.append(this.wroteAny ? `\n${summary}` : summary);
     return summary;
   }

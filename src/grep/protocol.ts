@@ -72,8 +72,7 @@ export type WorkerReply =
 /** Numbers per file in a count reply: flags, matching lines, occurrences, bytes. */
 const FIGURES = 4;
 const BINARY = 1;
-const LONG_LINE = 2;
-const FAILED = 4;
+const FAILED = 2;
 
 /** How far a file is read: its size when opened, or to its end when that said 0 (pseudo files). */
 export const limitOf = (size: number): number => (size > 0 ? size : Number.MAX_SAFE_INTEGER);
@@ -106,7 +105,7 @@ export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
       errors.push({ at: i, ...o });
       return;
     }
-    figures[at] = (o.binary ? BINARY : 0) | (o.longLine ? LONG_LINE : 0);
+    figures[at] = o.binary ? BINARY : 0;
     figures[at + 1] = o.matchingLines;
     figures[at + 2] = o.occurrences;
     figures[at + 3] = o.bytes;
@@ -126,7 +125,6 @@ export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome
     }
     out.push({
       binary: (flags & BINARY) !== 0,
-      longLine: (flags & LONG_LINE) !== 0,
       matchingLines: figures[at + 1] as number,
       occurrences: figures[at + 2] as number,
       bytes: figures[at + 3] as number,

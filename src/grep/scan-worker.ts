@@ -90,7 +90,6 @@ async function count(job: CountJob): Promise<FileOutcome[]> {
       const c = countWholeLines(finder, whole, job.occurrences);
       out.push({
         binary: c.lines < 0,
-        longLine: false,
         matchingLines: Math.max(0, c.lines),
         occurrences: c.occurrences,
         bytes: c.lines < 0 ? 0 : whole.length,

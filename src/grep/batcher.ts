@@ -66,8 +66,11 @@ export class Batcher<R> {
     const counted = this.handler.count(files);
     counted.catch(() => undefined);
     // Closed once merged; a batch whose count failed stays open for `closeAll`, as a worker may still read it.
+    // A loop turn before each merge: with many searches at once, their merges (and the walks they
+    // release) take turns with other calls' input instead of running back to back (issue 28 row 13).
     const merged = this.chain
       .then(() => counted)
+      .then((r) => new Promise<R>((resolve) => setImmediate(resolve, r)))
       .then((r) =>
         this.handler.merge(files, r).finally(() => {
           for (const f of files) if (this.open.delete(f.opened)) f.opened.close();

@@ -24,6 +24,7 @@ import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { repoSearchScenario } from "./repo-search.mjs";
 import { largestFilesScenario, replaceTreeScenario } from "./sizes-replace.mjs";
 import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
+import { ensurePackagesTree } from "./packages-tree.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
 
@@ -100,6 +101,11 @@ async function main() {
   await step("content search of the repository-shaped tree vs grep -r and rg", () =>
     repoSearchScenario(fx, ensureRepoTree(path.join(cacheRoot, mode), REPO_SPECS[mode], log), 3),
   );
+  await step("content search of installed packages vs grep -r and rg", async () => {
+    const tree = ensurePackagesTree(path.join(cacheRoot, mode), log);
+    if (tree === undefined) return [{ name: "installed-packages tree: npm install failed, rows skipped", ms: undefined, chars: undefined }];
+    return repoSearchScenario(fx, tree, 3, "installed packages");
+  });
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));
   await step("replaceAll on a copy of the big file vs sed -i", () => replaceAllScenario(fx, 3));

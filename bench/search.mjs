@@ -9,6 +9,8 @@ import { median, repeat, withServer } from "./server.mjs";
 // One of the generator's words (fixtures.mjs ASCII_WORDS): it occurs on about one line in 18.
 const WORD = "nahecghc";
 const REGEX = "nah[a-e]+ghc";
+// SPEC §23: a regex without any literal every match must hold, so nothing prefilters it.
+const NO_LITERAL = "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]";
 
 /** The matching-line total of a count-mode result ("Found 34,494 matching lines in …"). */
 function serverTotal(text) {
@@ -69,6 +71,14 @@ export async function bigFileSearchScenario(fx, runs) {
       grepArgs: ["-cE", REGEX, file],
       args: { path: file, query: REGEX, regex: true, caseSensitive: true },
       max: 4,
+      label: "vs grep -cE",
+    },
+    {
+      name: `search_file_contents /${NO_LITERAL}/ caseSensitive (no required literal), count`,
+      what: "big file",
+      grepArgs: ["-cE", NO_LITERAL, file],
+      args: { path: file, query: NO_LITERAL, regex: true, caseSensitive: true },
+      max: 2,
       label: "vs grep -cE",
     },
   ];

@@ -6,6 +6,7 @@ export const RSS_LIMIT_MB = 150;
 const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 function formatMs(ms) {
+  if (ms === undefined) return "-";
   return ms < 100 ? ms.toFixed(1) : group(Math.round(ms));
 }
 

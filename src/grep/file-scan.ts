@@ -17,7 +17,7 @@ export interface ScanOptions {
   onProgress?: (bytesDone: number) => void;
   /** @default 262144 */
   chunkSize?: number;
-  /** A line longer than this is matched piece by piece (pieces overlap by at least the literal's length). @default 16777216 */
+  /** A line longer than this is matched piece by piece (pieces overlap: a literal's by more than itself, a regex's by half a piece). @default 16777216 */
   maxLineBytes?: number;
   /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
   scratch?: { probe: Buffer; chunk: Buffer };
@@ -26,8 +26,6 @@ export interface ScanOptions {
 /** What one file's scan found. */
 export interface FileScan extends FileMatches {
   binary: boolean;
-  /** A regex met a line longer than the piece size (`maxLineBytes`): the file was not searched, and its figures are 0. */
-  longLine: boolean;
   bytes: number;
 }
 
@@ -39,17 +37,18 @@ const DEFAULT_PIECE = 16 * 1024 * 1024;
 const chunkSizeOf = (opts: Pick<ScanOptions, "chunkSize">): number => Math.max(opts.chunkSize ?? DEFAULT_CHUNK, 16);
 
 /** The longest line a regex is run over whole under `opts` (longer lines are read piece by piece). */
-export const pieceSizeOf = (opts: Pick<ScanOptions, "chunkSize" | "maxLineBytes">): number =>
+const pieceSizeOf = (opts: Pick<ScanOptions, "chunkSize" | "maxLineBytes">): number =>
   Math.max(opts.maxLineBytes ?? DEFAULT_PIECE, chunkSizeOf(opts));
 
 /** Bytes examined for NUL to call a file binary. */
 export const BINARY_PROBE_BYTES = 8192;
 const LF = 10;
 const OVERLAP = 1024;
+/** Bytes of a regex piece's overlap kept before the next piece's own match starts (see scanFile). */
+const CONTEXT = 1024;
 
 const NOTHING: FileScan = {
   binary: false,
-  longLine: false,
   matchingLines: 0,
   occurrences: 0,
   skipped: 0,
@@ -150,11 +149,16 @@ class RegionReader {
     return { bytes: buf.subarray(0, end <= 0 ? filled : end), forced: true };
   }
 
-  /** Drops the region just searched but its last `keep` bytes (moved to the next lead byte), and what the buffer no longer needs; returns the bytes dropped. */
-  consume(region: Region, keep: number): number {
+  /** Where the next region starts when `region` keeps its last `keep` bytes: moved to the next lead byte, so both decode as the line would. */
+  cutPoint(region: Region, keep: number): number {
     const end = region.bytes.length;
     let from = end - keep;
     while (from < end && ((this.buf[from] ?? 0) & 0xc0) === 0x80) from++;
+    return from;
+  }
+
+  /** Drops the bytes before `from` (the region just searched but what it keeps), and what the buffer no longer needs. */
+  consume(from: number): void {
     this.buf.copyWithin(0, from, this.filled);
     this.filled -= from;
     if (this.buf.length > this.chunk && this.filled <= this.chunk) {
@@ -162,7 +166,6 @@ class RegionReader {
       this.buf.copy(smaller, 0, 0, this.filled);
       this.buf = smaller;
     }
-    return from;
   }
 }
 
@@ -182,13 +185,19 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
     if (input.empty) break;
     const region = input.region();
     if (region === undefined) continue;
-    // A regex is not run over pieces of a line: an anchor would match inside it, and a match across a cut would be lost.
-    if (region.forced && query.mayBacktrack) return { ...NOTHING, longLine: true, bytes: input.bytes };
-    matches.search(region.bytes, region.forced);
-    // A piece of an over-long line keeps an overlap, so an occurrence across the cut is still found.
+    // A piece of an over-long line keeps an overlap, so an occurrence across the cut is still found: a
+    // literal's a little longer than itself, a regex's half the piece. A regex's match starts are this
+    // piece's up to CONTEXT bytes into the overlap, whose start the next piece keeps as context, so
+    // every match up to the overlap less CONTEXT long is found whole and its anchors, \b and
+    // lookbehinds see the line as it is (SPEC §24).
     const end = region.bytes.length;
-    const dropped = input.consume(region, region.forced ? Math.min(Math.floor(end / 2), Math.max(OVERLAP, 4 * query.bytes.length)) : 0);
-    if (region.forced) matches.shift(dropped);
+    const regexPiece = region.forced && query.mayBacktrack;
+    const keep = !region.forced ? 0 : regexPiece ? Math.floor(end / 2) : Math.min(Math.floor(end / 2), Math.max(OVERLAP, 4 * query.bytes.length));
+    const next = input.cutPoint(region, keep);
+    const own = regexPiece ? input.cutPoint(region, end - next - Math.min(CONTEXT, Math.floor(keep / 4))) : end;
+    matches.search(region.bytes, region.forced, next, own);
+    input.consume(next);
+    if (region.forced) matches.shift(next);
   }
-  return { binary: false, longLine: false, ...matches.result(), bytes: input.bytes };
+  return { binary: false, ...matches.result(), bytes: input.bytes };
 }

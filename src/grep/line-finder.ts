@@ -4,11 +4,45 @@
  * view and decoding only candidate lines (SPEC §10: a match is a line, split
  * on `\n`, whose text without a final `\r` contains an occurrence).
  */
+import { isUtf8 } from "node:buffer";
 import type { Query } from "./query.js";
 
 const LF = 10;
 const CR = 13;
 const WIDE_BYTE = /[\x80-\xff]/g;
+
+/** Bytes of a region looked at to judge how many of its lines hold bytes past ASCII. */
+const SAMPLE_BYTES = 16 * 1024;
+
+/**
+ * Whether at least a quarter of the region's lines (judged on its start) hold a byte past ASCII.
+ * Decoding a region whole cost about twice its Latin-1 view, and testing a wide line alone about
+ * 1.6 times a block's share of it (a 600 MiB mostly-ASCII file and a 60 MiB all-accented one):
+ * from a quarter of the lines on, block mode is the faster.
+ */
+function mostlyWide(buf: Buffer): boolean {
+  const sample = buf.toString("latin1", 0, Math.min(buf.length, SAMPLE_BYTES));
+  let lines = 1;
+  for (let i = sample.indexOf("\n"); i >= 0 && i < sample.length - 1; i = sample.indexOf("\n", i + 1)) lines++;
+  let wide = 0;
+  WIDE_BYTE.lastIndex = 0;
+  for (let m = WIDE_BYTE.exec(sample); m !== null; m = WIDE_BYTE.exec(sample)) {
+    wide++;
+    const nl = sample.indexOf("\n", m.index);
+    if (nl < 0) break;
+    WIDE_BYTE.lastIndex = nl + 1;
+  }
+  return wide * 4 >= lines && wide > 0;
+}
+
+/**
+ * Where a region stands in a line longer than the piece size: its first `cont` bytes were searched
+ * by the piece before (as match starts), and match starts from `ownEnd` on are the next piece's.
+ */
+export interface Piece {
+  cont: number;
+  ownEnd: number;
+}
 
 /** Finds matching lines in a region; one instance per file scan. */
 export class LineFinder {
@@ -28,21 +62,41 @@ export class LineFinder {
   private lineStart = 0;
   // The query's rarest byte turned out common in this region (see indexOfQuery).
   private dense = false;
+  // The region's first line is (part of) a line longer than the piece size (regex only).
+  private piece: Piece | undefined;
+  // Block mode (see nextDecoded): the region decoded whole, undefined until asked for, "" when the
+  // region does not qualify; and one line start known in both units (`mapByte` ↔ `mapChar`).
+  private decoded: string | undefined;
+  private mapByte = 0;
+  private mapChar = 0;
 
   constructor(private readonly query: Query) {}
 
-  /** Starts a new region; `buf` holds whole lines, its last one possibly unterminated. */
-  reset(buf: Buffer): void {
+  /**
+   * Starts a new region; `buf` holds whole lines, its last one possibly unterminated. With `piece`,
+   * a regex's first line continues a line longer than the piece size, or is a piece of one.
+   */
+  reset(buf: Buffer, piece?: Piece): void {
     this.buf = buf;
+    this.piece = this.query.mayBacktrack && piece !== undefined && (piece.cont > 0 || piece.ownEnd < buf.length) ? piece : undefined;
     this.view = undefined;
     this.folded = undefined;
     this.candLs = -1;
     this.wideLs = -1;
     this.dense = false;
+    this.decoded = undefined;
+    this.mapByte = 0;
+    this.mapChar = 0;
   }
 
   /** The start of the first matching line at or after line start `pos`, or -1. */
   next(pos: number): number {
+    if (pos === 0 && this.piece !== undefined) {
+      if (this.nextInPiece()) return 0;
+      const le = this.lineEnd(0);
+      if (le >= this.buf.length) return -1;
+      pos = le + 1;
+    }
     switch (this.query.strategy) {
       case "never":
         return -1;
@@ -98,18 +152,25 @@ export class LineFinder {
       return n;
     }
     const text = this.lineText();
+    // In a piece of an over-long line, occurrences start where the one before left off and end where the next piece begins.
+    const piece = ls === 0 ? this.piece : undefined;
+    const start = Math.max(from, piece?.cont ?? 0);
     // Byte positions are only worked out when a resume point asks for them.
-    const skipChars = from > ls ? this.buf.toString("utf8", ls, from).length : 0;
+    const skipChars = start > ls ? this.buf.toString("utf8", ls, start).length : 0;
+    const ownEnd = piece !== undefined && piece.ownEnd < this.end ? piece.ownEnd : -1;
+    const limitChar = ownEnd < 0 ? Number.MAX_SAFE_INTEGER : this.buf.toString("utf8", 0, ownEnd).length;
     const re = this.query.lineReAll;
     re.lastIndex = skipChars;
     let n = 0;
     let endChar = -1;
-    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    for (let m = re.exec(text); m !== null && m.index < limitChar; m = re.exec(text)) {
       n++;
       endChar = m.index + m[0].length;
       if (m[0].length === 0) re.lastIndex = endChar + 1;
     }
     if (endChar >= 0) this.lastOccEnd = ls + Buffer.byteLength(text.slice(0, endChar));
+    // The next piece resumes where this one's own starts end, or after the last occurrence counted.
+    this.lastOccEnd = Math.max(this.lastOccEnd, ownEnd);
     return n;
   }
 
@@ -133,6 +194,25 @@ export class LineFinder {
     this.occChar = occChar;
     this.occByte = occByte;
     return ls;
+  }
+
+  /**
+   * Whether the region's first line, a line longer than the piece size or its continuation, holds
+   * a match that starts in this piece's own stretch: after the bytes the piece before already
+   * searched (`cont`), before those the next piece searches (`ownEnd`). The text before is kept, so
+   * `^`, `\b` and lookbehinds see the line as it is: `^` matches only in the line's first piece,
+   * and `$` only at its real end (a match reaching a cut is longer than the overlap: SPEC §24).
+   */
+  private nextInPiece(): boolean {
+    const { cont, ownEnd } = this.piece as Piece;
+    const le = this.lineEnd(0);
+    const text = this.buf.toString("utf8", 0, this.textEnd(0, le));
+    const re = this.query.lineReAll;
+    re.lastIndex = cont > 0 ? this.buf.toString("utf8", 0, cont).length : 0;
+    const m = re.exec(text);
+    if (m === null || (ownEnd < le && m.index >= this.buf.toString("utf8", 0, ownEnd).length)) return false;
+    this.found(0, le, text, m.index, -1);
+    return true;
   }
 
   private lineEnd(from: number): number {
@@ -237,7 +317,59 @@ export class LineFinder {
     return -1;
   }
 
+  /**
+   * Block mode, for a regex that no match of can run across lines, over a region holding text past
+   * ASCII: the region is decoded once and the multiline expression run over it (rather than each
+   * such line decoded and tested alone). Only a region of valid UTF-8 qualifies, whose decoding is
+   * its lines' decodings joined by line feeds, so a line start maps to a character index; others
+   * keep the Latin-1 view with wide lines tested one by one.
+   */
+  private nextDecoded(pos: number): number {
+    const text = this.decoded as string;
+    for (let from = this.charIndexOf(pos); from < text.length; ) {
+      const re = this.query.chunkRe;
+      re.lastIndex = from;
+      const m = re.exec(text);
+      if (m === null) return -1;
+      const lsChar = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
+      // An empty match after the region's last line feed is in no line.
+      if (lsChar >= text.length) return -1;
+      const ls = this.mapByte + Buffer.byteLength(text.slice(this.mapChar, lsChar));
+      const le = this.lineEnd(ls);
+      const nl = text.indexOf("\n", m.index);
+      const leChar = nl < 0 ? text.length : nl;
+      // The next line's start is known in both units now: the next search starts there.
+      this.mapByte = le + 1;
+      this.mapChar = leChar + 1;
+      // A context-free hit within the line's text is a match as it stands, and its first occurrence.
+      const textEndChar = leChar - (this.textEnd(ls, le) < le ? 1 : 0);
+      if (this.query.contextFree && m.index + m[0].length <= textEndChar) return this.found(ls, le, undefined, m.index - lsChar, -1);
+      if (this.verify(ls, le)) return ls;
+      from = leChar + 1;
+    }
+    return -1;
+  }
+
+  // The character index in the decoded region of line start `pos`, from the last line start mapped.
+  private charIndexOf(pos: number): number {
+    if (pos < this.mapByte) {
+      this.mapByte = 0;
+      this.mapChar = 0;
+    }
+    if (pos > this.mapByte) {
+      this.mapChar += this.buf.toString("utf8", this.mapByte, pos).length;
+      this.mapByte = pos;
+    }
+    return this.mapChar;
+  }
+
   private nextViewed(pos: number): number {
+    if (this.decoded === undefined) {
+      const buf = this.buf;
+      const block = this.query.strategy === "latin1+wide" && this.query.blockSafe && mostlyWide(buf) && isUtf8(buf);
+      this.decoded = block ? buf.toString("utf8") : "";
+    }
+    if (this.decoded !== "") return this.nextDecoded(pos);
     const view = (this.view ??= this.buf.toString("latin1"));
     const wide = this.query.strategy === "latin1+wide";
     for (;;) {

@@ -108,6 +108,8 @@ export class RegionSearch {
   private midLine = false;
   private prevMatched = false;
   private occFrom = 0;
+  // Bytes at the start of the next region that the forced one just searched kept (its overlap).
+  private kept = 0;
   private afterLeft = 0;
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
@@ -120,10 +122,15 @@ export class RegionSearch {
     this.withOccurrences = req.occurrences === true;
   }
 
-  /** Searches region `r`; `forced` when it ends inside an over-long line, not at a line break. */
-  search(r: Buffer, forced: boolean): void {
+  /**
+   * Searches region `r`; `forced` when it ends inside an over-long line, not at a line break, and
+   * the next region then starts at byte `next` of it (the overlap kept), where the match starts up
+   * to `own` are still this region's (a regex's; the rest of the overlap is the next one's).
+   */
+  search(r: Buffer, forced: boolean, next = r.length, own = r.length): void {
     const end = r.length;
-    this.finder.reset(r);
+    this.finder.reset(r, { cont: this.midLine ? this.kept : 0, ownEnd: forced ? own : end });
+    this.kept = forced ? own - next : 0;
     let { pos, lastEnd } = this.showing() ? this.show(r) : { pos: 0, lastEnd: -1 };
     if (this.showing()) {
       this.lineNo += countLF(r, pos, end);

@@ -10,8 +10,19 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { formatCount } from "../kernel/bounded.js";
+import type { FileScan } from "./file-scan.js";
+import {
+  unpackOutcomes,
+  type FileFailure,
+  type FileOutcome,
+  type JobFile,
+  type JobSettings,
+  type ScanJob,
+  type ScanRequest,
+  type WorkerReply,
+} from "./protocol.js";
+import type { FileRequest } from "./region-search.js";
 import { inThreadScans, type ScanThread, type StartScanThread } from "./scan-thread.js";
-import type { ScanJob, ScanRequest, WorkerReply } from "./scan-worker.js";
 
 /** How long a regex search may keep its workers busy: `baseMs` plus `perKiBMs` a KiB and `perFileMs` a file. */
 export interface Budget {
@@ -151,10 +162,37 @@ export class ScanPool {
   }
 
   /**
+   * Counts the files of a batch (packed by `packFiles`): one outcome per file, in order.
+   * @throws as `run`
+   */
+  async count(settings: JobSettings, files: Float64Array, occurrences: boolean): Promise<FileOutcome[]> {
+    const reply = await this.run({ ...settings, kind: "count", files, occurrences }, [files.buffer as ArrayBuffer]);
+    if (reply.type !== "counted") throw new Error(`a scan worker answered a count with ${reply.type}`);
+    return unpackOutcomes(reply);
+  }
+
+  /**
+   * Scans one file as `req` asks, ahead of the counts queued; a read that failed gives the failure.
+   * @throws as `run`
+   */
+  async show(settings: JobSettings, file: JobFile, req: FileRequest, onProgress?: (bytes: number) => void): Promise<FileScan | FileFailure> {
+    try {
+      const reply = await this.run({ ...settings, kind: "show", file, req }, [], { first: true, onProgress });
+      if (reply.type !== "shown") throw new Error(`a scan worker answered a scan with ${reply.type}`);
+      return reply.scan;
+    } catch (err) {
+      // A file that fails mid-read is the file's outcome; an ended call (cancelled, too costly, a worker lost) is the call's.
+      const code = (err as { code?: unknown }).code;
+      if (code === undefined || this.broken !== undefined) throw err;
+      return { error: err instanceof Error ? err.message : String(err), code: String(code) };
+    }
+  }
+
+  /**
    * Runs `job` on the call's next free worker (`first` ahead of queued jobs); resolves with its result.
    * @throws RegexTooCostlyError past the budget, the reason given to `stop`, or the worker's error
    */
-  run(job: ScanRequest, transfer: ArrayBuffer[], opts: { first?: boolean; onProgress?: (bytes: number) => void } = {}): Promise<WorkerReply> {
+  private run(job: ScanRequest, transfer: ArrayBuffer[], opts: { first?: boolean; onProgress?: (bytes: number) => void } = {}): Promise<WorkerReply> {
     if (this.broken !== undefined) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
       const pending: Pending = { job: { ...job, id: this.nextId++ } as ScanJob, transfer, onProgress: opts.onProgress, resolve, reject };

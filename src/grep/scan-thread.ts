@@ -6,7 +6,8 @@
  * expression cannot be stopped here: the regex budget's tests run the built worker.
  */
 import { EventEmitter } from "node:events";
-import { serveScans, type ScanJob, type WorkerReply } from "./scan-worker.js";
+import type { ScanJob, WorkerReply } from "./protocol.js";
+import { serveScans } from "./scan-worker.js";
 
 /** What the pool uses of a scan worker: a worker thread (node:worker_threads' Worker), or the stand-in below. */
 export interface ScanThread {

@@ -7,84 +7,23 @@
  */
 import { readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
-import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type FileScan, type ReadAt } from "./file-scan.js";
+import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
+import {
+  packOutcomes,
+  unpackFiles,
+  type CountJob,
+  type FileFailure,
+  type FileOutcome,
+  type JobFile,
+  type ScanJob,
+  type WorkerReply,
+} from "./protocol.js";
 import { compileQuery, type Query, type QuerySpec } from "./query.js";
 import type { FileRequest } from "./region-search.js";
 import { countWholeLines } from "./whole-count.js";
 
-/** One file of a job: an open descriptor, read up to `limit` bytes. */
-export interface JobFile {
-  fd: number;
-  limit: number;
-}
-
-/** What every job carries: the query, and the scanner's sizes. */
-interface JobBase {
-  id: number;
-  spec: QuerySpec;
-  chunkSize?: number;
-  maxLineBytes?: number;
-}
-
-/** Count the matching lines (and occurrences) of each file, in order. */
-export interface CountJob extends JobBase {
-  kind: "count";
-  /** Descriptor and limit of each file, in pairs (a typed array: cloning objects cost a millisecond a batch). */
-  files: Float64Array;
-  occurrences: boolean;
-}
-
-/** Scan one file as `req` asks (lines shown, or counted), with progress after each chunk. */
-export interface ShowJob extends JobBase {
-  kind: "show";
-  file: JobFile;
-  req: FileRequest;
-}
-
-/** A job posted to the worker. */
-export type ScanJob = CountJob | ShowJob;
-
-/** A job before the pool numbers it. */
-export type ScanRequest = Omit<CountJob, "id"> | Omit<ShowJob, "id">;
-
-/** One file's figures in a count job; `error` when reading it failed (its code, when the system gave one). */
-export type FileOutcome = Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> | { error: string; code?: string };
-
-/** Numbers per file in a count reply: flags (BINARY, LONG_LINE, FAILED), matching lines, occurrences, bytes. */
-export const FIGURES = 4;
-export const BINARY = 1;
-export const LONG_LINE = 2;
-export const FAILED = 4;
-
-/** A count job's outcomes packed as numbers (cloning an object per file cost as much as scanning small files). */
-function pack(outcomes: FileOutcome[]): { figures: Float64Array; errors: { at: number; error: string; code?: string }[] } {
-  const figures = new Float64Array(FIGURES * outcomes.length);
-  const errors: { at: number; error: string; code?: string }[] = [];
-  outcomes.forEach((o, i) => {
-    const at = FIGURES * i;
-    if ("error" in o) {
-      figures[at] = FAILED;
-      errors.push({ at: i, ...o });
-      return;
-    }
-    figures[at] = (o.binary ? BINARY : 0) | (o.longLine ? LONG_LINE : 0);
-    figures[at + 1] = o.matchingLines;
-    figures[at + 2] = o.occurrences;
-    figures[at + 3] = o.bytes;
-  });
-  return { figures, errors };
-}
-
-/** What the worker posts: ready once started, progress of a show job, then the job's result or its error. */
-export type WorkerReply =
-  | { type: "ready" }
-  | { type: "progress"; id: number; bytes: number }
-  | { type: "counted"; id: number; figures: Float64Array; errors: { at: number; error: string; code?: string }[] }
-  | { type: "shown"; id: number; scan: FileScan }
-  | { type: "failed"; id: number; message: string; code?: string };
-
-const failure = (err: unknown): { error: string; code?: string } => ({
+const failure = (err: unknown): FileFailure => ({
   error: err instanceof Error ? err.message : String(err),
   code: (err as { code?: string }).code,
 });
@@ -140,8 +79,7 @@ async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
   const { query, finder } = queryOf(state, job.spec);
   const req = countRequest(job.occurrences);
   const out: FileOutcome[] = [];
-  for (let i = 0; i + 1 < job.files.length; i += 2) {
-    const file = { fd: job.files[i] as number, limit: job.files[i + 1] as number };
+  for (const file of unpackFiles(job.files)) {
     let whole: Buffer | undefined;
     try {
       if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
@@ -154,7 +92,6 @@ async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
       const c = countWholeLines(finder, whole, job.occurrences);
       out.push({
         binary: c.lines < 0,
-        longLine: false,
         matchingLines: Math.max(0, c.lines),
         occurrences: c.occurrences,
         bytes: c.lines < 0 ? 0 : whole.length,
@@ -195,7 +132,7 @@ export function serveScans(port: ScanPort): void {
     const done =
       job.kind === "count"
         ? count(state, job).then((files) => {
-            const packed = pack(files);
+            const packed = packOutcomes(files);
             port.postMessage({ type: "counted", id: job.id, ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
           })
         : scanFile(readerOf(job.file), queryOf(state, job.spec).query, job.req, {

@@ -7,19 +7,16 @@ import { formatCount } from "../kernel/bounded.js";
 import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */
-export type SkipReason = "binary" | "longLine" | "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
+export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
 
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
-  longLine: "with a line longer than the piece a regex is run over (a literal query searches them)",
   gitignored: "ignored by .gitignore or in .git, a directory counting once (pass respectGitignore: false to search them)",
   unreadable: "unreadable or not a regular file",
   outsideLink: "symlinks leading outside the allowed directories",
   linkLoop: "symlink loops or chains of more than 40 links (too many levels of symbolic links, ELOOP)",
   pathLimit: "past the platform's path limit (ENAMETOOLONG), which this platform reaches only by path",
 };
-
-const formatBytes = (n: number): string => (n % (1024 * 1024) === 0 ? `${formatCount(n / (1024 * 1024))} MiB` : `${formatCount(n)} bytes`);
 
 const plural = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
 
@@ -30,7 +27,7 @@ export class SearchTotals {
   occurrences = 0;
   matchingFiles = 0;
   filesSearched = 0;
-  readonly skipped: Record<SkipReason, number> = { binary: 0, longLine: 0, gitignored: 0, unreadable: 0, outsideLink: 0, linkLoop: 0, pathLimit: 0 };
+  readonly skipped: Record<SkipReason, number> = { binary: 0, gitignored: 0, unreadable: 0, outsideLink: 0, linkLoop: 0, pathLimit: 0 };
 
   /** Records a searched file, its matching lines and their occurrences. */
   addFile(matchingLines: number, occurrences = 0): void {
@@ -69,17 +66,14 @@ export function nextOffset(page: Page): number | undefined {
 }
 
 /** The closing summary: totals, skips with their reasons, and how to continue a cut page. */
-export function summaryText(t: SearchTotals, page: Page, pieceBytes: number): string {
+export function summaryText(t: SearchTotals, page: Page): string {
   const occurrences = page.mode === "lines" ? "" : ` (${plural(t.occurrences, "occurrence", "occurrences")})`;
   const lines = [
     `Found ${plural(t.matchingLines, "matching line", "matching lines")}${occurrences} in ${plural(t.matchingFiles, "file", "files")}; searched ${plural(t.filesSearched, "file", "files")}.`,
   ];
   const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
   if (reasons.length > 0) {
-    const text = (r: SkipReason): string => {
-      if (r === "outsideLink" && t.skipped[r] === 1) return SKIP_TEXT[r].replace("symlinks", "symlink");
-      return r === "longLine" ? SKIP_TEXT[r].replace("the piece", `the ${formatBytes(pieceBytes)}`) : SKIP_TEXT[r];
-    };
+    const text = (r: SkipReason): string => (r === "outsideLink" && t.skipped[r] === 1 ? SKIP_TEXT[r].replace("symlinks", "symlink") : SKIP_TEXT[r]);
     const parts = reasons.map((r) => `${formatCount(t.skipped[r])} ${text(r)}`);
     lines.push(`Not searched: ${plural(t.skippedFiles, "file", "files")} (${parts.join("; ")}).`);
   }

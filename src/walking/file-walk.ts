@@ -10,7 +10,6 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import type { OpenedFile } from "../grep/index.js";
 import { errnoCode, type FileObjectId, type Sandbox, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
@@ -27,6 +26,13 @@ export interface FileSelection {
   pattern?: string;
   excludePatterns: readonly string[];
   respectGitignore: boolean;
+}
+
+/** A file opened through the sandbox, handed over with its size when opened; whoever receives it closes it. */
+export interface OpenedFile {
+  fd: number;
+  size: number;
+  close(): unknown;
 }
 
 /** Receives each selected file, which it now owns (and closes), its shown path and the path itself; a promise makes the walk wait. */

@@ -10,4 +10,4 @@ export { searchInto } from "./glob-search.js";
 export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
 export type { WalkOptions } from "./walker.js";
-export { walkFiles } from "./file-walk.js";
+export { walkFiles, type OpenedFile } from "./file-walk.js";

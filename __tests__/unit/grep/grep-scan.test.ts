@@ -221,7 +221,7 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
         const occurrences = ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0);
         const opts = { chunkSize: 16, maxLineBytes };
         const counted = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), opts);
-        expect(counted).toMatchObject({ binary: false, longLine: false, matchingLines: ref.length, occurrences });
+        expect(counted).toMatchObject({ binary: false, matchingLines: ref.length, occurrences });
         const shown = await scanFile(memoryReader(bytes), compileQuery(spec), request(), opts);
         expect(shown.matchingLines).toBe(ref.length);
         expect(shownMatches(shown.text).map((l) => Number(l.split(":")[0]))).toEqual(ref.map((l) => l.lineNo));
@@ -242,37 +242,53 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
     }
   });
 
-  it("a regex is never run over pieces: a file with a longer line is skipped as longLine, one without matches as the reference", async () => {
+  it("a regex searches lines longer than the piece: ^ only at a line's start, $ only at its end, lines and occurrences as the reference", async () => {
     const specs: QuerySpec[] = [
       { query: "^b", regex: true },
       { query: "a$", regex: true },
+      { query: "^x", regex: true },
+      { query: "x$", regex: true },
       { query: "ab+a", regex: true },
-      { query: "x{30}", regex: true },
+      { query: "x{20}", regex: true },
+      { query: "\\bba", regex: true },
+      { query: "(?<=x)ab", regex: true },
     ];
     await fc.assert(
-      fc.asyncProperty(longFileArb, fc.constantFrom(...specs), fc.constantFrom(16, 64), async (bytes, spec, maxLineBytes) => {
-        const longest = Math.max(
-          ...bytes
-            .toString("latin1")
-            .split("\n")
-            .map((l) => l.length),
-        );
-        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), {
-          chunkSize: 16,
-          maxLineBytes,
-        });
-        if (longest > maxLineBytes + 8) expect(scan).toMatchObject({ longLine: true, matchingLines: 0, occurrences: 0 });
-        if (longest < maxLineBytes) {
-          const ref = referenceLines(bytes, spec).filter((l) => l.match);
-          expect(scan).toMatchObject({
-            longLine: false,
-            matchingLines: ref.length,
-            occurrences: ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0),
-          });
-        }
+      fc.asyncProperty(longFileArb, fc.constantFrom(...specs), fc.constantFrom(64, 100), async (bytes, spec, maxLineBytes) => {
+        // Every match here is shorter than the overlap (half the piece), so every one is found whole.
+        const ref = referenceLines(bytes, spec).filter((l) => l.match);
+        const opts = { chunkSize: 16, maxLineBytes };
+        const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ mode: "count", occurrences: true }), opts);
+        expect(scan).toMatchObject({ matchingLines: ref.length, occurrences: ref.reduce((n, l) => n + occurrencesIn(l.text, spec), 0) });
+        const shown = await scanFile(memoryReader(bytes), compileQuery(spec), request(), opts);
+        expect(shownMatches(shown.text).map((l) => Number(l.split(":")[0]))).toEqual(ref.map((l) => l.lineNo));
       }),
-      { numRuns: 300 },
+      { numRuns: 400 },
     );
+  });
+
+  it("a regex searches a line longer than 16 MiB, the default piece: anchors at its ends only, a match across the first cut found", async () => {
+    const MiB = 1024 * 1024;
+    // "mid" straddles the first 16 MiB piece's end; x runs fill the rest.
+    const long = `b${"x".repeat(16 * MiB - 3)}mid${"x".repeat(MiB)}a`;
+    const bytes = Buffer.from(`start\n${long}\nb tail a\n`, "latin1");
+    const count = async (query: string) => {
+      const scan = await scanFile(
+        memoryReader(bytes),
+        compileQuery({ query, regex: true, caseSensitive: true }),
+        request({ mode: "count", occurrences: true }),
+      );
+      return [scan.matchingLines, scan.occurrences];
+    };
+    expect(await count("^bx")).toEqual([1, 1]);
+    expect(await count("xa$")).toEqual([1, 1]);
+    expect(await count("a$")).toEqual([2, 2]);
+    expect(await count("^x|x$")).toEqual([0, 0]);
+    expect(await count("xm[i]dx")).toEqual([1, 1]);
+    const runs = Math.floor((16 * MiB - 3) / 1000) + Math.floor(MiB / 1000);
+    expect(await count("x{1000}")).toEqual([1, runs]);
+    const shown = await scanFile(memoryReader(bytes), compileQuery({ query: "m[i]d", regex: true }), request());
+    expect(shownMatches(shown.text)).toEqual([`2:${clipLine(long, 16 * MiB - 2)}`]);
   });
 
   it("occurrences of any query equal the reference's (grep -o's count), regexes with a required literal included", async () => {

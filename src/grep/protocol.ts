@@ -1,0 +1,134 @@
+/**
+ * What the main thread and a scan worker say to each other (SPEC §10, §16): the jobs, the
+ * replies, and the packing both sides share — a count job's files go as descriptor and limit
+ * pairs, its outcomes come back as flags and figures in one typed array (cloning an object per
+ * file cost as much as scanning small files), with the failures beside them.
+ */
+import type { FileScan } from "./file-scan.js";
+import type { QuerySpec } from "./query.js";
+import type { FileRequest } from "./region-search.js";
+
+/** One file of a job: an open descriptor, read up to `limit` bytes. */
+export interface JobFile {
+  fd: number;
+  limit: number;
+}
+
+/** What every job of a call carries: the query, and the scanner's sizes. */
+export interface JobSettings {
+  spec: QuerySpec;
+  chunkSize?: number;
+  maxLineBytes?: number;
+}
+
+interface JobBase extends JobSettings {
+  id: number;
+}
+
+/** Count the matching lines (and occurrences) of each file, in order. */
+export interface CountJob extends JobBase {
+  kind: "count";
+  /** Descriptor and limit of each file, in pairs (see `packFiles`). */
+  files: Float64Array;
+  occurrences: boolean;
+}
+
+/** Scan one file as `req` asks (lines shown, or counted), with progress after each chunk. */
+interface ShowJob extends JobBase {
+  kind: "show";
+  file: JobFile;
+  req: FileRequest;
+}
+
+/** A job posted to the worker. */
+export type ScanJob = CountJob | ShowJob;
+
+/** A job before the pool numbers it. */
+export type ScanRequest = Omit<CountJob, "id"> | Omit<ShowJob, "id">;
+
+/** Why reading a file failed: the message, and the system's code when it gave one. */
+export interface FileFailure {
+  error: string;
+  code?: string;
+}
+
+/** One file's figures in a count job, or why reading it failed. */
+export type FileOutcome = Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> | FileFailure;
+
+/** A count job's outcomes as sent back: FIGURES numbers a file, and the failures by index. */
+export interface PackedOutcomes {
+  figures: Float64Array;
+  errors: (FileFailure & { at: number })[];
+}
+
+/** What the worker posts: ready once started, progress of a show job, then the job's result or its error. */
+export type WorkerReply =
+  | { type: "ready" }
+  | { type: "progress"; id: number; bytes: number }
+  | ({ type: "counted"; id: number } & PackedOutcomes)
+  | { type: "shown"; id: number; scan: FileScan }
+  | { type: "failed"; id: number; message: string; code?: string };
+
+/** Numbers per file in a count reply: flags, matching lines, occurrences, bytes. */
+const FIGURES = 4;
+const BINARY = 1;
+const FAILED = 2;
+
+/** How far a file is read: its size when opened, or to its end when that said 0 (pseudo files). */
+export const limitOf = (size: number): number => (size > 0 ? size : Number.MAX_SAFE_INTEGER);
+
+/** The files of a count job, from their descriptors and sizes when opened. */
+export function packFiles(files: readonly { fd: number; size: number }[]): Float64Array {
+  const packed = new Float64Array(2 * files.length);
+  files.forEach((f, i) => {
+    packed[2 * i] = f.fd;
+    packed[2 * i + 1] = limitOf(f.size);
+  });
+  return packed;
+}
+
+/** The files of a count job, back as descriptors and limits. */
+export function unpackFiles(packed: Float64Array): JobFile[] {
+  const files: JobFile[] = [];
+  for (let i = 0; i + 1 < packed.length; i += 2) files.push({ fd: packed[i] as number, limit: packed[i + 1] as number });
+  return files;
+}
+
+/** A count job's outcomes, packed to be sent back. */
+export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
+  const figures = new Float64Array(FIGURES * outcomes.length);
+  const errors: PackedOutcomes["errors"] = [];
+  outcomes.forEach((o, i) => {
+    const at = FIGURES * i;
+    if ("error" in o) {
+      figures[at] = FAILED;
+      errors.push({ at: i, ...o });
+      return;
+    }
+    figures[at] = o.binary ? BINARY : 0;
+    figures[at + 1] = o.matchingLines;
+    figures[at + 2] = o.occurrences;
+    figures[at + 3] = o.bytes;
+  });
+  return { figures, errors };
+}
+
+/** A count job's outcomes, one per file given, in order. */
+export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome[] {
+  const failures = new Map(errors.map(({ at, ...f }) => [at, f]));
+  const out: FileOutcome[] = [];
+  for (let at = 0; at + FIGURES <= figures.length; at += FIGURES) {
+    const flags = figures[at] as number;
+    if (flags & FAILED) {
+      out.push(failures.get(at / FIGURES) ?? { error: "a scan worker gave no reason" });
+      continue;
+    }
+    out.push({
+      binary: (flags & BINARY) !== 0,
+      matchingLines: figures[at + 1] as number,
+      occurrences: figures[at + 2] as number,
+      bytes: figures[at + 3] as number,
+    });
+  }
+  return out;
+}

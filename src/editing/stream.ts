@@ -12,6 +12,7 @@ import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
+import { writeOut } from "./write-out.js";
 
 export type { ByteSource } from "./source-index.js";
 
@@ -32,6 +33,8 @@ export interface StreamEditOptions {
   maxLineBytes?: number;
   /** How long the engine may run before it lets other work in. @default 10 ms */
   sliceMs?: number;
+  /** Most bytes handed to `write` at once (the output is gathered up to this). @default WRITE_BYTES */
+  writeBytes?: number;
 }
 
 /** What streamEdit did. */
@@ -45,7 +48,6 @@ export interface StreamEditResult {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const COPY_BYTES = 1024 * 1024;
 
 interface PreparedEdit {
   oldText: string;
@@ -82,20 +84,6 @@ function pauser(signal: AbortSignal | undefined, sliceMs: number): () => Promise
     checkAbort(signal);
     since = Date.now();
   };
-}
-
-/** `text` with each LF not already after a CR written as `ending`. */
-function withEnding(text: Buffer, ending: string): Buffer {
-  if (ending === "\n") return text;
-  const parts: Buffer[] = [];
-  let from = 0;
-  for (let at = text.indexOf(0x0a); at !== -1; at = text.indexOf(0x0a, at + 1)) {
-    if (at > 0 && text[at - 1] === 0x0d) continue;
-    parts.push(text.subarray(from, at), Buffer.from(ending));
-    from = at + 1;
-  }
-  parts.push(text.subarray(from));
-  return Buffer.concat(parts);
 }
 
 /** The refusal of an edit whose old text is in several places, naming the first lines. */
@@ -179,36 +167,6 @@ function countLines(counts: readonly number[]): string {
   return `${counts.map((n, k) => `edits[${k}]: replaced ${n === 1 ? "1 occurrence" : `${formatCount(n)} occurrences`}`).join("\n")}\n\n`;
 }
 
-/** Streams the original raw bytes with each patch's range replaced by its text in the file's line endings. */
-async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>, pause: () => Promise<void>): Promise<number> {
-  const { index } = doc;
-  let written = 0;
-  let cursor = 0;
-  // One buffer for every copied piece (each write completes before the next read): a fresh one per
-  // piece left the allocator fragmented, and a replaceAll's hundreds of pieces raised the peak RSS.
-  const scratch = Buffer.allocUnsafe(COPY_BYTES);
-  const copyUntil = async (end: number): Promise<void> => {
-    while (cursor < end) {
-      await pause();
-      const length = Math.min(COPY_BYTES, end - cursor);
-      const bytes = await index.source.read(cursor, length, scratch);
-      if (bytes.length !== length) throw index.changed();
-      await write(bytes);
-      written += length;
-      cursor += length;
-    }
-  };
-  for (const patch of doc.patches) {
-    await copyUntil(await index.rawOf(patch.start));
-    const text = withEnding(patch.text, await index.endingFrom(patch.start));
-    if (text.length > 0) await write(text);
-    written += text.length;
-    cursor = await index.rawOf(patch.end);
-  }
-  await copyUntil(index.source.size);
-  return written;
-}
-
 /**
  * Applies `edits` in order on the LF-normalized text, streaming the file: each edit's old text where it
  * is the only exact occurrence, else the only whitespace-tolerant match (as edits.ts applyEdits places
@@ -273,6 +231,6 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
+  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes);
   return { diff, bytesWritten, counts };
 }

@@ -7,6 +7,7 @@
  * that slipped in just before the swap is carried over or put back
  * (late-writes.ts). Any size: memory holds what the engine keeps, not the file.
  */
+import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Confinement } from "./confinement.js";
 import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
@@ -46,8 +47,9 @@ export function sinkFor(handle: FileHandle, context: string, start = 0): Rewrite
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
       try {
+        // Synchronous, like the source's reads: writers hand over pieces of up to a few MiB.
         while (done < bytes.length) {
-          const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
+          const bytesWritten = writeSync(handle.fd, bytes, done, bytes.length - done, position);
           done += bytesWritten;
           position += bytesWritten;
         }

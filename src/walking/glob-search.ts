@@ -34,12 +34,24 @@ export async function searchInto(
   const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matcher = new Minimatch(pattern, { dot: true });
   let found = 0;
+  // The directory of the last match, escaped once for all its entries (escaping piecewise equals escaping whole).
+  let lastDir: string | undefined;
+  let shownDir = "" as Shown;
   const record = (dir: string, entry: Dirent): void => {
-    if (countOnly) found++;
-    else {
-      sink.append(matchLine(escapeControls(path.join(dir, entry.name)), found++ === 0));
-      sink.endEntry();
+    if (countOnly) {
+      found++;
+      return;
     }
+    if (dir !== lastDir) {
+      lastDir = dir;
+      shownDir = escapeControls(dir.endsWith(path.sep) ? dir : dir + path.sep);
+    }
+    const first = found++ === 0;
+    const name = escapeControls(entry.name);
+    // Past the cap only the length counts: building each line was a third of a 100,000-file search.
+    if (sink.full) sink.appendCount((first ? 0 : 1) + shownDir.length + name.length);
+    else sink.append(matchLine((shownDir + name) as Shown, first));
+    sink.endEntry();
   };
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const skipped = await walkTree(

@@ -9,7 +9,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EditOperation } from "../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
-import { editFileThrough } from "../src/tools/write.js";
+import { editFileThrough } from "../src/editing/index.js";
 import { tempDir } from "./support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";

@@ -13,7 +13,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EditOperation } from "../src/editing/index.js";
 import { __testHooks, __testing } from "../src/sandbox/index.js";
-import { editFileThrough } from "../src/tools/write.js";
+import { editFileThrough } from "../src/editing/index.js";
 import { expectSameSnapshot, snapshot, startAttacker, type Attacker, sandbox } from "./support/hostile.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
 

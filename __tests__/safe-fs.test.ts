@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyFileEdits } from "../src/lib.js";
 import type { EditOperation } from "../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry } from "../src/sandbox/index.js";
-import { editFileThrough } from "../src/tools/write.js";
+import { editFileThrough } from "../src/editing/index.js";
 import { describeEachStrategy } from "./support/fixtures.js";
 
 // The operations behind path validation, given paths as already validated: their own checks

@@ -14,7 +14,7 @@ import { TextSink } from "../src/kernel/bounded.js";
 import { DEFAULTS } from "../src/cli/config.js";
 import { describeEachStrategy, walkOptions, materialize, type Spec, spyDirectoryReads } from "./support/fixtures.js";
 import { buildServer } from "../src/server/index.js";
-import { directoryTree } from "../src/tools/browse.js";
+import { directoryTree } from "../src/tools/directory_tree.js";
 import { DEPTH_LIMITED, type TreeOptions } from "../src/walking/tree.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";

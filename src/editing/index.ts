@@ -1,4 +1,4 @@
 /** The editing package's public face: the pure edit algorithm, unified diffs and their fence. */
 export { applyEdits, coarseUnifiedDiff, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
 export type { EditOperation } from "./edits.js";
-export { streamEdit } from "./stream.js";
+export { editFileThrough } from "./edit-file.js";

@@ -1,10 +1,23 @@
 /** The registry of the tools, in the order tools/list reports them. */
-import { directoryTree, getFileInfo, listAllowedDirectories, listDirectory, listDirectoryWithSizes, searchFiles } from "../tools/browse.js";
-import { searchFileContents } from "../tools/contents.js";
+import { appendFile } from "../tools/append_file.js";
+import { copyFile } from "../tools/copy_file.js";
+import { createDirectory } from "../tools/create_directory.js";
+import { deleteFile } from "../tools/delete_file.js";
+import { directoryTree } from "../tools/directory_tree.js";
+import { editFile } from "../tools/edit_file.js";
+import { getFileInfo } from "../tools/get_file_info.js";
+import { listAllowedDirectories } from "../tools/list_allowed_directories.js";
+import { listDirectory } from "../tools/list_directory.js";
+import { listDirectoryWithSizes } from "../tools/list_directory_with_sizes.js";
+import { moveFile } from "../tools/move_file.js";
+import { readFile } from "../tools/read_file.js";
+import { readMediaFile } from "../tools/read_media_file.js";
+import { readMultipleFiles } from "../tools/read_multiple_files.js";
+import { readTextFile } from "../tools/read_text_file.js";
+import { searchFileContents } from "../tools/search_file_contents.js";
+import { searchFiles } from "../tools/search_files.js";
+import { writeFile } from "../tools/write_file.js";
 import type { ToolDefinition } from "../tools/context.js";
-import { appendFile, copyFile, deleteFile } from "../tools/manage.js";
-import { readFile, readMediaFile, readMultipleFiles, readTextFile } from "../tools/read.js";
-import { createDirectory, editFile, moveFile, writeFile } from "../tools/write.js";
 
 export type { ToolDefinition } from "../tools/context.js";
 export { instructions } from "./instructions.js";

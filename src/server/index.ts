@@ -11,11 +11,10 @@ import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { CheckpointCache } from "../reading/index.js";
 import { Sandbox } from "../sandbox/index.js";
 import { instructions, listedTool, type ToolDefinition, toolsFor } from "./catalog.js";
-import { VERSION } from "./identity.js";
+import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
 
 /** serverInfo.name reported at initialize (SPEC §2). */
-const SERVER_NAME = "bounded-filesystem";
 
 /** What buildServer needs: the limits, the startup directories and where diagnostics go. */
 export interface ServerOptions {

@@ -4,8 +4,8 @@ import { escapeControls } from "../kernel/escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
-import { EXCLUDE_DOC } from "./browse.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
+import { EXCLUDE_DOC } from "./shared.js";
 
 type Args = {
   path: string;

@@ -1,0 +1,41 @@
+import { z } from "zod";
+import { escapeControls, type Shown } from "../kernel/escape.js";
+import type { Copied } from "../sandbox/index.js";
+import { defineTool } from "./context.js";
+import { PROGRESS_EVERY, counted, text } from "./shared.js";
+
+function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typeof text> {
+  const parts = [
+    what.directories > 0 ? counted(what.directories, "directory", "directories") : "",
+    what.files > 0 || what.directories > 0 ? counted(what.files, "file", "files") : "",
+    what.links > 0 && what.directories > 0 ? counted(what.links, "link", "links") : "",
+  ].filter((part) => part !== "");
+  const bytes = what.directories > 0 ? `; ${counted(what.bytes, "byte", "bytes")}` : "";
+  const special = what.special > 0 ? `; ${counted(what.special, "special file", "special files")} (FIFO, socket, device) not copied` : "";
+  const detail = what.directories > 0 ? ` (${parts.join(", ")}${bytes}${special})` : "";
+  return text(`Successfully copied ${source} to ${destination}${detail}`);
+}
+
+/** copy_file: a file, a link or (recursive) a tree copied, never replacing anything. */
+export const copyFile = defineTool({
+  name: "copy_file",
+  title: "Copy File",
+  description: () =>
+    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a tree (counted in the " +
+    "result). Renaming: move_file. Never replaces: fails with 'Destination already exists'; a failed copy leaves nothing.",
+  input: {
+    source: z.string().describe("What to copy."),
+    destination: z.string().describe("Its new path, name included."),
+    recursive: z.boolean().default(false).describe("true: copy a directory tree."),
+  },
+  annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
+  advice: "shorten the paths",
+  async handler({ source, destination, recursive }, ctx) {
+    const what = await ctx.sandbox.copy(source, destination, {
+      recursive,
+      signal: ctx.signal,
+      onProgress: (n) => n % PROGRESS_EVERY === 0 && ctx.progress(n),
+    });
+    return copied(escapeControls(source), escapeControls(destination), what);
+  },
+});

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { looksBinary } from "../grep/index.js";
+import { fileInfo, sampleEnds } from "../reading/index.js";
+import { errnoCode } from "../sandbox/index.js";
+import { READ_ONLY, defineTool } from "./context.js";
+
+/** get_file_info: metadata lines for one path. */
+export const getFileInfo = defineTool({
+  name: "get_file_info",
+  title: "Get File Info",
+  description: () =>
+    "Return one path's metadata as 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, " +
+    "isFile, permissions (octal); for a file also lineEndings (LF, CRLF, mixed, none), endsWithNewline, text.",
+  input: { path: z.string().describe("File or directory path.") },
+  annotations: READ_ONLY,
+  advice: "shorten the path",
+  async handler({ path }, ctx) {
+    const stats = await ctx.sandbox.stat(path);
+    const info: Record<string, unknown> = { ...fileInfo(stats) };
+    if (stats.isFile()) {
+      // A file the server may stat but not read keeps upstream's fields only.
+      const opened = await ctx.sandbox.openFile(path).catch((error: unknown) => {
+        if (errnoCode(error) === "EACCES") return undefined;
+        throw error;
+      });
+      if (opened !== undefined) {
+        try {
+          const sample = await sampleEnds(opened.handle, (await opened.handle.stat()).size);
+          Object.assign(info, { lineEndings: sample.lineEndings, endsWithNewline: sample.endsWithNewline, text: !looksBinary(sample.head) });
+        } finally {
+          await opened.handle.close();
+        }
+      }
+    }
+    const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);
+    return { content: [{ type: "text", text: lines.join("\n") }] };
+  },
+});

@@ -1,0 +1,26 @@
+import { z } from "zod";
+import { formatCount } from "../kernel/bounded.js";
+import { readMedia } from "../reading/index.js";
+import { READ_ONLY, defineTool } from "./context.js";
+import { PATH_DOC } from "./shared.js";
+
+/** read_media_file: an image, audio or resource block, refused over the media limit. */
+export const readMediaFile = defineTool({
+  name: "read_media_file",
+  title: "Read Media File",
+  description: ({ maxMediaBytes }) =>
+    "Return a file as base64: image (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else a " +
+    `resource. Over ${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 ` +
+    "characters): refused before reading. Text: read_text_file.",
+  input: { path: z.string().describe(PATH_DOC) },
+  annotations: READ_ONLY,
+  advice: "read a smaller file",
+  async handler({ path }, ctx) {
+    const { handle, path: realPath } = await ctx.sandbox.openFile(path);
+    try {
+      return { content: [await readMedia(handle, realPath, ctx.limits.maxMediaBytes, ctx.signal)] };
+    } finally {
+      await handle.close();
+    }
+  },
+});

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import type { TextSink } from "../kernel/bounded.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
+import { streamInto } from "../reading/index.js";
+import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
+
+/** read_multiple_files: several files in upstream's join format, one combined cap. */
+export const readMultipleFiles = defineTool({
+  name: "read_multiple_files",
+  title: "Read Multiple Files",
+  description: () =>
+    "Read several text files in order: each as '<path>:' then its text, joined by lines '---'; a failed one as " +
+    "'<path>: Error - <reason>'. One cap covers all. One file: read_text_file.",
+  input: {
+    paths: z.array(z.string()).min(1).describe("The files, in the order wanted."),
+  },
+  annotations: READ_ONLY,
+  advice: "request fewer files, or read the others with read_text_file",
+  handler: ({ paths }, ctx) => streamed(ctx, (sink) => readAllInto(paths, sink, ctx)),
+});
+
+// The two lines of read_multiple_files that name a file: its header, and its error line.
+const partHeader = (requested: Shown): string => `${requested}:\n`;
+const partError = (requested: Shown, message: Shown): string => `${requested}: Error - ${message}`;
+
+/** read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. */
+async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext): Promise<void> {
+  const opts = readOptions(ctx);
+  for (const [i, requested] of paths.entries()) {
+    if (i > 0) sink.append("\n---\n");
+    let started = false;
+    try {
+      const { handle, path: realPath } = await ctx.sandbox.openFile(requested);
+      try {
+        sink.append(partHeader(escapeControls(requested)));
+        started = true;
+        await streamInto(handle, realPath, ctx.cache, sink, opts);
+        sink.append("\n");
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      ctx.signal.throwIfAborted();
+      // A failure after some content was written starts its error line on a line of its own.
+      const message = error instanceof Error ? error.message : String(error);
+      sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}`);
+    }
+    sink.endPart();
+  }
+}

@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { formatCount, type ToolOutput } from "../kernel/bounded.js";
+import { headInto, readLineWindow, readWindow, tailInto } from "../reading/index.js";
+import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
+import { PATH_DOC } from "./shared.js";
+
+// Only head/tail results are cut with this advice: windows carry their own pageable notice.
+export const HEAD_TAIL_ADVICE = "ask for fewer lines, or use startLine and lineCount";
+
+const count = z.number().int().min(0);
+
+export const readTextInput = {
+  path: z.string().describe(PATH_DOC),
+  offset: count.optional().describe("Character to start at, as a notice gives it."),
+  limit: z.number().int().min(1).optional().describe("Characters to return; at most, and by default, the cap."),
+  head: count.optional().describe("Only the first N lines."),
+  tail: count.optional().describe("Only the last N lines."),
+  startLine: z.number().int().min(1).optional().describe("Line to start at (1: the first)."),
+  lineCount: z.number().int().min(1).optional().describe("Lines to return; default: up to the cap."),
+};
+
+type ReadTextArgs = {
+  path: string;
+  offset?: number;
+  limit?: number;
+  head?: number;
+  tail?: number;
+  startLine?: number;
+  lineCount?: number;
+};
+
+/** Refuses combinations SPEC §3.2 forbids, naming both parameters. */
+function checkReadArgs(args: ReadTextArgs): void {
+  const lines = (["head", "tail"] as const).filter((k) => args[k] !== undefined);
+  const window = (["offset", "limit"] as const).filter((k) => args[k] !== undefined);
+  const byLine = (["startLine", "lineCount"] as const).find((k) => args[k] !== undefined);
+  const other = [...lines, ...window][0];
+  if (byLine !== undefined && other !== undefined) {
+    throw new Error(`Parameters ${byLine} and ${other} cannot be combined: use startLine/lineCount for lines, or ${other} alone.`);
+  }
+  if (lines.length === 2) throw new Error("Parameters head and tail cannot be combined: pass only one of them.");
+  if (lines.length === 1 && window.length > 0) {
+    throw new Error(`Parameters ${lines[0]} and ${window[0]} cannot be combined: use ${lines[0]} for lines, or offset/limit for characters.`);
+  }
+}
+
+export async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutput> {
+  checkReadArgs(args);
+  const { handle, path: realPath } = await ctx.sandbox.openFile(args.path);
+  try {
+    const opts = readOptions(ctx);
+    const { head, tail } = args;
+    if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
+    if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
+    if (args.startLine !== undefined || args.lineCount !== undefined) {
+      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.cache, opts);
+    }
+    const limit = ctx.bounds.windowLimit(args.limit);
+    return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
+  } finally {
+    await handle.close();
+  }
+}
+
+/** read_text_file: a window of a file's text, or its first/last lines. */
+export const readTextFile = defineTool({
+  name: "read_text_file",
+  title: "Read Text File",
+  description: ({ maxResultChars }) =>
+    `Read a text file (UTF-8), at most ${formatCount(maxResultChars)} characters per call; a longer one ends with a ` +
+    "notice giving the next offset. Choose characters (offset, limit) or lines (startLine, lineCount; head; tail), " +
+    "one way per call. Several files: read_multiple_files; media: read_media_file. Fails on a directory or FIFO.",
+  input: readTextInput,
+  annotations: READ_ONLY,
+  advice: HEAD_TAIL_ADVICE,
+  handler: readText,
+});

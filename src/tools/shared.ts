@@ -1,0 +1,49 @@
+/** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
+import { formatCount } from "../kernel/bounded.js";
+import type { Shown } from "../kernel/escape.js";
+import type { Sandbox } from "../sandbox/index.js";
+
+/** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
+export const PATH_DOC = "File path.";
+export const DIR_DOC = "Directory path.";
+export const EXCLUDE_DOC = "Globs of paths to leave out.";
+export const GITIGNORE_DOC = "true: skip .git and .gitignore'd paths.";
+export const NOT_A_DIR = "Fails on a non-directory.";
+/** How to narrow a cut listing. */
+export const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
+
+/** A tool result of one text block. */
+export const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
+
+/** excludePatterns as named parameters for checkPatterns. */
+export const excludeParams = (excludePatterns: readonly string[]) => excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const);
+
+/** The refusal of content that ends like a capped result of this server (SPEC §12). */
+export function writingBackCappedRead(path: Shown): Error {
+  return new Error(
+    `Refusing to write ${path}: the content's last line is this server's own "[Result truncated: ...]" notice, so it ` +
+      "looks like a capped read being written back, which would cut the file short and write the notice into it. " +
+      "To change part of the file use edit_file; to get the rest of the text, call read_text_file again with the " +
+      "offset the notice gives.",
+  );
+}
+
+/**
+ * Runs `list` on the validated directory opened once: on Linux it reads through
+ * /proc/self/fd, so a directory swapped for a symlink after validation is not
+ * followed out of the allowed directories.
+ */
+export async function withDirectory(requested: string, sandbox: Sandbox, list: (dir: string) => Promise<void>): Promise<void> {
+  const opened = await sandbox.openDirectory(requested);
+  try {
+    await list(opened.child(""));
+  } finally {
+    await opened.close();
+  }
+}
+
+// Progress every this many entries: a notification per entry of a 100,000-entry tree would cost more than the work.
+export const PROGRESS_EVERY = 1000;
+
+/** `n` with its unit, singular or plural: '1 byte', '2,048 bytes'. */
+export const counted = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;

@@ -492,3 +492,41 @@ describe("streamEdit writes the result in few large writes (issue 28 row 12)", (
     await expect(spied(Buffer.from(lf), [{ oldText: "x", newText: "yy", replaceAll: true }], 4096, 3)).rejects.toThrow("disk full (test)");
   });
 });
+
+describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)", () => {
+  const lines = (from: number, n: number, ending: string) =>
+    Array.from({ length: n }, (_, i) => `line ${from + i} of the file`).join(ending) + ending;
+
+  async function withPrefix(raw: Buffer, edits: EditOperation[]) {
+    const chunks: Buffer[] = [];
+    const prefixes: number[] = [];
+    const result = await streamEdit({
+      source: memSource(raw),
+      edits,
+      write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+      // What a sink's kernel copy puts first: the source's first `length` bytes.
+      copyPrefix: async (length) => {
+        if (chunks.length > 0) throw new Error("copyPrefix after a write");
+        prefixes.push(length);
+        chunks.push(Buffer.from(raw.subarray(0, length)));
+      },
+    });
+    return { out: Buffer.concat(chunks), prefixes, result };
+  }
+
+  it("an edit three quarters in: the start up to the edited bytes is copied, the rest written, CRLF kept", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\r\n"));
+    const target = "line 90000 of the file";
+    const { out, prefixes, result } = await withPrefix(raw, [{ oldText: target, newText: "changed\nline" }]);
+    expect(out.toString()).toBe(raw.toString().replace(target, "changed\r\nline"));
+    expect(prefixes).toEqual([raw.indexOf(target)]);
+    expect(result.bytesWritten).toBe(out.length);
+  });
+
+  it("an edit near the start copies nothing ahead: the whole file is written", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\n"));
+    const { out, prefixes } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
+    expect(prefixes).toEqual([]);
+    expect(out.toString()).toBe(raw.toString().replace("line 100 of", "row 100 of"));
+  });
+});

@@ -24,7 +24,9 @@ export async function editFileThrough(
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
     const shown = escapeControls(source.path);
-    return { diff: (await streamEdit({ source, edits, path: shown, signal: sig, write })).diff, shown };
+    // The unchanged start of a large file is copied by the kernel (the sink's copyPrefix), not read and written.
+    const copyPrefix = sink?.copyPrefix?.bind(sink);
+    return { diff: (await streamEdit({ source, edits, path: shown, signal: sig, write, copyPrefix })).diff, shown };
   });
   if (appendedBytes === 0) return value.diff;
   return `${value.diff}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;

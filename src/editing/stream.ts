@@ -35,6 +35,11 @@ export interface StreamEditOptions {
   sliceMs?: number;
   /** Most bytes handed to `write` at once (the output is gathered up to this). @default WRITE_BYTES */
   writeBytes?: number;
+  /**
+   * Puts the source's first `length` bytes at the start of the output, before any `write` (a kernel copy):
+   * used for the unchanged part before the first edit when it is a large share of the file.
+   */
+  copyPrefix?: (length: number) => Promise<void>;
 }
 
 /** What streamEdit did. */
@@ -231,6 +236,6 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes);
+  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
   return { diff, bytesWritten, counts };
 }

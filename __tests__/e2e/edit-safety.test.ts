@@ -4,13 +4,13 @@
  * last check and the rename, and a file's owner and read-only mode are respected.
  */
 import { spawnSync } from "node:child_process";
-import { appendFile, chmod, chown, lutimes, readdir, readFile, rename, stat, symlink, unlink, utimes, writeFile } from "node:fs/promises";
+import { appendFile, chmod, chown, lutimes, readdir, readFile, rename, stat, symlink, truncate, unlink, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EditOperation } from "../../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry, type RewriteEngine, type RewriteSource } from "../../src/sandbox/index.js";
 import { editFileThrough } from "../../src/editing/index.js";
-import { tempDir } from "../support/fixtures.js";
+import { describeEachStrategy, tempDir } from "../support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "../support/privileges.js";
 import { call, connect, textOf, type Connected } from "../support/spawn.js";
 
@@ -251,6 +251,36 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     });
     await expect(cancelled).rejects.toThrow(/cancelled; no changes were written/);
     expect(await readFile(file, "utf8")).toBe("same\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
+});
+
+describeEachStrategy("a large file's unchanged start copied by the platform's copy (in-process)", () => {
+  it("an edit near the end of a 3 MB file: the result is whole, mode kept, nothing left behind", async () => {
+    const file = path.join(root, "large-prefix.txt");
+    const body = Array.from({ length: 100_000 }, (_, i) => `row ${i} of a large file\r\n`).join("");
+    await writeFile(file, body);
+    await chmod(file, 0o640);
+    const diff = await editFileSafely(file, [{ oldText: "row 99990 of", newText: "ROW 99990 of\nand more" }], false, [root]);
+    expect(diff).toContain("+ROW 99990 of");
+    expect(await readFile(file, "utf8")).toBe(body.replace("row 99990 of", "ROW 99990 of\r\nand more"));
+    expect((await stat(file)).mode & 0o777).toBe(0o640);
+    expect(await leftovers(root)).toEqual([]);
+  });
+
+  it("a file that shrank after it was read is refused, left as the other writer made it", async () => {
+    const file = path.join(root, "large-shrunk.txt");
+    const body = Array.from({ length: 100_000 }, (_, i) => `row ${i} of a large file\n`).join("");
+    await writeFile(file, body);
+    const done = rewriteFile(file, [root], { dryRun: false }, async (source, sink) => {
+      await source.read(0, source.size);
+      // Another writer cuts the file between the engine's read and its copy.
+      await writeFile(file, "short\n", { flag: "r+" });
+      await truncate(file, 6);
+      await sink!.copyPrefix!(source.size - 10);
+    });
+    await expect(done).rejects.toThrow(/File changed during edit/);
+    expect(await readFile(file, "utf8")).toBe("short\n");
     expect(await leftovers(root)).toEqual([]);
   });
 });

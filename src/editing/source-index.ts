@@ -56,6 +56,73 @@ export function checkAbort(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : new Error("Edit cancelled");
 }
 
+// The first pass reads this many blocks at a time (2 MiB at the default block size), the next piece
+// while the one before is worked on: a read per 64 KiB block cost a thread-pool round trip each, with
+// the engine idle meanwhile.
+const BLOCKS_PER_READ = 32;
+
+/**
+ * Views of the source's bytes at increasing positions, read in large pieces with the next one read ahead.
+ * One read is in flight at a time, so the reads reach the source in order (a rewrite's digest follows it).
+ */
+class AheadReader {
+  private readonly buffers: [Buffer, Buffer];
+  private readonly reserve: number;
+  private readonly pieceBytes: number;
+  private cur: Buffer = Buffer.alloc(0);
+  private curStart = 0;
+  private turn = 0;
+  private ahead: { start: number; read: Promise<Buffer> } | undefined;
+
+  constructor(
+    private readonly source: ByteSource,
+    blockBytes: number,
+    private readonly changed: () => Error,
+  ) {
+    // Room before each piece for the part of a block the piece before ended in.
+    this.reserve = 2 * blockBytes + 2;
+    this.pieceBytes = BLOCKS_PER_READ * blockBytes;
+    this.buffers = [Buffer.allocUnsafe(this.reserve + this.pieceBytes), Buffer.allocUnsafe(this.reserve + this.pieceBytes)];
+  }
+
+  /** Source bytes [from, from + length), `from` never below an earlier call's; valid until the next call. */
+  async view(from: number, length: number): Promise<Buffer> {
+    while (this.curStart + this.cur.length < from + length) {
+      const end = this.curStart + this.cur.length;
+      const keep = this.cur.subarray(from - this.curStart);
+      const target = this.buffers[this.turn] as Buffer;
+      const data = await (this.ahead?.start === end ? this.ahead.read : this.read(end, target));
+      this.ahead = undefined;
+      if (keep.length <= this.reserve) {
+        keep.copy(target, this.reserve - keep.length);
+        this.cur = target.subarray(this.reserve - keep.length, this.reserve + data.length);
+      } else {
+        // A block that grew past the reserve (a long run of CRs): joined afresh.
+        this.cur = Buffer.concat([keep, data]);
+      }
+      this.curStart = from;
+      this.turn = 1 - this.turn;
+      const next = this.curStart + this.cur.length;
+      if (next < this.source.size) this.ahead = { start: next, read: this.read(next, this.buffers[this.turn] as Buffer) };
+    }
+    return this.cur.subarray(from - this.curStart, from - this.curStart + length);
+  }
+
+  /** Reads the piece at `start` into `target` after its reserve; the promise always settles handled. */
+  private read(start: number, target: Buffer): Promise<Buffer> {
+    const length = Math.min(this.pieceBytes, this.source.size - start);
+    const into = target.subarray(this.reserve, this.reserve + length);
+    const read = this.source.read(start, length, into).then((got) => {
+      if (got.length !== length) throw this.changed();
+      if (got.buffer !== into.buffer || got.byteOffset !== into.byteOffset) got.copy(into);
+      return into;
+    });
+    // Left unawaited when the pass stops early (an error, a cancellation): never an unhandled rejection.
+    read.catch(() => undefined);
+    return read;
+  }
+}
+
 /** Random access to the normalized text of a validated UTF-8 source. */
 export class SourceIndex {
   private readonly rawStarts: number[] = [];
@@ -96,34 +163,18 @@ export class SourceIndex {
       signal: options.signal,
     };
     const index = new SourceIndex(source, opts);
+    const reader = new AheadReader(source, opts.blockBytes, () => index.changed());
     let raw = 0;
     let norm = 0;
     let line = 0;
     let carry = Buffer.alloc(0);
-    // Every block is read into this one buffer: `visit` copies what it keeps, and a fresh buffer per
-    // block (thousands of them) left the allocator fragmented and the RSS high.
-    let scratch = Buffer.allocUnsafe(opts.blockBytes + 1);
     while (raw < source.size) {
       checkAbort(opts.signal);
-      const want = Math.min(opts.blockBytes, source.size - raw);
-      const got = await source.read(raw, want, scratch);
-      if (got.length !== want) throw index.changed();
-      if (got.buffer !== scratch.buffer || got.byteOffset !== scratch.byteOffset) got.copy(scratch, 0);
+      let take = Math.min(opts.blockBytes, source.size - raw);
+      let got = await reader.view(raw, take);
       // A block never ends on a CR (so never inside a CRLF): it takes the bytes after one, one at a time.
-      // Reading them at the block's end, not one byte ahead of every block, keeps the reads in order,
-      // so the rewrite's digest of the file comes from this pass instead of one more.
-      let take = want;
-      while (scratch[take - 1] === CR && raw + take < source.size) {
-        const next = await source.read(raw + take, 1);
-        if (next.length !== 1) throw index.changed();
-        if (take === scratch.length) {
-          const bigger = Buffer.allocUnsafe(2 * scratch.length);
-          scratch.copy(bigger, 0, 0, take);
-          scratch = bigger;
-        }
-        scratch[take++] = next[0] as number;
-      }
-      const bytes = scratch.subarray(0, take);
+      while (got[take - 1] === CR && raw + take < source.size) got = await reader.view(raw, ++take);
+      const bytes = got;
       const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
       if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);

@@ -12,6 +12,7 @@ import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
+import { writeOut } from "./write-out.js";
 
 export type { ByteSource } from "./source-index.js";
 
@@ -34,6 +35,13 @@ export interface StreamEditOptions {
   sliceMs?: number;
   /** Build the diff; without it `diff` is "" and no line around the edits is read for it. @default true */
   withDiff?: boolean;
+  /** Most bytes handed to `write` at once (the output is gathered up to this). @default WRITE_BYTES */
+  writeBytes?: number;
+  /**
+   * Puts the source's first `length` bytes at the start of the output, before any `write` (a kernel copy):
+   * used for the unchanged part before the first edit when it is a large share of the file.
+   */
+  copyPrefix?: (length: number) => Promise<void>;
 }
 
 /** What streamEdit did. */
@@ -49,7 +57,6 @@ export interface StreamEditResult {
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-const COPY_BYTES = 1024 * 1024;
 
 interface PreparedEdit {
   oldText: string;
@@ -110,20 +117,6 @@ function pauser(signal: AbortSignal | undefined, sliceMs: number): () => Promise
     checkAbort(signal);
     since = Date.now();
   };
-}
-
-/** `text` with each LF not already after a CR written as `ending`. */
-function withEnding(text: Buffer, ending: string): Buffer {
-  if (ending === "\n") return text;
-  const parts: Buffer[] = [];
-  let from = 0;
-  for (let at = text.indexOf(0x0a); at !== -1; at = text.indexOf(0x0a, at + 1)) {
-    if (at > 0 && text[at - 1] === 0x0d) continue;
-    parts.push(text.subarray(from, at), Buffer.from(ending));
-    from = at + 1;
-  }
-  parts.push(text.subarray(from));
-  return Buffer.concat(parts);
 }
 
 /** The refusal of an edit whose old text is in several places, naming the first lines. */
@@ -226,36 +219,6 @@ async function changedLines(doc: PatchedDoc): Promise<{ first: number; last: num
   return { first, last: Math.max(first, (await index.lineOf(tail.end)) + 1 + shift) };
 }
 
-/** Streams the original raw bytes with each patch's range replaced by its text in the file's line endings. */
-async function writeOut(doc: PatchedDoc, write: (chunk: Buffer) => Promise<void>, pause: () => Promise<void>): Promise<number> {
-  const { index } = doc;
-  let written = 0;
-  let cursor = 0;
-  // One buffer for every copied piece (each write completes before the next read): a fresh one per
-  // piece left the allocator fragmented, and a replaceAll's hundreds of pieces raised the peak RSS.
-  const scratch = Buffer.allocUnsafe(COPY_BYTES);
-  const copyUntil = async (end: number): Promise<void> => {
-    while (cursor < end) {
-      await pause();
-      const length = Math.min(COPY_BYTES, end - cursor);
-      const bytes = await index.source.read(cursor, length, scratch);
-      if (bytes.length !== length) throw index.changed();
-      await write(bytes);
-      written += length;
-      cursor += length;
-    }
-  };
-  for (const patch of doc.patches) {
-    await copyUntil(await index.rawOf(patch.start));
-    const text = withEnding(patch.text, await index.endingFrom(patch.start));
-    if (text.length > 0) await write(text);
-    written += text.length;
-    cursor = await index.rawOf(patch.end);
-  }
-  await copyUntil(index.source.size);
-  return written;
-}
-
 /**
  * Applies `edits` in order on the LF-normalized text, streaming the file: each edit's old text where it
  * is the only exact occurrence, else the only whitespace-tolerant match (as edits.ts applyEdits places
@@ -314,7 +277,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const counts = await applyAll(edits, options.edits, search, pause);
   const lines = await changedLines(doc);
   if (options.withDiff === false) {
-    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
+    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
     return { diff: "", bytesWritten, counts, lines };
   }
   const streamed = await streamedDiff(doc, path, pause);
@@ -325,6 +288,6 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts, edits) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause);
+  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
   return { diff, bytesWritten, counts, lines };
 }

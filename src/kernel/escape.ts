@@ -26,6 +26,9 @@ const CONTROL = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u206
 const CONTROLS = /[\p{Cc}\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/gu;
 // What JSON.stringify leaves raw although a renderer may break the line on it, or reorder or hide text with it.
 const JSON_RAW = /[\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]/g;
+// What makes JSON.stringify or JSON_RAW change a string: controls, quote, backslash, DEL, C1, separators,
+// bidi controls, zero-width characters, surrogates.
+const JSON_SPECIAL = /[\u0000-\u001f"\\\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]/;
 
 const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
@@ -44,5 +47,7 @@ export function escapeControls(text: string): Shown {
 
 /** `JSON.stringify(name)`, with what JSON leaves raw (DEL, C1, U+2028/9, bidi controls, zero-width characters) also written as `\uHHHH`. */
 export function jsonName(name: string): ShownJson {
+  // Most names have nothing to escape: quoted as they are (a tree walk asks once per entry).
+  if (!JSON_SPECIAL.test(name)) return `"${name}"` as ShownJson;
   return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`) as ShownJson;
 }

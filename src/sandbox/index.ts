@@ -301,9 +301,12 @@ export class Sandbox {
     return openWalkedSync(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
-  /** Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`. */
-  async readChild(parent: Reach, name: string, shown: string): Promise<Read> {
-    const read = await strategy().readChild(parent, name, shown);
+  /**
+   * Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`.
+   * `ahead`: read before the walk needs it, in the thread pool where that lets it overlap the walk.
+   */
+  async readChild(parent: Reach, name: string, shown: string, ahead = false): Promise<Read> {
+    const read = await strategy().readChild(parent, name, shown, ahead);
     if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
     return read;
   }

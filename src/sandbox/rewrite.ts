@@ -7,12 +7,14 @@
  * that slipped in just before the swap is carried over or put back
  * (late-writes.ts). Any size: memory holds what the engine keeps, not the file.
  */
+import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Confinement } from "./confinement.js";
 import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
 import { sameVersion } from "./identity.js";
 import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
+import { strategy } from "./platform.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { underSwapLock } from "./swap-lock.js";
 
@@ -21,6 +23,12 @@ export type { RewriteSource } from "./late-writes.js";
 /** Where the engine writes the new content, in order. */
 interface RewriteSink {
   write(data: Buffer | string): Promise<void>;
+  /**
+   * Copies the source's first `length` bytes as the start of the output, before any write (by the kernel
+   * where the platform allows: copy_file_range took a sixth of the kernel time of reading and writing
+   * them); the writes then go on after them. Absent where the sink has no source.
+   */
+  copyPrefix?(length: number): Promise<void>;
 }
 
 /** The editing algorithm: reads `source`, writes the new content to `sink` (null on a dry run), returns its report. */
@@ -38,16 +46,33 @@ export interface Rewritten<T> {
   appendedBytes: number;
 }
 
-/** A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are worded `<context>: <reason>`. */
-export function sinkFor(handle: FileHandle, context: string, start = 0): RewriteSink {
+/**
+ * A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are
+ * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes.
+ */
+export function sinkFor(handle: FileHandle, context: string, start = 0, source?: { handle: FileHandle; shown: string }): RewriteSink {
   let position = start;
+  const from = start === 0 ? source : undefined;
+  const copyPrefix = async (length: number): Promise<void> => {
+    if (from === undefined || position !== 0) throw new Error("copyPrefix: no source, or after a write");
+    try {
+      await strategy().copyContent(from.handle.fd, handle.fd, length);
+    } catch (err) {
+      throw wrapError(err, context);
+    }
+    // The copy takes the source's size when it is reopened: shorter means it changed since it was read.
+    if ((await handle.stat()).size !== length) throw changedDuringEdit(from.shown);
+    position = length;
+  };
   return {
+    ...(from === undefined ? {} : { copyPrefix }),
     async write(data) {
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
       try {
+        // Synchronous, like the source's reads: writers hand over pieces of up to a few MiB.
         while (done < bytes.length) {
-          const { bytesWritten } = await handle.write(bytes, done, bytes.length - done, position);
+          const bytesWritten = writeSync(handle.fd, bytes, done, bytes.length - done, position);
           done += bytesWritten;
           position += bytesWritten;
         }
@@ -105,7 +130,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
                 before,
                 async (temp) => {
                   engineFailed = true;
-                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
+                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown }), options.signal);
                   engineFailed = false;
                   const digest = await source.digest();
                   checkAborted(options.signal, t.shown);

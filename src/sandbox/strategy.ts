@@ -95,8 +95,11 @@ export interface Strategy {
    * @throws when the object at `reach + name` is no longer the one opened, or its directory no longer the one read
    */
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: FileObjectId, dir?: FileObjectId): string | undefined;
-  /** Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. */
-  readChild(parent: Reach, name: string, shown: string): Promise<Read>;
+  /**
+   * Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. `ahead`: the
+   * walk reads it before it needs it, so it may take a thread-pool round trip and overlap the walk's work.
+   */
+  readChild(parent: Reach, name: string, shown: string, ahead?: boolean): Promise<Read>;
   /**
    * Opens again, synchronously, entry `name` of `parent` as the directory `id` read before (its fd was
    * released to bound the descriptors a walk holds).

@@ -114,21 +114,32 @@ export async function searchInto(
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
+  // The directory of the last match, escaped once for all its entries (escaping piecewise equals escaping whole).
+  let lastDir: string | undefined;
+  let shownDir = "" as Shown;
   const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
     if (countOnly) {
       found++;
       return;
     }
-    const shown = escapeControls(path.join(dir, entry.name));
+    if (dir !== lastDir) {
+      lastDir = dir;
+      shownDir = escapeControls(dir.endsWith(path.sep) ? dir : dir + path.sep);
+    }
+    const name = escapeControls(entry.name);
     if (ranking === undefined) {
       if (limit === undefined || found < limit) {
-        sink.append(matchLine(shown, found === 0));
+        const first = found === 0;
+        // Past the cap only the length counts: building each line was a third of a 100,000-file search.
+        if (sink.full) sink.appendCount((first ? 0 : 1) + shownDir.length + name.length);
+        else sink.append(matchLine((shownDir + name) as Shown, first));
         sink.endEntry();
       }
       found++;
       return;
     }
+    const shown = (shownDir + name) as Shown;
     let known = facts;
     if (figures && known === undefined) {
       known = walkedEntryFigures(dir, reach, entry.name);

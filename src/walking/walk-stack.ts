@@ -205,7 +205,7 @@ export class DirStack {
   readAhead(frame: Frame, index: number, name: string, shown: string): void {
     this.aheadOpen++;
     const parent = { reach: frame.reach!, fd: frame.fd, id: frame.id };
-    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown), settled: undefined, parked: false, released: false };
+    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown, true), settled: undefined, parked: false, released: false };
     const settling = ahead.read.then((read) => {
       ahead.settled = read;
       if ("entries" in read) this.aheadEntries += read.entries.length;

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { EditRefusalError, streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
+import { WRITE_BYTES } from "../../../src/editing/write-out.js";
 import { modelCountLines, modelEdits } from "../../support/edit-model.js";
 
 function memSource(bytes: Buffer, reads?: { count: number }): ByteSource {
@@ -439,5 +440,103 @@ describe("streamEdit: cancellation and fairness", () => {
       const tolerant = await run(bytes, [{ oldText: `\t${"x".repeat(100)}\nend`, newText: "z" }], { maxLineBytes: 1024 });
       expect(tolerant.out.toString()).toBe("short\n  z\n");
     });
+  });
+});
+
+describe("streamEdit writes the result in few large writes (issue 28 row 12)", () => {
+  /** Runs the edits with a spy for `write`: how many writes, and what they wrote together. */
+  async function spied(raw: Buffer, edits: EditOperation[], writeBytes?: number, failAt?: number) {
+    const sizes: number[] = [];
+    const chunks: Buffer[] = [];
+    const result = await streamEdit({
+      source: memSource(raw),
+      edits,
+      writeBytes,
+      write: async (chunk) => {
+        if (sizes.length === failAt) throw new Error("disk full (test)");
+        sizes.push(chunk.length);
+        chunks.push(Buffer.from(chunk));
+      },
+    });
+    return { sizes, out: Buffer.concat(chunks), result };
+  }
+
+  // 100,000 replacements in a 400 KB file: one write per piece was 200,000 writes.
+  const lf = "k x\n".repeat(100_000);
+
+  it("a replaceAll of 100,000 occurrences is written in at most two writes per buffer, whatever the pieces", async () => {
+    for (const writeBytes of [4096, undefined]) {
+      const { sizes, out, result } = await spied(Buffer.from(lf), [{ oldText: "x", newText: "yy", replaceAll: true }], writeBytes);
+      expect(result.counts).toEqual([100_000]);
+      expect(out.toString()).toBe(lf.replaceAll("x", "yy"));
+      expect(result.bytesWritten).toBe(out.length);
+      const capacity = writeBytes ?? WRITE_BYTES;
+      expect(sizes.length).toBeLessThanOrEqual(2 * Math.ceil(out.length / capacity) + 1);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(capacity);
+    }
+  });
+
+  it("the same in a CRLF file, where each replacement's line break is written as CRLF", async () => {
+    const crlf = "k x\r\n".repeat(100_000);
+    const { sizes, out } = await spied(Buffer.from(crlf), [{ oldText: "x\n", newText: "y\nz\n", replaceAll: true }], 8192);
+    expect(out.toString()).toBe(crlf.replaceAll("x\r\n", "y\r\nz\r\n"));
+    expect(sizes.length).toBeLessThanOrEqual(2 * Math.ceil(out.length / 8192) + 1);
+  });
+
+  it("long unchanged stretches and a text longer than the buffer come out whole and in order", async () => {
+    const raw = Buffer.from(`${"a".repeat(100_000)}\nMID\n${"b".repeat(50_000)}\nEND\n`);
+    const big = "n".repeat(20_000);
+    const { sizes, out } = await spied(
+      raw,
+      [
+        { oldText: "MID", newText: big },
+        { oldText: "END", newText: "fin" },
+      ],
+      4096,
+    );
+    expect(out.toString()).toBe(raw.toString().replace("MID", big).replace("END", "fin"));
+    expect(sizes.length).toBeLessThanOrEqual(2 * Math.ceil(out.length / 4096) + 1);
+  });
+
+  it("a write that fails fails the edit with its error, after the writes before it", async () => {
+    await expect(spied(Buffer.from(lf), [{ oldText: "x", newText: "yy", replaceAll: true }], 4096, 3)).rejects.toThrow("disk full (test)");
+  });
+});
+
+describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)", () => {
+  const lines = (from: number, n: number, ending: string) =>
+    Array.from({ length: n }, (_, i) => `line ${from + i} of the file`).join(ending) + ending;
+
+  async function withPrefix(raw: Buffer, edits: EditOperation[]) {
+    const chunks: Buffer[] = [];
+    const prefixes: number[] = [];
+    const result = await streamEdit({
+      source: memSource(raw),
+      edits,
+      write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+      // What a sink's kernel copy puts first: the source's first `length` bytes.
+      copyPrefix: async (length) => {
+        if (chunks.length > 0) throw new Error("copyPrefix after a write");
+        prefixes.push(length);
+        chunks.push(Buffer.from(raw.subarray(0, length)));
+      },
+    });
+    return { out: Buffer.concat(chunks), prefixes, result };
+  }
+
+  it("an edit three quarters in: the start up to the edited bytes is copied, the rest written, CRLF kept", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\r\n"));
+    const target = "line 90000 of the file";
+    const { out, prefixes, result } = await withPrefix(raw, [{ oldText: target, newText: "changed\nline" }]);
+    expect(out.toString()).toBe(raw.toString().replace(target, "changed\r\nline"));
+    expect(prefixes).toEqual([raw.indexOf(target)]);
+    expect(result.bytesWritten).toBe(out.length);
+  });
+
+  it("an edit near the start copies nothing ahead: the whole file is written", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\n"));
+    const { out, prefixes } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
+    expect(prefixes).toEqual([]);
+    expect(out.toString()).toBe(raw.toString().replace("line 100 of", "row 100 of"));
   });
 });

@@ -33,3 +33,14 @@ describe("Shown", () => {
     );
   });
 });
+
+describe("jsonName", () => {
+  it("quotes a plain name as JSON.stringify does, and still escapes bidi and zero-width characters", () => {
+    expect(jsonName("plain name.txt")).toBe(JSON.stringify("plain name.txt"));
+    expect(jsonName('q"b\\')).toBe(JSON.stringify('q"b\\'));
+    for (const ch of ["\u202a", "\u202e", "\u2066", "\u2069", "\u200b", "\u200d", "\u200e", "\u200f", "\u2060", "\ufeff", "\u2028", "\u0085"]) {
+      const code = ch.charCodeAt(0).toString(16).padStart(4, "0");
+      expect(jsonName(`a${ch}b`)).toBe(`"a\\u${code}b"`);
+    }
+  });
+});

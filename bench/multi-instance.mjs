@@ -238,6 +238,12 @@ async function clientLoop(client, root, writer, ops, stats, afterCall) {
       try {
         const result = await client.call(name, args);
         const text = textOf(result);
+        if (result.isError && /changed during edit/i.test(text)) {
+          // Another instance changed the file between this edit's read and its swap: nothing was written,
+          // and the answer says to read again and retry, which the next attempt does.
+          stats.retried.push(`${client.era} ${name}: ${text.slice(0, 160)}`);
+          continue;
+        }
         if (result.isError) {
           // The edit may have been applied by an instance that died before answering: the retry
           // then finds no old line. The line as read now says which.

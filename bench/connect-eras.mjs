@@ -8,7 +8,6 @@
  *
  *   node bench/connect-eras.mjs [--json] [--n 20] [--before path/to/dist/index.js]   (after npm run build)
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -17,7 +16,7 @@ import { StdioClientTransport as Stdio2 } from "@modelcontextprotocol/client/std
 import { Client as Client1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as Stdio1 } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport as Http1 } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SERVER_JS } from "./server.mjs";
+import { SERVER_JS, spawnHttpServer } from "./server.mjs";
 
 /** The client kinds timed: the v2 client in each negotiation mode, and the 1.x client. */
 const KINDS = [
@@ -53,20 +52,6 @@ async function once(kind, transport) {
   }
 }
 
-function startHttp(serverJs, dir) {
-  const child = spawn(process.execPath, [serverJs, "--http", "127.0.0.1:0", dir], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  const url = new Promise((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString("utf8");
-      const found = /running on (\S+)/.exec(stderr);
-      if (found) resolve(found[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`server exited (${code}): ${stderr}`)));
-  });
-  return { child, url };
-}
-
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted.length === 0 ? Number.NaN : sorted[Math.floor(sorted.length / 2)];
@@ -76,7 +61,7 @@ const median = (values) => {
 export async function connectEras({ n = 20, builds = [{ label: "this build", serverJs: SERVER_JS }] } = {}) {
   const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "bfs-connect-")));
   fs.writeFileSync(path.join(dir, "a.txt"), "a\n");
-  const servers = builds.map((build) => ({ ...build, http: startHttp(build.serverJs, dir) }));
+  const servers = builds.map((build) => ({ ...build, http: spawnHttpServer([dir], build.serverJs) }));
   const samples = new Map();
   const record = (key, outcome) => samples.set(key, [...(samples.get(key) ?? []), outcome]);
   try {

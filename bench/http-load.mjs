@@ -5,13 +5,12 @@
  * for a bounded time. Reports p50/p99 latency and the server's peak RSS, and
  * checks that no call failed and no edit reported as done was lost.
  */
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SERVER_JS } from "./server.mjs";
+import { spawnHttpServer } from "./server.mjs";
 
 const SHARED_FILES = 5;
 const SLOTS_PER_SESSION = 400;
@@ -38,20 +37,7 @@ function fixtures(root, sessions) {
 }
 
 function startServer(root, sessions) {
-  const child = spawn(process.execPath, [SERVER_JS, "--http", "127.0.0.1:0", "--max-sessions", String(sessions + 4), root], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  const url = new Promise((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString("utf8");
-      const found = /running on (\S+)/.exec(stderr);
-      if (found) resolve(found[1]);
-    });
-    child.on("exit", (code) => reject(new Error(`server exited ${code}: ${stderr}`)));
-  });
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve(code ?? signal)));
-  return { child, url, exited, stderr: () => stderr };
+  return spawnHttpServer(["--max-sessions", String(sessions + 4), root]);
 }
 
 function rssOf(pid, field) {

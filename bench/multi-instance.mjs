@@ -24,7 +24,7 @@ import { fileURLToPath } from "node:url";
 import { Client as Client2026, StreamableHTTPClientTransport as Transport2026 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { SERVER_JS } from "./server.mjs";
+import { spawnHttpServer } from "./server.mjs";
 
 const CONF = fileURLToPath(new URL("../deploy/nginx-mcp.conf", import.meta.url));
 const NAMES = ["a", "b", "c"];
@@ -72,24 +72,10 @@ function fixtures(root, writers) {
   }
 }
 
-/** Starts one instance; resolves once it listens, with its port. */
+/** Starts one instance; its `port` resolves once it listens. */
 function startInstance(name, root, tokenFile, publicUrl) {
-  const child = spawn(
-    process.execPath,
-    [SERVER_JS, "--http", "127.0.0.1:0", "--instance-name", name, "--auth-token-file", tokenFile, "--public-url", publicUrl, root],
-    { stdio: ["ignore", "ignore", "pipe"] },
-  );
-  let stderr = "";
-  const port = new Promise((resolve, reject) => {
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk.toString("utf8");
-      const found = /running on https?:\/\/[^:]+:(\d+)\//.exec(stderr);
-      if (found) resolve(Number(found[1]));
-    });
-    child.once("exit", (code, signal) => reject(new Error(`instance ${name} exited (${code ?? signal}) before listening: ${stderr}`)));
-  });
-  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
-  return { name, child, port, exited, stderr: () => stderr };
+  const server = spawnHttpServer(["--instance-name", name, "--auth-token-file", tokenFile, "--public-url", publicUrl, root]);
+  return { name, ...server, port: server.url.then((url) => Number(new URL(url).port)) };
 }
 
 /** deploy/nginx-mcp.conf with this run's ports, inside a main configuration whose every path is under `dir`. */

@@ -16,6 +16,25 @@ export const SERVER_JS = fileURLToPath(new URL("../dist/index.js", import.meta.u
  */
 export const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
 
+/**
+ * Starts a built server (`serverJs`) with `--http 127.0.0.1:0` and `args`: its URL once it listens (rejected,
+ * with its stderr, if it exits first), its exit code or signal, and what it wrote to stderr.
+ */
+export function spawnHttpServer(args, serverJs = SERVER_JS) {
+  const child = spawn(process.execPath, [serverJs, "--http", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  const url = new Promise((resolve, reject) => {
+    child.stderr.on("data", (chunk) => {
+      stderr += chunk.toString("utf8");
+      const found = /running on (\S+)/.exec(stderr);
+      if (found) resolve(found[1]);
+    });
+    child.once("exit", (code, signal) => reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`)));
+  });
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal)));
+  return { child, url, exited, stderr: () => stderr };
+}
+
 // A cold pass over a big fixture may take a while; progress keeps the request alive.
 const CALL_OPTIONS = { timeout: 600_000, resetTimeoutOnProgress: true };
 

@@ -3,7 +3,7 @@
 // thread can show is here: a catastrophic regex ends in 'too costly' while the main thread
 // keeps running, the per-call budget (other calls answered first), an aborted regex search,
 // and cancellation mid-tree with every descriptor closed, under both platform strategies.
-import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -13,7 +13,7 @@ import { workerThreads } from "../../src/grep/scan-pool.js";
 import { TextSink } from "../../src/kernel/bounded.js";
 import { escapeControls } from "../../src/kernel/escape.js";
 import { walkFiles } from "../../src/walking/index.js";
-import { describeEachStrategy, walkOptions } from "../support/fixtures.js";
+import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../support/fixtures.js";
 
 /** The built worker (the global setup brings dist/ up to date). */
 const scanThreads = workerThreads(new URL("../../dist/grep/scan-worker.js", import.meta.url));
@@ -27,23 +27,9 @@ afterAll(async () => {
 });
 
 // A file opened as the walk hands them over: the search owns the descriptor and closes it.
-function opened(file: string): { fd: number; size: number; close: () => void } {
-  const fd = openSync(file, "r");
-  return { fd, size: fstatSync(fd).size, close: () => closeSync(fd) };
-}
+const opened = openedFile;
 
-let dirCount = 0;
-async function writeFiles(texts: string[]): Promise<string[]> {
-  const dir = path.join(root, `d${dirCount++}`);
-  await fs.mkdir(dir);
-  return Promise.all(
-    texts.map(async (t, i) => {
-      const f = path.join(dir, `f${i}.txt`);
-      await fs.writeFile(f, t);
-      return f;
-    }),
-  );
-}
+const writeFiles = fileWriter(() => root);
 
 describe("regex safety", () => {
   it("a catastrophic regex ends in a 'too costly' error or correct results, while other tasks keep running", async () => {
@@ -142,8 +128,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     });
 
   it("is cancelled mid-tree: the walk and the workers stop, and every descriptor is closed", async () => {
-    const dir = path.join(root, `cancel-${dirCount++}`);
-    await fs.mkdir(dir);
+    const dir = await fs.mkdtemp(path.join(root, "cancel-"));
     for (let d = 0; d < 20; d++) {
       await fs.mkdir(path.join(dir, `d${d}`));
       for (let f = 0; f < 100; f++) writeFileSync(path.join(dir, `d${d}`, `f${f}`), `${"a".repeat(24)}\n`.repeat(30));

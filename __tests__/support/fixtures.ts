@@ -3,7 +3,7 @@
  * platform strategy (Linux /proc/self/fd and the portable path).
  */
 import { execFileSync } from "node:child_process";
-import fs, { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import fs, { closeSync, fstatSync, mkdirSync, openSync, symlinkSync, writeFileSync } from "node:fs";
 import fsp, { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -90,4 +90,26 @@ export function spyDirectoryReads(): string[] {
     return (originalSync as (p: fs.PathLike, o?: unknown) => unknown)(p, o);
   }) as typeof fs.readdirSync);
   return read;
+}
+
+/** A file opened for the content search as the walk hands it over: its descriptor, its size, and its close. */
+export function openedFile(file: string): { fd: number; size: number; close: () => void } {
+  const fd = openSync(file, "r");
+  return { fd, size: fstatSync(fd).size, close: () => closeSync(fd) };
+}
+
+/** A writer of `texts` as f0.txt, f1.txt… into a fresh subfolder of `root` per call; resolves to their paths. */
+export function fileWriter(root: () => string): (texts: string[]) => Promise<string[]> {
+  let dirs = 0;
+  return async (texts) => {
+    const dir = path.join(root(), `d${dirs++}`);
+    await fsp.mkdir(dir);
+    return Promise.all(
+      texts.map(async (text, i) => {
+        const file = path.join(dir, `f${i}.txt`);
+        await fsp.writeFile(file, text);
+        return file;
+      }),
+    );
+  };
 }

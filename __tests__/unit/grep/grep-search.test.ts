@@ -6,7 +6,7 @@
 // under both platform strategies. Scans run on the calling thread (src/grep/scan-thread.ts);
 // what needs the worker thread (the budget, cancellation) is in e2e/scan-worker.test.ts.
 import fc from "fast-check";
-import { closeSync, fstatSync, openSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -16,7 +16,7 @@ import { BATCH_BIG_BYTES, MAX_PENDING } from "../../../src/grep/content-search.j
 import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../../../src/grep/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { walkFiles } from "../../../src/walking/index.js";
-import { describeEachStrategy, walkOptions } from "../../support/fixtures.js";
+import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../../support/fixtures.js";
 
 let root: string;
 beforeAll(async () => {
@@ -46,10 +46,7 @@ interface PageResult {
 }
 
 // A file opened as the walk hands them over: the search owns the descriptor and closes it.
-function opened(file: string): { fd: number; size: number; close: () => void } {
-  const fd = openSync(file, "r");
-  return { fd, size: fstatSync(fd).size, close: () => closeSync(fd) };
-}
+const opened = openedFile;
 
 async function runPage(
   files: string[],
@@ -112,18 +109,7 @@ const filesArb = fc.array(
   { minLength: 1, maxLength: 4 },
 );
 
-let dirCount = 0;
-async function writeFiles(texts: string[]): Promise<string[]> {
-  const dir = path.join(root, `d${dirCount++}`);
-  await fs.mkdir(dir);
-  return Promise.all(
-    texts.map(async (t, i) => {
-      const f = path.join(dir, `f${i}.txt`);
-      await fs.writeFile(f, t);
-      return f;
-    }),
-  );
-}
+const writeFiles = fileWriter(() => root);
 
 describe("offset continuation", () => {
   it("following nextOffset from 0 shows every matching line exactly once, at several caps", async () => {
@@ -301,7 +287,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     });
 
   it("gives the same totals and text as file-by-file search, in walk order", async () => {
-    const dir = path.join(root, `tree-${dirCount++}`);
+    const dir = await fs.mkdtemp(path.join(root, "tree-"));
     const texts: string[] = [];
     for (let d = 0; d < 5; d++) {
       await fs.mkdir(path.join(dir, `d${d}`), { recursive: true });
@@ -339,8 +325,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
   });
 
   it("holds big files open a few batches at a time: a batch is sent at BATCH_BIG_BYTES, the walk waits past MAX_PENDING", async () => {
-    const dir = path.join(root, `tree-${dirCount++}`);
-    await fs.mkdir(dir, { recursive: true });
+    const dir = await fs.mkdtemp(path.join(root, "tree-"));
     // 40 files of a quarter of the byte limit: 10 times the limit in all, far fewer files than a batch's descriptors.
     const size = BATCH_BIG_BYTES / 4;
     for (let f = 0; f < 40; f++)

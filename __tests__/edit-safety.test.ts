@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EditOperation } from "../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry, type RewriteEngine, type RewriteSource } from "../src/sandbox/index.js";
 import { editFileThrough } from "../src/editing/index.js";
+import { createRuntime } from "../src/server/runtime.js";
 import { tempDir } from "./support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "./support/privileges.js";
 import { call, connect, textOf, type Connected } from "./support/spawn.js";
@@ -40,11 +41,12 @@ const edit = (s: Connected, file: string, oldText: string, newText: string) =>
   call(s.client, "edit_file", { path: file, edits: [{ oldText, newText }] });
 
 // The in-process cases call the operations behind path validation (the paths here are already real).
+const runtime = createRuntime();
 const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
-  editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
+  editFileThrough(__testing.unvalidated(runtime, dirs), file, edits, dryRun);
 const rewriteFile = <T>(file: string, dirs: readonly string[], options: { dryRun: boolean; signal?: AbortSignal }, engine: RewriteEngine<T>) =>
-  __testing.unvalidated(dirs).rewrite(file, options, engine);
-const { heldLockCount, swapLockName: lockNameOf, lockTextFor } = __testing;
+  __testing.unvalidated(runtime, dirs).rewrite(file, options, engine);
+const { swapLockName: lockNameOf, lockTextFor } = __testing;
 
 const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
@@ -197,7 +199,7 @@ describe("another writer's replace around the swap (in-process, deterministic)",
     await writeFile(file, "one\n");
     await editFileSafely(file, [{ oldText: "one", newText: "1" }], false, [root]);
     await expect(editFileSafely(file, [{ oldText: "absent", newText: "x" }], false, [root])).rejects.toThrow("Could not find exact match");
-    expect(heldLockCount()).toBe(0);
+    expect(runtime.locks.size).toBe(0);
   });
 });
 

@@ -376,7 +376,7 @@ describe("the regex budget is per call (SPEC §16)", () => {
   });
 });
 
-describeEachStrategy("a tree search through walkFiles", () => {
+describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -413,7 +413,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
         return search.addFile(file, shown);
       },
       (reason, n) => search.skip(reason, n),
-      walkOptions([root], { signal: ac.signal }),
+      walkOptions(runtime, [root], { signal: ac.signal }),
     ).then(() => search.drain());
     await expect(walked).rejects.toThrow("cancelled mid-tree");
     await search.close();
@@ -445,7 +445,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
             return search.addFile(file, shown);
           },
           (reason, n) => search.skip(reason, n),
-          walkOptions([root]),
+          walkOptions(runtime, [root]),
         );
         await search.drain();
         search.finish();
@@ -477,7 +477,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
           return search.addFile(file, shown);
         },
         (reason, n) => search.skip(reason, n),
-        walkOptions([root]),
+        walkOptions(runtime, [root]),
       );
       await search.drain();
     } finally {

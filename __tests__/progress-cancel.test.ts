@@ -15,6 +15,7 @@ import { CallToolResultSchema, type CallToolResult, type Progress } from "@model
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../src/cli/config.js";
 import { buildServer } from "../src/server/index.js";
+import { createRuntime } from "../src/server/runtime.js";
 
 /** One walk seen by the counting hook: entries handed to the visitor, and how it ended. */
 interface WalkRecord {
@@ -99,6 +100,7 @@ async function connect(): Promise<{ client: Client; close: () => Promise<void> }
     limits: { ...DEFAULTS, maxResultChars: 200_000 },
     directories: [root],
     log: () => undefined,
+    runtime: createRuntime(),
   });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);

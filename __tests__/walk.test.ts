@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TextSink } from "../src/kernel/bounded.js";
 import { escapeControls } from "../src/kernel/escape.js";
+import { createRuntime } from "../src/server/runtime.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "./support/fixtures.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
@@ -25,7 +26,7 @@ beforeEach(() => {
   fs.mkdirSync(root);
   fs.mkdirSync(outside);
   fs.writeFileSync(path.join(outside, "secret.txt"), "s");
-  opts = walkOptions([root]);
+  opts = walkOptions(createRuntime(), [root]);
 });
 
 afterEach(() => {
@@ -65,7 +66,11 @@ function mixedTree(): void {
   materialize(root, spec);
 }
 
-describeEachStrategy("treeInto", () => {
+describeEachStrategy("treeInto", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it("renders an empty root as []", async () => {
     expect(await tree()).toBe("[]");
   });
@@ -118,7 +123,11 @@ describeEachStrategy("treeInto", () => {
   });
 });
 
-describeEachStrategy("searchInto", () => {
+describeEachStrategy("searchInto", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it("equals upstream's algorithm and lib.ts's searchFilesWithValidation on a real mixed tree", async () => {
     mixedTree();
     const cases: [string, string[]][] = [
@@ -191,7 +200,11 @@ describeEachStrategy("searchInto", () => {
   });
 });
 
-describeEachStrategy("unreadable entries inside a walk", () => {
+describeEachStrategy("unreadable entries inside a walk", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it.skipIf(process.getuid?.() === 0)("treats an unreadable subdirectory as empty and names it in a note", async () => {
     materialize(root, { locked: { inner: "" } });
     const locked = path.join(root, "locked");
@@ -296,7 +309,7 @@ describe("cancellation and progress", () => {
   const TOTAL = 2500;
   let shapesDir: string;
   const shapes = ["nested", "flat"] as const;
-  const shapeOpts = (shape: string): WalkOptions => walkOptions([path.join(shapesDir, shape)]);
+  const shapeOpts = (shape: string): WalkOptions => walkOptions(createRuntime(), [path.join(shapesDir, shape)]);
 
   beforeAll(() => {
     shapesDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-shapes-")));

@@ -27,8 +27,8 @@ beforeEach(async () => {
 
 afterEach(() => remove());
 
-describeEachStrategy("openWalkedSync", () => {
-  const open = (name: string, reach = root + path.sep) => new Sandbox([root]).openWalkedSync(reach, name, path.join(root, name));
+describeEachStrategy("openWalkedSync", (_, runtime) => {
+  const open = (name: string, reach = root + path.sep) => new Sandbox(runtime, [root]).openWalkedSync(reach, name, path.join(root, name));
   const contentOf = (fd: number): string => {
     try {
       return fs.readFileSync(fd, "utf8");
@@ -65,7 +65,7 @@ describeEachStrategy("openWalkedSync", () => {
   });
 });
 
-describeEachStrategy("walkFiles", () => {
+describeEachStrategy("walkFiles", (_, runtime) => {
   it("hands over every file open, in walk order, each object once, links to files inside followed, others counted", async () => {
     fs.mkdirSync(path.join(root, "sub"));
     fs.writeFileSync(path.join(root, "a.txt"), "a\n");
@@ -86,7 +86,7 @@ describeEachStrategy("walkFiles", () => {
         return undefined;
       },
       (reason, n) => skips.push(`${reason}:${n}`),
-      walkOptions([root]),
+      walkOptions(runtime, [root]),
     );
     await Promise.all(closes);
     expect(seen.filter((s) => s.startsWith("a.txt") || s.startsWith("hard.txt"))).toHaveLength(1);

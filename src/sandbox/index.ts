@@ -13,6 +13,7 @@ import type { Dirent, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { appendText, type Ending } from "./append.js";
+import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
@@ -22,13 +23,14 @@ import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedOpen } from "./open.js";
-import { availableStrategies, strategy, useStrategy } from "./platform.js";
+import { availableStrategies } from "./platform.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
+import type { SandboxRuntime } from "./runtime.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
 export type { Ending } from "./append.js";
@@ -43,41 +45,8 @@ export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
+export { sandboxRuntime, type SandboxRuntime } from "./runtime.js";
 export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-
-// Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,
-// so two calls on one file in this server never interleave their read, check and replace. Keys are real
-// paths (validation resolves symlinks), so two spellings of one file share a lock. Each key maps to the
-// promise its next taker waits for, and is absent when nobody holds or waits for it.
-const tails = new Map<string, Promise<void>>();
-
-/** Waits until `key` is free, takes it, and returns the function that frees it. */
-async function acquire(key: string): Promise<() => void> {
-  const previous = tails.get(key) ?? Promise.resolve();
-  let free!: () => void;
-  const mine = new Promise<void>((resolve) => (free = resolve));
-  const tail = previous.then(() => mine);
-  tails.set(key, tail);
-  await previous;
-  return () => {
-    free();
-    if (tails.get(key) === tail) tails.delete(key);
-  };
-}
-
-/**
- * Runs `task` holding the locks of every path in `keys`, taken in sorted order so that two calls naming
- * the same files (a move and its reverse) cannot deadlock; releases them however `task` ends.
- */
-async function serialised<T>(keys: readonly string[], task: () => Promise<T>): Promise<T> {
-  const releases: Array<() => void> = [];
-  try {
-    for (const key of [...new Set(keys)].sort()) releases.push(await acquire(key));
-    return await task();
-  } finally {
-    for (const release of releases.reverse()) release();
-  }
-}
 
 /** The lock key of a path that need not exist (a move's destination): its parent's real path and its name. */
 async function lockKeyOf(target: string): Promise<string> {
@@ -100,14 +69,16 @@ export class Sandbox {
   private liveConfinement: Confinement | undefined;
 
   /**
-   * `allowedDirs` are the call's, fixed when it starts; `current`, when given, tells the server's
-   * allowed directories now, which roots from the client may have replaced since (SPEC §2 Roots).
+   * `runtime` holds the process's strategy and file locks; `allowedDirs` are the call's, fixed when it
+   * starts; `current`, when given, tells the server's allowed directories now, which roots from the client
+   * may have replaced since (SPEC §2 Roots).
    */
   constructor(
+    private readonly runtime: SandboxRuntime,
     readonly allowedDirs: readonly string[],
     private readonly current?: () => readonly string[],
   ) {
-    this.confinement = new Confinement(allowedDirs);
+    this.confinement = new Confinement(runtime.strategy, allowedDirs);
   }
 
   /**
@@ -120,7 +91,7 @@ export class Sandbox {
     if (now === undefined || now === this.allowedDirs) return true;
     if (now !== this.liveChecked) {
       this.liveChecked = now;
-      this.liveConfinement = new Confinement(now);
+      this.liveConfinement = new Confinement(this.runtime.strategy, now);
     }
     return this.liveConfinement!.inside(real);
   }
@@ -181,19 +152,21 @@ export class Sandbox {
   /** Creates or atomically replaces the file `requested` with `content`. */
   async writeFile(requested: string, content: string): Promise<void> {
     const real = await this.validate(requested);
-    await serialised([real], () => writeWhole(this.confinement, real, content));
+    await this.runtime.locks.serialised([real], () => writeWhole(this.confinement, real, content));
   }
 
   /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */
   async appendFile(requested: string, content: string): Promise<Ending> {
     const real = await this.validate(requested);
-    return serialised([real], () => appendText(this.confinement, real, content));
+    return this.runtime.locks.serialised([real], () => appendText(this.confinement, real, content));
   }
 
   /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
   async delete(requested: string, options: { recursive: boolean; signal?: AbortSignal; onProgress?: (deleted: number) => void }): Promise<Deleted> {
     const entry = await this.entry(requested);
-    return serialised([entry.path], () => deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }));
+    return this.runtime.locks.serialised([entry.path], () =>
+      deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }),
+    );
   }
 
   /** Copies the entry `source` (a symlink as a link) to `destination`, never replacing anything there; a directory only with `recursive`. */
@@ -204,7 +177,7 @@ export class Sandbox {
   ): Promise<Copied> {
     const from = await this.entry(source);
     const to = await this.entry(destination);
-    return serialised([from.path, await lockKeyOf(to.path)], () =>
+    return this.runtime.locks.serialised([from.path, await lockKeyOf(to.path)], () =>
       copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
     );
   }
@@ -215,7 +188,7 @@ export class Sandbox {
    */
   async rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
     const real = await this.validate(requested);
-    return serialised([real], () => rewriteIn(this.confinement, real, options, engine));
+    return this.runtime.locks.serialised([real], () => rewriteIn(this.confinement, real, options, engine));
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is passed through. */
@@ -229,7 +202,7 @@ export class Sandbox {
     const to = await this.entry(destination);
     const given = { source, destination, sourceIsDir: from.wantsDir, destinationIsDir: to.wantsDir };
     // Both ends locked, so no write, edit or move of either name in this server interleaves.
-    await serialised([from.path, await lockKeyOf(to.path)], () => moveEntry(this.confinement, from.path, to.path, given));
+    await this.runtime.locks.serialised([from.path, await lockKeyOf(to.path)], () => moveEntry(this.confinement, from.path, to.path, given));
   }
 
   /**
@@ -252,7 +225,7 @@ export class Sandbox {
 
   /** Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`. */
   async readChild(parent: Reach, name: string, shown: string): Promise<Read> {
-    const read = await strategy().readChild(parent, name, shown);
+    const read = await this.runtime.strategy.readChild(parent, name, shown);
     if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
     return read;
   }
@@ -268,12 +241,12 @@ export class Sandbox {
    * @throws when it is gone, not a directory, or another one than the directory read
    */
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
-    return strategy().reopenChild(parent, name, shown, id);
+    return this.runtime.strategy.reopenChild(parent, name, shown, id);
   }
 
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number {
-    return strategy().descriptorLimit();
+    return this.runtime.strategy.descriptorLimit();
   }
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
@@ -300,9 +273,7 @@ class Unvalidated extends Sandbox {
 /** Test-only: what tests legitimately reach behind the public face; not part of the tool API. */
 export const __testing = {
   /** A Sandbox over `dirs` whose operations take their paths as already validated. */
-  unvalidated: (dirs: readonly string[]): Sandbox => new Unvalidated(dirs),
-  /** How many per-file locks of this server are held or awaited (0 once every call has ended). */
-  heldLockCount: (): number => tails.size,
+  unvalidated: (runtime: SandboxRuntime, dirs: readonly string[]): Sandbox => new Unvalidated(runtime, dirs),
   /** The name of the cross-process swap lock file beside entry `name`. */
   swapLockName: (name: string): string => lockNameOf(name),
   /** The name of the temp file (or temp tree) beside entry `name`. */
@@ -312,11 +283,8 @@ export const __testing = {
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
-  resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> => resolveFromInside(absolute, new Confinement(dirs)),
+  resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> =>
+    resolveFromInside(absolute, { inside: (real) => isPathWithinAllowedDirectories(real, dirs) }),
   /** The strategies this platform can run (both on Linux, portable elsewhere). */
   strategies: (): StrategyName[] => availableStrategies(),
-  /** The name of the strategy in use. */
-  strategyName: (): StrategyName => strategy().name,
-  /** Switches the strategy (suites run under each); throws when `name` cannot run here. */
-  useStrategy: (name: StrategyName): void => useStrategy(name),
 };

@@ -1,7 +1,7 @@
 /**
  * The two implementations of strategy.ts's interface, and the choice between
- * them, made once: `procfd` where /proc/self/fd exists, `portable` elsewhere.
- * Callers ask `strategy()` and never branch on the platform.
+ * them, made once per runtime: `procfd` where /proc/self/fd exists, `portable`
+ * elsewhere. Callers use the runtime's strategy and never branch on the platform.
  */
 import syncFs, {
   closeSync,
@@ -22,7 +22,7 @@ import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "./flags.js";
 import { copyByChunks, copyByKernel, holdByCwd, holdThroughFd } from "./held.js";
 import { type FileObjectId, sameFile } from "./identity.js";
 import { visible } from "./names.js";
-import type { Reach, Read, Strategy, StrategyName } from "./strategy.js";
+import type { OpenedDir, Reach, Read, Strategy, StrategyName } from "./strategy.js";
 
 /*
  * procfd (Linux): a directory is opened once and every child is reached
@@ -94,47 +94,54 @@ function reopenThroughFd(parent: Reach, name: string, shown: string, id: FileObj
   return { reach: `${fdLink(fd)}/`, fd };
 }
 
-let openFileLimit: number | undefined;
 /** The soft RLIMIT_NOFILE as the kernel reports it (Node raises it to the hard limit at start). */
 function softOpenFileLimit(): number {
-  if (openFileLimit !== undefined) return openFileLimit;
   try {
     const row = /^Max open files\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "latin1"));
     const soft = Number(row?.[1]);
-    openFileLimit = row?.[1] === "unlimited" ? Infinity : Number.isFinite(soft) && soft > 0 ? soft : 1024;
+    return row?.[1] === "unlimited" ? Infinity : Number.isFinite(soft) && soft > 0 ? soft : 1024;
   } catch {
-    openFileLimit = 1024;
+    return 1024;
   }
-  return openFileLimit;
 }
 
-const procfd: Strategy = {
-  name: "procfd",
-  linksSymlinks: true,
-  async openDir(target, noFollow) {
-    const handle = await fs.open(target, noFollow ? DIR_NOFOLLOW_FLAGS : DIR_FLAGS);
-    try {
-      const real = await fs.readlink(fdLink(handle.fd));
-      const reach = `${fdLink(handle.fd)}/`;
-      return { real, reach, child: (name) => reach + name, close: () => handle.close() };
-    } catch (err) {
-      await handle.close();
-      throw err;
-    }
-  },
-  realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
-  realPathOfFdSync(fd, reach, name) {
-    // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
-    // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
-    // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
-    const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
-    return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
-  },
-  readChild: readChildThroughFd,
-  reopenChild: reopenThroughFd,
-  descriptorLimit: softOpenFileLimit,
-  hold: holdThroughFd,
-  copyContent: copyByKernel,
+/** A procfd strategy; it reads the open-file limit once, when a walk first asks. */
+const procfd = (): Strategy => {
+  let openFileLimit: number | undefined;
+  return {
+    name: "procfd",
+    linksSymlinks: true,
+    async openDir(target, noFollow) {
+      const handle = await fs.open(target, noFollow ? DIR_NOFOLLOW_FLAGS : DIR_FLAGS);
+      try {
+        const real = await fs.readlink(fdLink(handle.fd));
+        const reach = `${fdLink(handle.fd)}/`;
+        const dir: OpenedDir = {
+          real,
+          reach,
+          child: (name) => reach + name,
+          hold: (name, expected) => holdThroughFd(dir, name, expected),
+          close: () => handle.close(),
+        };
+        return dir;
+      } catch (err) {
+        await handle.close();
+        throw err;
+      }
+    },
+    realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
+    realPathOfFdSync(fd, reach, name) {
+      // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
+      // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
+      // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
+      const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
+      return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
+    },
+    readChild: readChildThroughFd,
+    reopenChild: reopenThroughFd,
+    descriptorLimit: () => (openFileLimit ??= softOpenFileLimit()),
+    copyContent: copyByKernel,
+  };
 };
 
 /*
@@ -175,7 +182,14 @@ const portable: Strategy = {
     const real = await fs.realpath(target);
     if (!(await fs.stat(real)).isDirectory()) throw errnoError("ENOTDIR", target);
     const reach = real.endsWith(path.sep) ? real : real + path.sep;
-    return { real, reach, child: (name) => reach + name, close: async () => {} };
+    const dir: OpenedDir = {
+      real,
+      reach,
+      child: (name) => reach + name,
+      hold: (name, expected) => holdByCwd(dir, name, expected),
+      close: async () => {},
+    };
+    return dir;
   },
   async realPathOf(handle, childPath, shown) {
     const [real, byHandle] = await Promise.all([fs.realpath(childPath), handle.stat({ bigint: true })]);
@@ -224,20 +238,13 @@ const portable: Strategy = {
   // Its reach is a path and holds no fd, so a walk never releases it and nothing needs reopening.
   reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),
   descriptorLimit: () => Infinity,
-  hold: holdByCwd,
   copyContent: copyByChunks,
 };
 
 // Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act
 // relative to an opened directory. BOUNDED_FS_STRATEGY=portable runs the portable path on Linux
-// (tests run every confinement and walk suite under both).
+// (tests run every confinement and walk suite under both, side by side: each runtime has its own).
 const PROC_FD_AVAILABLE = process.platform === "linux" && existsSync("/proc/self/fd");
-let active: Strategy = PROC_FD_AVAILABLE && process.env.BOUNDED_FS_STRATEGY !== "portable" ? procfd : portable;
-
-/** The strategy in use. */
-export function strategy(): Strategy {
-  return active;
-}
 
 /** The strategies this platform can run (both on Linux, portable elsewhere). */
 export function availableStrategies(): StrategyName[] {
@@ -245,10 +252,13 @@ export function availableStrategies(): StrategyName[] {
 }
 
 /**
- * Switches the strategy (tests run the same suites under each).
+ * The strategy `name`, or the one this platform runs (procfd where /proc/self/fd exists, unless
+ * BOUNDED_FS_STRATEGY=portable); chosen once, by the composition root that builds the runtime.
  * @throws when `name` cannot run on this platform
  */
-export function useStrategy(name: StrategyName): void {
+export function createStrategy(
+  name: StrategyName = PROC_FD_AVAILABLE && process.env.BOUNDED_FS_STRATEGY !== "portable" ? "procfd" : "portable",
+): Strategy {
   if (!availableStrategies().includes(name)) throw new Error(`Strategy ${name} is not available on ${process.platform}`);
-  active = name === "procfd" ? procfd : portable;
+  return name === "procfd" ? procfd() : portable;
 }

@@ -129,6 +129,12 @@ describe("the other HTTP flags", () => {
     expect(http(["--http", "1"], { BOUNDED_FS_STATELESS: "1" }).stateless).toBe(true);
   });
 
+  it("reads --instance-name, the prefix of the session ids a balancer routes on, from the flag or its variable", () => {
+    expect(http(["--http", "1", "--instance-name", "mcp-2"]).instanceName).toBe("mcp-2");
+    expect(http(["--http", "1"], { BOUNDED_FS_INSTANCE_NAME: "b" }).instanceName).toBe("b");
+    expect(http(["--http", "1"]).instanceName).toBeUndefined();
+  });
+
   it.each([
     [["--session-idle-s", "0"], /invalid value for --session-idle-s: "0"/],
     [["--max-sessions", "many"], /invalid value for --max-sessions: "many"/],
@@ -136,6 +142,8 @@ describe("the other HTTP flags", () => {
     [["--allowed-origins", "*"], /"\*" is not one/],
     [["--tls-key", "/k.pem"], /--tls-key needs --tls-cert \(HTTPS needs both\)/],
     [["--stateless=yes"], /--stateless takes no value/],
+    [["--instance-name", "a.b"], /invalid value for --instance-name: "a\.b" \(expected 1-32 letters, digits and dashes/],
+    [["--instance-name", "x".repeat(33)], /invalid value for --instance-name/],
   ])("refuses %j", (flags, message) => {
     expect(refusal(["--http", "1", ...flags])).toMatch(message);
   });

@@ -211,6 +211,18 @@ describe("session limit, idle expiry, request bound", () => {
     }
   });
 
+  it("with --instance-name, mints session ids that name the instance before a dot, and serves them", async () => {
+    const running = await startHttp([root], ["--instance-name", "inst-2"]);
+    try {
+      const session = await connectHttp(running.url);
+      expect(session.transport.sessionId).toMatch(/^inst-2\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(text(await caller(session.client)("list_allowed_directories"))).toBe(`Allowed directories:\n${root}`);
+      await session.close();
+    } finally {
+      await running.stop();
+    }
+  });
+
   it("closes a session idle for --session-idle-s; its id is then unknown, and a new session works", async () => {
     const running = await startHttp([root], ["--session-idle-s", "1"]);
     try {

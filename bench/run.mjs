@@ -16,6 +16,7 @@ import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, replaceAllScenario, tolerantEditScenario } from "./edit.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
+import { multiInstanceScenario } from "./multi-instance.mjs";
 import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./file-ops.mjs";
 import { grepBaseline, scanScenario } from "./scan.mjs";
 import { hostileTreeScenario } from "./deep.mjs";
@@ -114,6 +115,7 @@ async function main() {
     )),
   ]);
   await step("50 HTTP sessions at once", () => httpLoadScenario({ sessions: 50, seconds: quick ? 10 : 20, log }));
+  await step("three instances behind nginx, one killed", () => multiInstanceScenario({ log }));
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);
   const fixtures =

@@ -17,6 +17,7 @@ const PUBLIC_URL = spec("--public-url", "BOUNDED_FS_PUBLIC_URL", "a URL");
 const STATELESS = spec("--stateless", "BOUNDED_FS_STATELESS");
 const SESSION_IDLE = spec("--session-idle-s", "BOUNDED_FS_SESSION_IDLE_S", "a positive whole number");
 const MAX_SESSIONS = spec("--max-sessions", "BOUNDED_FS_MAX_SESSIONS", "a positive whole number");
+const INSTANCE = spec("--instance-name", "BOUNDED_FS_INSTANCE_NAME", "a name of 1-32 letters, digits and dashes");
 const TOKEN_FILE = spec("--auth-token-file", "BOUNDED_FS_AUTH_TOKEN_FILE", "a file");
 const OAUTH_ISSUER = spec("--oauth-issuer", "BOUNDED_FS_OAUTH_ISSUER", "a URL");
 const OAUTH_JWKS = spec("--oauth-jwks-url", "BOUNDED_FS_OAUTH_JWKS_URL", "a URL");
@@ -31,6 +32,7 @@ export const HTTP_OPTIONS: readonly OptionSpec[] = [
   STATELESS,
   SESSION_IDLE,
   MAX_SESSIONS,
+  INSTANCE,
   TOKEN_FILE,
   OAUTH_ISSUER,
   OAUTH_JWKS,
@@ -54,11 +56,17 @@ export const HTTP_USAGE = `  --http [HOST:]PORT     serve MCP over Streamable HT
   --oauth-issuer URL     accept JWT access tokens from this OAuth issuer (scopes
                          fs:read, fs:write; audience: the public URL)
   --oauth-jwks-url URL   the issuer's JWKS, when its metadata does not name one
+  --instance-name NAME   behind a load balancer: session ids start with NAME and a
+                         dot, so the balancer can route a session back to this
+                         instance (deploy/nginx-mcp.conf)
   --allowed-origins LIST browser origins allowed to call (comma-separated)
   --tls-cert FILE, --tls-key FILE   serve HTTPS with this certificate and key
 `;
 
 const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*$/i;
+
+// A session id carries it before a dot, and a balancer matches it with a regex: nothing that needs escaping.
+const INSTANCE_NAME = /^[A-Za-z0-9-]{1,32}$/;
 
 /** `PORT`, `HOST:PORT` or `[IPV6]:PORT`. */
 function parseBind(given: Given): { host: string; port: number } {
@@ -140,6 +148,8 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
   const key = fileName(read.get(TLS_KEY));
   const idle = read.get(SESSION_IDLE);
   const max = read.get(MAX_SESSIONS);
+  const instance = read.get(INSTANCE);
+  if (instance && !INSTANCE_NAME.test(instance.value)) throw invalid(instance, "expected 1-32 letters, digits and dashes, e.g. mcp-1");
   const origins = read.get(ORIGINS);
 
   if (!loopback && !tokens && !issuer) {
@@ -163,6 +173,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
     stateless: read.on(STATELESS),
     sessionIdleSeconds: idle ? parseWhole(idle) : 1800,
     maxSessions: max ? parseWhole(max) : 64,
+    ...(instance && { instanceName: instance.value }),
     ...(tokens !== undefined && { authTokenFile: tokens }),
     ...(issuerGiven && { oauthIssuer: issuerGiven.value }),
     ...(jwks && { oauthJwksUrl: jwks.href }),

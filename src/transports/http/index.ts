@@ -109,6 +109,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     stateless: settings.stateless,
     idleMs: settings.sessionIdleSeconds * 1000,
     maxSessions: settings.maxSessions,
+    ...(settings.instanceName !== undefined && { idPrefix: `${settings.instanceName}.` }),
     log,
   });
   // The request listener is added once the URL, and with it the token audience, is known.

@@ -3,7 +3,7 @@
  * server instance (buildServer) and its own transport, never shared with
  * another client: SDK advisories showed one server or transport shared
  * between clients leaking responses across them. Session ids are random
- * UUIDs, bound to the principal that opened them; a session idle for
+ * UUIDs (after the instance's name with --instance-name), bound to the principal that opened them; a session idle for
  * --session-idle-s is closed; at most --max-sessions are open. Stateless
  * mode builds a server and transport for each request and closes both after
  * it (a stateless transport must never be reused).
@@ -24,6 +24,8 @@ export interface SessionOptions {
   readonly stateless: boolean;
   readonly idleMs: number;
   readonly maxSessions: number;
+  /** What every session id starts with (the instance's name and a dot, behind a balancer). @default "" */
+  readonly idPrefix?: string;
   readonly log: (line: string) => void;
 }
 
@@ -98,7 +100,7 @@ export class Sessions {
     let log = this.options.log;
     const lane = new Lane();
     const transport = new SessionTransport(lane, {
-      sessionIdGenerator: randomUUID,
+      sessionIdGenerator: () => `${this.options.idPrefix ?? ""}${randomUUID()}`,
       onsessioninitialized: (id) => {
         session = { id, principal, server, transport, lane };
         this.open.set(id, session);

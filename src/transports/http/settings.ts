@@ -17,6 +17,8 @@ export interface HttpSettings {
   readonly sessionIdleSeconds: number;
   /** Sessions (or, stateless, requests) served at once. @default 64 */
   readonly maxSessions: number;
+  /** Behind a balancer: the prefix of every session id minted here (`<name>.<uuid>`), so a session is routed back. */
+  readonly instanceName?: string;
   readonly authTokenFile?: string;
   /** The issuer exactly as given (it is compared with each token's `iss`). */
   readonly oauthIssuer?: string;

@@ -3,7 +3,7 @@
  * (locked, atomic, line endings kept), and the text the tool returns.
  */
 import { escapeControls } from "../kernel/escape.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FilePort } from "../sandbox/index.js";
 import type { EditOperation } from "./edits.js";
 import { streamEdit } from "./stream.js";
 
@@ -14,7 +14,7 @@ const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
  * and a note when bytes another process appended to the file during the edit were kept at its end.
  */
 export async function editFileThrough(
-  sandbox: Pick<Sandbox, "rewrite">,
+  sandbox: Pick<FilePort, "rewrite">,
   path: string,
   edits: EditOperation[],
   dryRun: boolean,

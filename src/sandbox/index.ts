@@ -30,6 +30,7 @@ import { creatableInside, entryInside, validateInside, type Entry } from "./requ
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
+import type { FilePort, TreeOptions, WalkPort } from "./ports.js";
 import type { SandboxRuntime } from "./runtime.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
@@ -45,6 +46,7 @@ export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
+export type { FilePort, WalkPort } from "./ports.js";
 export { sandboxRuntime, type SandboxRuntime } from "./runtime.js";
 export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
@@ -58,8 +60,8 @@ async function lockKeyOf(target: string): Promise<string> {
   }
 }
 
-/** The allowed directories of one call, and every operation confined to them. */
-export class Sandbox {
+/** The allowed directories of one call, and every operation confined to them: both ports (ports.ts). */
+export class Sandbox implements FilePort, WalkPort {
   protected readonly confinement: Confinement;
   // Directories this call's walks read and reach by path (the portable strategy), by reach: their identity,
   // so that a file opened in one is checked against it instead of by a realpath, whose cost grows with
@@ -162,7 +164,7 @@ export class Sandbox {
   }
 
   /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
-  async delete(requested: string, options: { recursive: boolean; signal?: AbortSignal; onProgress?: (deleted: number) => void }): Promise<Deleted> {
+  async delete(requested: string, options: TreeOptions): Promise<Deleted> {
     const entry = await this.entry(requested);
     return this.runtime.locks.serialised([entry.path], () =>
       deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }),
@@ -170,11 +172,7 @@ export class Sandbox {
   }
 
   /** Copies the entry `source` (a symlink as a link) to `destination`, never replacing anything there; a directory only with `recursive`. */
-  async copy(
-    source: string,
-    destination: string,
-    options: { recursive: boolean; signal?: AbortSignal; onProgress?: (copied: number) => void },
-  ): Promise<Copied> {
+  async copy(source: string, destination: string, options: TreeOptions): Promise<Copied> {
     const from = await this.entry(source);
     const to = await this.entry(destination);
     return this.runtime.locks.serialised([from.path, await lockKeyOf(to.path)], () =>

@@ -123,6 +123,7 @@ export function buildServer(options: ServerOptions): Server {
       entry.tool.handler(parsed.data, {
         limits,
         sandbox,
+        walks: sandbox,
         bounds,
         runtime,
         signal: extra.signal,

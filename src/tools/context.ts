@@ -7,7 +7,7 @@ import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
 import type { CheckpointCache, ReadOptions } from "../reading/index.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FilePort, WalkPort } from "../sandbox/index.js";
 import type { DescriptorBudget, WalkOptions } from "../walking/index.js";
 
 /** The process resources the tools draw on, from the runtime (server/runtime.ts). */
@@ -21,8 +21,10 @@ export interface ToolRuntime {
 /** Per-call context: limits, the call's sandbox and bounds, the runtime, cancellation and progress. */
 export interface ToolContext {
   readonly limits: Limits;
-  /** The allowed directories at call time, and every file operation confined to them. */
-  readonly sandbox: Sandbox;
+  /** The allowed directories at call time, and every file operation confined to them: the tools' port. */
+  readonly sandbox: FilePort;
+  /** The same sandbox as the walkers reach it: the walkers' port, handed on by `walkOptions`. */
+  readonly walks: WalkPort;
   /** The call's sink and window bound, created by the bounding layer. */
   readonly bounds: Bounds;
   readonly runtime: ToolRuntime;
@@ -69,7 +71,7 @@ export function readOptions(ctx: ToolContext): ReadOptions {
 
 /** Walk options for the walkers, wired to the call's sandbox, signal and progress. */
 export function walkOptions(ctx: ToolContext): WalkOptions {
-  return { sandbox: ctx.sandbox, descriptors: ctx.runtime.descriptors, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
+  return { sandbox: ctx.walks, descriptors: ctx.runtime.descriptors, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
 }
 
 /** Runs `fill` on the call's sink and tells the bounding layer to render it. */

@@ -36,7 +36,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     contextLines: args.contextLines,
     offset: args.offset,
     signal: ctx.signal,
-    batchFds: batchDescriptors(ctx.sandbox.descriptorLimit()),
+    batchFds: batchDescriptors(ctx.walks.descriptorLimit()),
   });
   let notes = "";
   let file: Awaited<ReturnType<typeof ctx.sandbox.openFile>> | undefined;

@@ -5,7 +5,7 @@
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { formatSize } from "./sizes.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { WalkPort } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
@@ -49,7 +49,7 @@ interface SizedEntry {
   size: number;
 }
 
-async function sizeEntries(dir: string, ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
+async function sizeEntries(dir: string, ticker: Ticker, sandbox: WalkPort): Promise<SizedEntry[]> {
   const entries = await sandbox.readEntries(dir);
   const sized: SizedEntry[] = entries.map((e) => ({
     name: e.name,

@@ -52,7 +52,7 @@ describe("directory_tree and search_files while a subdirectory is swapped for a 
     server = undefined;
   });
 
-  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/platform/portable.ts.
   it.skipIf(!STRATEGIES.includes("procfd"))("never show a name from outside, over hundreds of rounds", async () => {
     const SUBS = 4;
     const subs = Array.from({ length: SUBS }, (_, i) => path.join(root, `sub${i}`));
@@ -144,7 +144,7 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
     },
   };
 
-  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/platform/portable.ts.
   it.skipIf(!STRATEGIES.includes("procfd")).each(Object.keys(walks) as (keyof typeof walks)[])(
     "%s refuses the swapped-in symlinks (ENOTDIR) and shows nothing from outside",
     async (name) => {

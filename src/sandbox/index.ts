@@ -23,7 +23,7 @@ import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedOpen } from "./open.js";
-import { availableStrategies } from "./platform.js";
+import { availableStrategies } from "./platform/index.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, validateInside, type Entry } from "./requested.js";

@@ -14,6 +14,7 @@ import type { Confinement } from "./confinement.js";
 /** All a resolution asks of the allowed directories: whether a real path lies inside them. */
 type Inside = Pick<Confinement, "inside">;
 import { errnoCode } from "./errors.js";
+import { SEPARATORS } from "./platform/index.js";
 
 // Linux's MAXSYMLINKS: symlinks followed in one resolution before it is called a loop.
 const MAX_LINKS = 40;
@@ -47,12 +48,11 @@ export type LinkVerdict =
 /** The root of absolute path `p` and its components (empty ones dropped). */
 function splitPath(p: string): { root: string; parts: string[] } {
   const { root } = path.parse(p);
-  const separators = process.platform === "win32" ? /[\\/]+/ : /\/+/;
   return {
     root,
     parts: p
       .slice(root.length)
-      .split(separators)
+      .split(SEPARATORS)
       .filter((part) => part !== ""),
   };
 }

@@ -4,7 +4,7 @@
  * of in-process file locks. Every Sandbox of one runtime acts through them.
  */
 import { FileLocks } from "./locks.js";
-import { createStrategy } from "./platform.js";
+import { createStrategy } from "./platform/index.js";
 import type { Strategy, StrategyName } from "./strategy.js";
 
 /** What every Sandbox of a process shares. */

@@ -1,8 +1,9 @@
 /**
  * What differs between the platforms: how a verified directory is held and its
- * entries reached. platform.ts implements it twice — `procfd` (Linux) acts
- * through `/proc/self/fd/<fd>/<name>`, `portable` (macOS, BSD, Windows) uses
- * checked paths — and picks one, once; callers never branch on the platform.
+ * entries reached. platform/ implements it twice, one file each — procfd.ts
+ * (Linux) acts through `/proc/self/fd/<fd>/<name>`, portable.ts (macOS, BSD,
+ * Windows) uses checked paths — and picks one per runtime; callers never
+ * branch on the platform.
  */
 import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";

@@ -14,6 +14,7 @@
  * for gone. (Windows, where links need a privilege, uses a file with the same text.)
  */
 import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -22,7 +23,6 @@ import { errnoCode } from "./errors.js";
 import { LOCK_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { lockNameOf, tempNameOf } from "./names.js";
-import { bootId, startTimeOf } from "./platform/index.js";
 import { removeEntry } from "./tree.js";
 
 // A holder elsewhere refreshes its lock every HEARTBEAT_MS; one silent this long has gone.
@@ -38,8 +38,26 @@ export interface LockOwner {
   host: string;
 }
 
-// Without a boot id the host name alone tells machines apart.
-const machineId = (): string => createHash("sha256").update(`${os.hostname()}\0${bootId()}`).digest("hex").slice(0, 16);
+/** A process's start time (clock ticks since boot, /proc/<pid>/stat field 22), or "" where there is no /proc. */
+function startTimeOf(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name (field 2) may hold spaces and parentheses: count from its closing one.
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? "";
+  } catch {
+    return "";
+  }
+}
+
+function machineId(): string {
+  let boot = "";
+  try {
+    boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+  } catch {
+    // No boot id here: the host name alone tells machines apart.
+  }
+  return createHash("sha256").update(`${os.hostname()}\0${boot}`).digest("hex").slice(0, 16);
+}
 
 const HERE: LockOwner = { pid: process.pid, start: startTimeOf(process.pid), host: machineId() };
 

@@ -2,3 +2,4 @@
 export { applyEdits, coarseUnifiedDiff, createUnifiedDiff, fenceDiff, normalizeLineEndings } from "./edits.js";
 export type { EditOperation } from "./edits.js";
 export { editFileThrough } from "./edit-file.js";
+export { EditRefused, type EditRefusal } from "./refusals.js";

@@ -96,3 +96,29 @@ describeEachStrategy("walkFiles", (_, runtime) => {
     expect(skips).toEqual(["outsideLink:1"]);
   });
 });
+
+describeEachStrategy("openFileOrDirectory", (_, runtime) => {
+  it("resolves once: a file comes back opened, a directory as its real path, a link to outside refused as openFile refuses it", async () => {
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.writeFileSync(path.join(root, "sub", "a.txt"), "alpha\n");
+    fs.symlinkSync(path.join(root, "sub"), path.join(root, "to-sub"));
+    fs.symlinkSync(outside, path.join(root, "out"));
+    const sandbox = new Sandbox(runtime, [root]);
+    const file = await sandbox.openFileOrDirectory(path.join(root, "sub", "a.txt"));
+    try {
+      expect(file.kind).toBe("file");
+      if (file.kind === "file") expect([file.path, (await file.handle.readFile()).toString()]).toEqual([path.join(root, "sub", "a.txt"), "alpha\n"]);
+    } finally {
+      if (file.kind === "file") await file.handle.close();
+    }
+    expect(await sandbox.openFileOrDirectory(path.join(root, "to-sub"))).toEqual({ kind: "directory", path: path.join(root, "sub") });
+    await expect(sandbox.openFileOrDirectory(path.join(root, "out"))).rejects.toThrow(/outside allowed directories/);
+    // The refusal of a missing file is openFile's own, word for word.
+    const missing = path.join(root, "missing.txt");
+    const byOpen = await sandbox.openFile(missing).then(
+      () => "opened",
+      (e: Error) => e.message,
+    );
+    await expect(sandbox.openFileOrDirectory(missing)).rejects.toThrow(byOpen);
+  });
+});

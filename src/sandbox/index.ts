@@ -30,7 +30,7 @@ import { creatableInside, entryInside, validateInside, type Entry } from "./requ
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-import type { FilePort, TreeOptions, WalkPort } from "./ports.js";
+import type { FileOrDirectory, FilePort, TreeOptions, WalkPort } from "./ports.js";
 import type { SandboxRuntime } from "./runtime.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
@@ -122,6 +122,17 @@ export class Sandbox implements FilePort, WalkPort {
   async openFile(requested: string): Promise<{ handle: FileHandle; path: string }> {
     const real = await this.validate(requested);
     return { handle: await openRegularFile(this.confinement, real), path: real };
+  }
+
+  /**
+   * `requested` opened as a regular file, or the real path of the directory it is: one resolution either way.
+   * Anything else is refused as `openFile` refuses it.
+   */
+  async openFileOrDirectory(requested: string): Promise<FileOrDirectory> {
+    const real = await this.validate(requested);
+    // A stat that fails says nothing here: the open below words why the path cannot be read.
+    if ((await statInside(this.confinement, real).catch(() => undefined))?.isDirectory()) return { kind: "directory", path: real };
+    return { kind: "file", handle: await openRegularFile(this.confinement, real), path: real };
   }
 
   /** Opens `requested` as a directory, verified inside; the caller closes it. */

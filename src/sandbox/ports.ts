@@ -23,6 +23,9 @@ export interface TreeOptions {
   onProgress?: (done: number) => void;
 }
 
+/** What a path names that is read whole or walked: a regular file opened, or a directory (its real path). */
+export type FileOrDirectory = { kind: "file"; handle: FileHandle; path: string } | { kind: "directory"; path: string };
+
 /** The tools' face: every operation takes a path as the client requested it and resolves it from inside. */
 export interface FilePort {
   /** The allowed directories of the call, fixed when it started. */
@@ -31,6 +34,8 @@ export interface FilePort {
   validate(requested: string): Promise<string>;
   /** `requested` opened as a regular file for reading, and its real path; the caller closes the handle. */
   openFile(requested: string): Promise<{ handle: FileHandle; path: string }>;
+  /** `requested` opened as a regular file (the caller closes it), or the real path of the directory it is; one resolution. */
+  openFileOrDirectory(requested: string): Promise<FileOrDirectory>;
   /** `requested` opened as a directory, verified inside; the caller closes it. */
   openDirectory(requested: string): Promise<OpenedDir>;
   /** Metadata of `requested`, nothing at its end followed. */

@@ -9,6 +9,7 @@ import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec }
 import { searchFilesWithValidation, setAllowedDirectories } from "../src/lib.js";
 import { searchInto, treeInto } from "../src/walking/index.js";
 import type { WalkOptions } from "../src/walking/index.js";
+import { MAX_WALK_FDS } from "../src/walking/descriptors.js";
 import { SkipLog } from "../src/walking/skip-log.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "./walk-reference.js";
 
@@ -65,6 +66,26 @@ function mixedTree(): void {
   }
   materialize(root, spec);
 }
+
+describe("two runtimes side by side", () => {
+  it.skipIf(STRATEGIES.length < 2)("a walk under each strategy at once, in one process, each gives what it gives alone", async () => {
+    mixedTree();
+    const [procfd, portable] = [createRuntime("procfd"), createRuntime("portable")];
+    const alone = [await tree([], walkOptions(procfd, [root])), await tree([], walkOptions(portable, [root]))];
+    const together = await Promise.all([
+      tree([], walkOptions(procfd, [root])),
+      search("**/*", [], walkOptions(portable, [root])),
+      tree([], walkOptions(portable, [root])),
+      search("**/*", [], walkOptions(procfd, [root])),
+    ]);
+    expect(alone[1]).toBe(alone[0]);
+    expect([together[0], together[2]]).toEqual(alone);
+    expect(together[3]).toBe(together[1]);
+    expect(together[1]).toContain(path.join(root, "src", "a.ts"));
+    // Each runtime's descriptor budget is its own and is given back whole.
+    expect([procfd.descriptors.takeShare(256).count, portable.descriptors.takeShare(256).count]).toEqual([MAX_WALK_FDS, MAX_WALK_FDS]);
+  });
+});
 
 describeEachStrategy("treeInto", (_, runtime) => {
   beforeEach(() => {

@@ -17,6 +17,10 @@ import { compileQuery, ContentSearch, RegexTooCostlyError, type OutputMode, type
 import { escapeControls } from "../src/kernel/escape.js";
 import { walkFiles } from "../src/walking/index.js";
 import { describeEachStrategy, walkOptions } from "./support/fixtures.js";
+import { ScanWorkers } from "../src/grep/index.js";
+
+// One shelf of idle scan workers for the searches of this file, as a runtime holds one.
+const workers = new ScanWorkers();
 
 let root: string;
 beforeAll(async () => {
@@ -63,6 +67,7 @@ async function runPage(
 ): Promise<PageResult> {
   const sink = new TextSink(cap);
   const search = new ContentSearch({
+    workers,
     query: compileQuery(spec),
     sink,
     offset,
@@ -175,7 +180,7 @@ describe("summary", () => {
   it("states exact totals, skips with their reasons and the parameter that includes ignored files", async () => {
     const files = await writeFiles(["foo\nfoo bar\n", "bar\n", "x\0foo\n"]);
     const sink = new TextSink(10_000);
-    const search = new ContentSearch({ query: compileQuery({ query: "foo" }), sink, mode: "count" });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "foo" }), sink, mode: "count" });
     for (const f of files) {
       const fh = await fs.open(f, "r");
       await search.searchFile(fh, escapeControls(f)).finally(() => fh.close());
@@ -209,6 +214,7 @@ describe("regex safety", () => {
     const files = await writeFiles([`ok aaa\n${"a".repeat(100_000)}b\naa\n`]);
     const sink = new TextSink(10_000);
     const search = new ContentSearch({
+      workers,
       query: compileQuery({ query: "(a+)+$", regex: true }),
       sink,
       budget: { baseMs: 300, perKiBMs: 0, perFileMs: 0 },
@@ -235,7 +241,12 @@ describe("regex safety", () => {
 
   it("an aborted regex search rejects with the signal's reason", async () => {
     const files = await writeFiles([`${"a".repeat(100_000)}b\n`]);
-    const search = new ContentSearch({ query: compileQuery({ query: "(a+)+$", regex: true }), sink: new TextSink(1000), budget: { baseMs: 60_000 } });
+    const search = new ContentSearch({
+      workers,
+      query: compileQuery({ query: "(a+)+$", regex: true }),
+      sink: new TextSink(1000),
+      budget: { baseMs: 60_000 },
+    });
     const fh = await fs.open(files[0] ?? "", "r");
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error("cancelled by client")), 50);
@@ -350,6 +361,7 @@ describe("the regex budget is per call (SPEC §16)", () => {
     const order: string[] = [];
     const run = async (file: string, spec: QuerySpec, name: string): Promise<unknown> => {
       const search = new ContentSearch({
+        workers,
         query: compileQuery(spec),
         sink: new TextSink(10_000),
         mode: "count",
@@ -397,6 +409,7 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     }
     const ac = new AbortController();
     const search = new ContentSearch({
+      workers,
       query: compileQuery({ query: "(a|a)*b", regex: true }),
       sink: new TextSink(10_000),
       mode: "count",
@@ -434,7 +447,7 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     }
     for (const mode of ["lines", "files", "count"] as const) {
       const sink = new TextSink(3000);
-      const search = new ContentSearch({ query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
+      const search = new ContentSearch({ workers, query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
       const order: string[] = [];
       try {
         await walkFiles(
@@ -466,7 +479,7 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     const size = BATCH_BIG_BYTES / 4;
     for (let f = 0; f < 40; f++)
       writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
-    const search = new ContentSearch({ query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     let mostOpen = 0;
     try {
       await walkFiles(

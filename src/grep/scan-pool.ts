@@ -1,6 +1,6 @@
 /**
  * The scan workers of one search call (SPEC §10, §16): one or two worker threads (heap capped)
- * run its jobs, reused from an idle pool of the process when one is there. A regex search has
+ * run its jobs, reused from the runtime's shelf of idle workers when one is there. A regex search has
  * a budget for the whole call — a base plus a share per KiB and per file handed over — and the
  * workers' busy time is charged against it; past it every worker of the call is ended and the call
  * fails saying the expression was too costly. Other calls have workers of their own, so they are
@@ -56,48 +56,55 @@ function workerUrl(): URL {
   return new URL(`file://${fileURLToPath(here).replace(/([\\/])src([\\/]grep[\\/]scan-worker\.js)$/, "$1dist$2")}`);
 }
 
-const idle: { worker: Worker; timer: NodeJS.Timeout; onError: () => void }[] = [];
+/**
+ * Worker threads kept idle for the next search call (at most IDLE_KEPT, each for IDLE_MS): one shelf per
+ * runtime (server/runtime.ts), which every search of the process takes its workers from.
+ */
+export class ScanWorkers {
+  private readonly idle: { worker: Worker; timer: NodeJS.Timeout; onError: () => void }[] = [];
 
-function dropIdle(worker: Worker): void {
-  const at = idle.findIndex((e) => e.worker === worker);
-  if (at >= 0) {
-    const [entry] = idle.splice(at, 1);
-    if (entry !== undefined) clearTimeout(entry.timer);
-  }
-  void worker.terminate();
-}
-
-/** A started worker: from the idle pool, or new (resolved once it said it is ready, so its start is not charged). */
-function takeWorker(): Promise<Worker> {
-  const kept = idle.pop();
-  if (kept !== undefined) {
-    clearTimeout(kept.timer);
-    kept.worker.off("error", kept.onError);
-    kept.worker.ref();
-    return Promise.resolve(kept.worker);
-  }
-  const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
-  return new Promise((resolve, reject) => {
-    const onReady = (reply: WorkerReply): void => {
-      if (reply.type !== "ready") return;
-      worker.off("error", reject);
-      worker.off("message", onReady);
-      resolve(worker);
-    };
-    worker.on("message", onReady);
-    worker.once("error", reject);
-  });
-}
-
-function giveBack(worker: Worker): void {
-  if (idle.length >= IDLE_KEPT) {
+  private drop(worker: Worker): void {
+    const at = this.idle.findIndex((e) => e.worker === worker);
+    if (at >= 0) {
+      const [entry] = this.idle.splice(at, 1);
+      if (entry !== undefined) clearTimeout(entry.timer);
+    }
     void worker.terminate();
-    return;
   }
-  worker.unref();
-  const onError = (): void => dropIdle(worker);
-  worker.on("error", onError);
-  idle.push({ worker, timer: setTimeout(() => dropIdle(worker), IDLE_MS).unref(), onError });
+
+  /** A started worker: from the shelf, or new (resolved once it said it is ready, so its start is not charged). */
+  take(): Promise<Worker> {
+    const kept = this.idle.pop();
+    if (kept !== undefined) {
+      clearTimeout(kept.timer);
+      kept.worker.off("error", kept.onError);
+      kept.worker.ref();
+      return Promise.resolve(kept.worker);
+    }
+    const worker = new Worker(workerUrl(), { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
+    return new Promise((resolve, reject) => {
+      const onReady = (reply: WorkerReply): void => {
+        if (reply.type !== "ready") return;
+        worker.off("error", reject);
+        worker.off("message", onReady);
+        resolve(worker);
+      };
+      worker.on("message", onReady);
+      worker.once("error", reject);
+    });
+  }
+
+  /** Puts an idle worker on the shelf, or ends it when the shelf is full. */
+  giveBack(worker: Worker): void {
+    if (this.idle.length >= IDLE_KEPT) {
+      void worker.terminate();
+      return;
+    }
+    worker.unref();
+    const onError = (): void => this.drop(worker);
+    worker.on("error", onError);
+    this.idle.push({ worker, timer: setTimeout(() => this.drop(worker), IDLE_MS).unref(), onError });
+  }
 }
 
 interface Pending {
@@ -125,8 +132,9 @@ export class ScanPool {
   private checker: NodeJS.Timeout | undefined;
   private nextId = 1;
 
-  /** @param budget the call's budget; none for a literal query, whose scan cost is linear */
+  /** @param workers the runtime's shelf of idle workers @param budget the call's budget; none for a literal query, whose scan cost is linear */
   constructor(
+    private readonly workers: ScanWorkers,
     private readonly budget: Budget | undefined,
     private readonly what: string,
   ) {
@@ -156,7 +164,7 @@ export class ScanPool {
     for (const slot of this.slots) if (slot.job === undefined && this.queue.length > 0) this.start(slot, this.queue.shift() as Pending);
     if (this.queue.length > this.starting && this.slots.length + this.starting < WORKERS) {
       this.starting++;
-      takeWorker().then(
+      this.workers.take().then(
         (worker) => {
           this.starting--;
           if (this.broken !== undefined) {
@@ -253,7 +261,7 @@ export class ScanPool {
           s.worker.removeAllListeners("message");
           s.worker.removeAllListeners("error");
           s.worker.removeAllListeners("exit");
-          giveBack(s.worker);
+          this.workers.giveBack(s.worker);
         }
         this.slots.length = 0;
         this.broken = new Error("search closed");

@@ -5,18 +5,25 @@
  * it lives in a module, so two runtimes (a test's two strategies) run side by
  * side in one process.
  */
+import { ScanWorkers } from "../grep/index.js";
 import { CheckpointCache } from "../reading/index.js";
 import { sandboxRuntime, type SandboxRuntime, type StrategyName } from "../sandbox/index.js";
 import type { ToolRuntime } from "../tools/context.js";
 import { DescriptorBudget } from "../walking/index.js";
 import type { Catalogs } from "./catalog.js";
 
-/** The process resources: the sandbox's strategy and file locks, the tools' shares, the server's catalogs. */
+/** The process resources: the sandbox's strategy and file locks, the cache, descriptors and scan workers the tools share, the server's catalogs. */
 export interface Runtime extends SandboxRuntime, ToolRuntime {
   readonly catalogs: Catalogs;
 }
 
 /** A runtime with platform strategy `strategy` (by default the one this platform runs; tests pick each). */
 export function createRuntime(strategy?: StrategyName): Runtime {
-  return { ...sandboxRuntime(strategy), cache: new CheckpointCache(), descriptors: new DescriptorBudget(), catalogs: new WeakMap() };
+  return {
+    ...sandboxRuntime(strategy),
+    cache: new CheckpointCache(),
+    descriptors: new DescriptorBudget(),
+    scanWorkers: new ScanWorkers(),
+    catalogs: new WeakMap(),
+  };
 }

@@ -6,6 +6,7 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/sdk/types.js";
 import type { z } from "zod";
 import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
+import type { ScanWorkers } from "../grep/index.js";
 import type { CheckpointCache, ReadOptions } from "../reading/index.js";
 import type { FilePort, WalkPort } from "../sandbox/index.js";
 import type { DescriptorBudget, WalkOptions } from "../walking/index.js";
@@ -16,6 +17,8 @@ export interface ToolRuntime {
   readonly cache: CheckpointCache;
   /** The descriptors every walk of the process shares. */
   readonly descriptors: DescriptorBudget;
+  /** The scan workers kept idle between search calls. */
+  readonly scanWorkers: ScanWorkers;
 }
 
 /** Per-call context: limits, the call's sandbox and bounds, the runtime, cancellation and progress. */

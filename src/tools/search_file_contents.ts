@@ -36,6 +36,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     contextLines: args.contextLines,
     offset: args.offset,
     signal: ctx.signal,
+    workers: ctx.runtime.scanWorkers,
     batchFds: batchDescriptors(ctx.walks.descriptorLimit()),
   });
   let notes = "";

@@ -122,3 +122,29 @@ describeEachStrategy("openFileOrDirectory", (_, runtime) => {
     await expect(sandbox.openFileOrDirectory(missing)).rejects.toThrow(byOpen);
   });
 });
+
+describeEachStrategy("inspect", (_, runtime) => {
+  it("describes a directory without a handle and a file with one open", async () => {
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\n");
+    const sandbox = new Sandbox(runtime, [root]);
+    const dir = await sandbox.inspect(path.join(root, "sub"));
+    expect([dir.stats.isDirectory(), dir.handle]).toEqual([true, undefined]);
+    const file = await sandbox.inspect(path.join(root, "a.txt"));
+    try {
+      expect([file.stats.size, (await file.handle?.readFile())?.toString()]).toEqual([6, "alpha\n"]);
+    } finally {
+      await file.handle?.close();
+    }
+  });
+
+  // Root reads a file of mode 000, so only another user can meet one it may stat but not read.
+  it.skipIf(process.getuid?.() === 0)("describes a file it may not read without a handle", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\n");
+    const sandbox = new Sandbox(runtime, [root]);
+    fs.chmodSync(path.join(root, "a.txt"), 0o000);
+    const unreadable = await sandbox.inspect(path.join(root, "a.txt"));
+    expect([unreadable.stats.isFile(), unreadable.handle]).toEqual([true, undefined]);
+    fs.chmodSync(path.join(root, "a.txt"), 0o644);
+  });
+});

@@ -18,7 +18,7 @@ import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
 import { type EntryFacts, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
-import { directoryError } from "./errors.js";
+import { directoryError, errnoCode, SafeFsError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
@@ -30,7 +30,7 @@ import { creatableInside, entryInside, validateInside, type Entry } from "./requ
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-import type { FileOrDirectory, FilePort, TreeOptions, WalkPort } from "./ports.js";
+import type { FileOrDirectory, FilePort, Inspected, TreeOptions, WalkPort } from "./ports.js";
 import type { SandboxRuntime } from "./runtime.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseOwner } from "./swap-lock.js";
 
@@ -141,6 +141,24 @@ export class Sandbox implements FilePort, WalkPort {
     return this.confinement.openDir(real, requested).catch((error: unknown) => {
       throw directoryError(error, requested);
     });
+  }
+
+  /**
+   * Metadata of `requested` (nothing at its end followed), and the file opened when it is a regular file this
+   * server's user may read; one resolution. The caller closes the handle.
+   */
+  async inspect(requested: string): Promise<Inspected> {
+    const real = await this.validate(requested);
+    const stats = await statInside(this.confinement, real);
+    if (!stats.isFile()) return { stats };
+    try {
+      return { stats, handle: await openRegularFile(this.confinement, real) };
+    } catch (error) {
+      // The system's permission refusal (a file it may stat but not read): the description stays without the
+      // file's contents. A refusal of the sandbox's own (outside, not regular) is never that.
+      if (!(error instanceof SafeFsError) && errnoCode(error) === "EACCES") return { stats };
+      throw error;
+    }
   }
 
   /** Metadata of `requested` without following anything at its end. */

@@ -26,6 +26,12 @@ export interface TreeOptions {
 /** What a path names that is read whole or walked: a regular file opened, or a directory (its real path). */
 export type FileOrDirectory = { kind: "file"; handle: FileHandle; path: string } | { kind: "directory"; path: string };
 
+/** What get_file_info describes: the entry's metadata, and the file open when it is a regular file the server may read. */
+export interface Inspected {
+  stats: Stats;
+  handle?: FileHandle;
+}
+
 /** The tools' face: every operation takes a path as the client requested it and resolves it from inside. */
 export interface FilePort {
   /** The allowed directories of the call, fixed when it started. */
@@ -38,8 +44,8 @@ export interface FilePort {
   openFileOrDirectory(requested: string): Promise<FileOrDirectory>;
   /** `requested` opened as a directory, verified inside; the caller closes it. */
   openDirectory(requested: string): Promise<OpenedDir>;
-  /** Metadata of `requested`, nothing at its end followed. */
-  stat(requested: string): Promise<Stats>;
+  /** Metadata of `requested`, and the file opened when it is a regular file this server may read; one resolution. */
+  inspect(requested: string): Promise<Inspected>;
   /** Creates or atomically replaces the file `requested` with `content`. */
   writeFile(requested: string, content: string): Promise<void>;
   /** Adds `content` at the end of the file `requested` as one change; how it ended before. */

@@ -211,6 +211,22 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     return Buffer.concat(parts).toString("utf8");
   }
 
+  it("passes the engine's own error on as it is, and words a failure of the swap around it, the file unchanged", async () => {
+    const file = path.join(root, "engine-error.txt");
+    await writeFile(file, "one\n");
+    const own = new Error("the engine's own report");
+    await expect(rewriteFile(file, [root], { dryRun: false }, async () => Promise.reject(own))).rejects.toBe(own);
+    __testHooks.afterCheck = async () => {
+      delete __testHooks.afterCheck;
+      throw new Error("a failure after the engine");
+    };
+    await expect(rewriteFile(file, [root], { dryRun: false }, async (_source, sink) => void (await sink!.write("two\n")))).rejects.toThrow(
+      `Cannot edit ${file}: a failure after the engine; no changes were written: the file keeps its previous content`,
+    );
+    expect(await readFile(file, "utf8")).toBe("one\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
+
   it("runs a chunked engine, keeps an append made before the rename, and reports it", async () => {
     const file = path.join(root, "engine.txt");
     await writeFile(file, "one two three\n");

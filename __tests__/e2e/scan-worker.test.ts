@@ -14,6 +14,10 @@ import { TextSink } from "../../src/kernel/bounded.js";
 import { escapeControls } from "../../src/kernel/escape.js";
 import { walkFiles } from "../../src/walking/index.js";
 import { describeEachStrategy, walkOptions } from "../support/fixtures.js";
+import { createRuntime } from "../../src/server/runtime.js";
+
+// The process resources these tests share: the scan workers shelf, descriptors and strategy.
+const runtime = createRuntime();
 
 /** The built worker (the global setup brings dist/ up to date). */
 const scanThreads = workerThreads(new URL("../../dist/grep/scan-worker.js", import.meta.url));
@@ -50,6 +54,7 @@ describe("regex safety", () => {
     const files = await writeFiles([`ok aaa\n${"a".repeat(100_000)}b\naa\n`]);
     const sink = new TextSink(10_000);
     const search = new ContentSearch({
+      workers: runtime.scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a+)+$", regex: true }),
       sink,
@@ -78,6 +83,7 @@ describe("regex safety", () => {
   it("an aborted regex search rejects with the signal's reason", async () => {
     const files = await writeFiles([`${"a".repeat(100_000)}b\n`]);
     const search = new ContentSearch({
+      workers: runtime.scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a+)+$", regex: true }),
       sink: new TextSink(1000),
@@ -102,6 +108,7 @@ describe("the regex budget is per call (SPEC §16)", () => {
     const order: string[] = [];
     const run = async (file: string, spec: QuerySpec, name: string): Promise<unknown> => {
       const search = new ContentSearch({
+        workers: runtime.scanWorkers,
         scanThreads,
         query: compileQuery(spec),
         sink: new TextSink(10_000),
@@ -150,6 +157,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     }
     const ac = new AbortController();
     const search = new ContentSearch({
+      workers: runtime.scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a|a)*b", regex: true }),
       sink: new TextSink(10_000),
@@ -167,7 +175,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
         return search.addFile(file, shown);
       },
       (reason, n) => search.skip(reason, n),
-      walkOptions([root], { signal: ac.signal }),
+      walkOptions(runtime, [root], { signal: ac.signal }),
     ).then(() => search.drain());
     await expect(walked).rejects.toThrow("cancelled mid-tree");
     await search.close();

@@ -14,7 +14,7 @@ import { fileEntry } from "./format.js";
 import { type FileScan, pieceSizeOf } from "./file-scan.js";
 import type { Query } from "./query.js";
 import type { FileRequest, OutputMode } from "./region-search.js";
-import { DEFAULT_BUDGET, ScanPool, type Budget } from "./scan-pool.js";
+import { DEFAULT_BUDGET, ScanPool, type Budget, type ScanWorkers } from "./scan-pool.js";
 import type { StartScanThread } from "./scan-thread.js";
 import { BINARY, FAILED, FIGURES, LONG_LINE, type FileOutcome, type JobFile, type ScanRequest, type WorkerReply } from "./scan-worker.js";
 import { nextOffset, SearchTotals, summaryText, type Page, type SkipReason } from "./totals.js";
@@ -47,6 +47,8 @@ export interface ContentSearchOptions {
   budget?: Partial<Budget>;
   /** Cancels the call: its workers are ended. */
   signal?: AbortSignal;
+  /** The runtime's idle scan workers, which the call takes its workers from and gives them back to. */
+  workers: ScanWorkers;
   /** Descriptors one batch may hold (the walk's share of the process's). @default 256 */
   batchFds?: number;
   chunkSize?: number;
@@ -120,7 +122,7 @@ export class ContentSearch {
     this.skipLeft = this.offset;
     this.batchFds = Math.max(1, Math.min(BATCH_FDS, opts.batchFds ?? BATCH_FDS));
     const budget = opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined;
-    this.pool = new ScanPool(budget, "the files", opts.scanThreads);
+    this.pool = new ScanPool(opts.workers, budget, "the files", opts.scanThreads);
     const signal = opts.signal;
     if (signal !== undefined) {
       if (signal.aborted) this.pool.stop(signal.reason);

@@ -1,6 +1,6 @@
 /** The content-search core of search_file_contents (SPEC §10); the tool's walk feeds it opened files. */
 export { compileQuery, type Query, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
-export { RegexTooCostlyError } from "./scan-pool.js";
+export { RegexTooCostlyError, ScanWorkers } from "./scan-pool.js";
 export { ContentSearch, MAX_CONTEXT_LINES, type OpenedFile } from "./content-search.js";
 export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

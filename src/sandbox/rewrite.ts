@@ -88,7 +88,6 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
         await probe.handle.close();
       }
       // The engine's own errors (no match, too large…) are its report and pass through unworded.
-      let engineFailed = false;
       try {
         return await underSwapLock(
           c,
@@ -104,9 +103,9 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
                 held,
                 before,
                 async (temp) => {
-                  engineFailed = true;
-                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal);
-                  engineFailed = false;
+                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`), options.signal).catch((error: unknown) => {
+                    throw new EngineFailed(error);
+                  });
                   const digest = await source.digest();
                   checkAborted(options.signal, t.shown);
                   return { report, digest };
@@ -124,8 +123,9 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
           { signal: options.signal },
         );
       } catch (err) {
-        if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
-        if (engineFailed) throw err;
+        const cause = err instanceof EngineFailed ? err.error : err;
+        if (cause instanceof SafeFsError) throw isIoFailure(cause) ? cause.withNote(UNCHANGED) : cause;
+        if (err instanceof EngineFailed) throw cause;
         throw wrapError(err, `Cannot edit ${t.shown}`).withNote(UNCHANGED);
       }
     },
@@ -134,3 +134,10 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
 }
 
 const UNCHANGED = "no changes were written: the file keeps its previous content";
+
+/** What the engine threw, marked as its own on the way out through the swap, so it is told apart by type, not by a flag. */
+class EngineFailed extends Error {
+  constructor(readonly error: unknown) {
+    super("the edit engine failed", { cause: error });
+  }
+}

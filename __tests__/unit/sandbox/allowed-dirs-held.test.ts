@@ -18,6 +18,10 @@ import { DEFAULTS } from "../../../src/cli/config.js";
 import { Sandbox } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 let root: string;
 let remove: () => Promise<void>;
@@ -39,7 +43,7 @@ afterEach(() => remove());
 async function serve(
   dirs: string[],
 ): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>; close: () => Promise<void> }> {
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: dirs, log: () => undefined });
+  const server = buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: dirs, log: () => undefined });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "allowed-held-test", version: "1.0.0" });
@@ -103,7 +107,7 @@ describeEachStrategy("a directory that is or holds an allowed directory", () => 
 
   it("is refused as a value naming the kind, the path as given and the allowed directory", async () => {
     const nested = at("alias/nested");
-    const sandbox = new Sandbox([root, nested]);
+    const sandbox = new Sandbox(runtime, [root, nested]);
     const refusalOf = (p: Promise<unknown>): Promise<unknown> =>
       p.then(
         () => "done",

@@ -14,6 +14,10 @@ import path from "node:path";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { isServerEntry, Sandbox } from "../../../src/sandbox/index.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -68,7 +72,7 @@ describeEachStrategy("a directory moved or copied", () => {
   for (const op of ["move", "copy"] as const) {
     it(`${op}: after every call that can make a name appear, the destination is absent or the whole tree`, async () => {
       const seen = watchDestination(at("dest"));
-      const sandbox = new Sandbox([dir]);
+      const sandbox = new Sandbox(runtime, [dir]);
       if (op === "move") await sandbox.move(at("tree"), at("dest"));
       else await sandbox.copy(at("tree"), at("dest"), { recursive: true });
       vi.restoreAllMocks();
@@ -83,7 +87,7 @@ describeEachStrategy("a directory moved or copied", () => {
   it("a destination made meanwhile is never replaced when it holds anything", async () => {
     await mkdir(at("dest"));
     await writeFile(at("dest/theirs.txt"), "theirs\n");
-    const sandbox = new Sandbox([dir]);
+    const sandbox = new Sandbox(runtime, [dir]);
     await expect(sandbox.move(at("tree"), at("dest"))).rejects.toThrow(/^Destination already exists/);
     await expect(sandbox.copy(at("tree"), at("dest"), { recursive: true })).rejects.toThrow(/^Destination already exists/);
     expect(contentOf(at("dest"))).toEqual(["theirs.txt"]);

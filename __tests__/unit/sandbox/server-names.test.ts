@@ -20,6 +20,10 @@ import { DEFAULTS } from "../../../src/cli/config.js";
 import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 const { swapLockName, tempName, lockTextFor, lockTiming } = __testing;
 /** Where a stale lock of `name` is moved to be looked at before it goes. */
@@ -39,7 +43,7 @@ const waitBefore = lockTiming.waitMs;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("bfs-server-names-"));
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
+  const server = buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "server-names-test", version: "1.0.0" });

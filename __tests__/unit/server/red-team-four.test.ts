@@ -15,6 +15,10 @@ import { buildServer } from "../../../src/server/index.js";
 import { listInto, listWithSizesInto } from "../../../src/walking/index.js";
 import { __listingHooks } from "../../../src/walking/listing.js";
 import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -23,7 +27,7 @@ let closeAll: () => Promise<void>;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("red-team-four-"));
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
+  const server = buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "red-team-four", version: "1.0.0" });
@@ -216,8 +220,8 @@ describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of e
   });
 
   for (const [tool, list] of [
-    ["list_directory", (sink: TextSink) => listInto(path.join(dir, "huge"), sink, walkOptions([dir]))],
-    ["list_directory_with_sizes", (sink: TextSink) => listWithSizesInto(path.join(dir, "huge"), "name", sink, walkOptions([dir]))],
+    ["list_directory", (sink: TextSink) => listInto(path.join(dir, "huge"), sink, walkOptions(runtime, [dir]))],
+    ["list_directory_with_sizes", (sink: TextSink) => listWithSizesInto(path.join(dir, "huge"), "name", sink, walkOptions(runtime, [dir]))],
   ] as const) {
     it(`${tool}: entries held stay under the bound, a turn of the event loop passes between batches, the total stays exact`, async () => {
       const held: number[] = [];

@@ -9,6 +9,10 @@ import { DEFAULTS } from "../../../src/cli/config.js";
 import { buildServer } from "../../../src/server/index.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 import { call, inProcess, textOf } from "../../support/in-process.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 let base: string;
 let remove: () => Promise<void>;
@@ -84,7 +88,7 @@ describeEachStrategy("narrowing roots", () => {
     roots: V2Root[],
   ): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>; log: string[]; close: () => Promise<void> }> {
     const log: string[] = [];
-    const server = buildServer({ limits: DEFAULTS, directories: [ceiling], roots: "narrow", log: (line) => log.push(line) });
+    const server = buildServer({ runtime, limits: DEFAULTS, directories: [ceiling], roots: "narrow", log: (line) => log.push(line) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "roots-narrow-test", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });

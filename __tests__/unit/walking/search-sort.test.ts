@@ -12,6 +12,10 @@ import { searchInto, type SearchOptions } from "../../../src/walking/glob-search
 import { type Ranked, TopN } from "../../../src/walking/top-n.js";
 import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
 import { bigSink } from "../../support/walk-reference.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 const ADVICE = "narrow it";
 
@@ -26,7 +30,7 @@ beforeEach(async () => {
 afterEach(() => remove());
 
 async function search(options: SearchOptions, pattern = "**/*", sink: TextSink = bigSink()): Promise<string> {
-  await searchInto(root, pattern, [], sink, walkOptions([root]), options);
+  await searchInto(root, pattern, [], sink, walkOptions(runtime, [root]), options);
   return sink.render(ADVICE);
 }
 

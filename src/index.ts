@@ -9,6 +9,7 @@ import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./cli/co
 import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./transports/http/index.js";
 import { buildServer } from "./server/index.js";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
+import { createRuntime } from "./server/runtime.js";
 import { resolveStartupDirectories } from "./cli/startup.js";
 import { BoundedStdioTransport } from "./transports/stdio/transport.js";
 
@@ -43,13 +44,16 @@ async function main(): Promise<number | undefined> {
   if (command.note !== undefined) log(command.note);
   process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
   const { limits, readOnly, tools } = command;
-  if (command.http) return serveHttp({ settings: command.http, limits, directories, readOnly, tools, log });
+  // The process resources, made once: the platform strategy, the locks, the caches, the descriptor budget.
+  const runtime = createRuntime();
+  if (command.http) return serveHttp({ settings: command.http, limits, directories, readOnly, tools, log, runtime });
 
   // A client that goes away closes our stdout; that ends the session, not in a crash.
   process.stdout.on("error", () => process.exit(0));
 
   // The SDK's stdio entry answers both eras (2025-11-25 initialize, 2026-07-28 server/discover) on our bounded transport.
-  const served = serveStdio(() => buildServer({ limits, directories, log, readOnly, tools }), {
+  // Every server it builds shares the process's runtime.
+  const served = serveStdio(() => buildServer({ limits, directories, log, readOnly, tools, runtime }), {
     transport: new BoundedStdioTransport(process.stdin, process.stdout, { log }),
   });
   // Closing aborts calls in flight, so a client that hangs up does not leave a long walk running.

@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { EditOperation } from "../../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry, type RewriteEngine, type RewriteSource } from "../../src/sandbox/index.js";
 import { editFileThrough } from "../../src/editing/index.js";
+import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 import { describeEachStrategy, tempDir } from "../support/fixtures.js";
 import { IS_ROOT, NOBODY, NOBODY_SUITE, NOBODY_UNAVAILABLE, serverAsNobody } from "../support/privileges.js";
 import { call, connect, textOf, type Connected } from "../support/spawn.js";
@@ -40,11 +41,18 @@ const edit = (s: Connected, file: string, oldText: string, newText: string) =>
   call(s.client, "edit_file", { path: file, edits: [{ oldText, newText }] });
 
 // The in-process cases call the operations behind path validation (the paths here are already real).
-const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
-  editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
-const rewriteFile = <T>(file: string, dirs: readonly string[], options: { dryRun: boolean; signal?: AbortSignal }, engine: RewriteEngine<T>) =>
-  __testing.unvalidated(dirs).rewrite(file, options, engine);
-const { heldLockCount, swapLockName: lockNameOf, lockTextFor } = __testing;
+// The runtime of the in-process suites that run on the platform's own strategy; the one that runs both passes its own.
+const platformRuntime = createRuntime();
+const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[], runtime: Runtime = platformRuntime) =>
+  editFileThrough(__testing.unvalidated(runtime, dirs), file, edits, dryRun);
+const rewriteFile = <T>(
+  file: string,
+  dirs: readonly string[],
+  options: { dryRun: boolean; signal?: AbortSignal },
+  engine: RewriteEngine<T>,
+  runtime: Runtime = platformRuntime,
+) => __testing.unvalidated(runtime, dirs).rewrite(file, options, engine);
+const { swapLockName: lockNameOf, lockTextFor } = __testing;
 
 const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
@@ -197,7 +205,7 @@ describe("another writer's replace around the swap (in-process, deterministic)",
     await writeFile(file, "one\n");
     await editFileSafely(file, [{ oldText: "one", newText: "1" }], false, [root]);
     await expect(editFileSafely(file, [{ oldText: "absent", newText: "x" }], false, [root])).rejects.toThrow("Could not find exact match");
-    expect(heldLockCount()).toBe(0);
+    expect(platformRuntime.locks.size).toBe(0);
   });
 });
 
@@ -208,6 +216,22 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     for (let end = source.size; end > 0; end -= 4) parts.unshift(await source.read(Math.max(0, end - 4), end - Math.max(0, end - 4)));
     return Buffer.concat(parts).toString("utf8");
   }
+
+  it("passes the engine's own error on as it is, and words a failure of the swap around it, the file unchanged", async () => {
+    const file = path.join(root, "engine-error.txt");
+    await writeFile(file, "one\n");
+    const own = new Error("the engine's own report");
+    await expect(rewriteFile(file, [root], { dryRun: false }, async () => Promise.reject(own))).rejects.toBe(own);
+    __testHooks.afterCheck = async () => {
+      delete __testHooks.afterCheck;
+      throw new Error("a failure after the engine");
+    };
+    await expect(rewriteFile(file, [root], { dryRun: false }, async (_source, sink) => void (await sink!.write("two\n")))).rejects.toThrow(
+      `Cannot edit ${file}: a failure after the engine; no changes were written: the file keeps its previous content`,
+    );
+    expect(await readFile(file, "utf8")).toBe("one\n");
+    expect(await leftovers(root)).toEqual([]);
+  });
 
   it("runs a chunked engine, keeps an append made before the rename, and reports it", async () => {
     const file = path.join(root, "engine.txt");
@@ -255,13 +279,13 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
   });
 });
 
-describeEachStrategy("a large file's unchanged start copied by the platform's copy (in-process)", () => {
+describeEachStrategy("a large file's unchanged start copied by the platform's copy (in-process)", (_, runtime) => {
   it("an edit near the end of a 3 MB file: the result is whole, mode kept, nothing left behind", async () => {
     const file = path.join(root, "large-prefix.txt");
     const body = Array.from({ length: 100_000 }, (_, i) => `row ${i} of a large file\r\n`).join("");
     await writeFile(file, body);
     await chmod(file, 0o640);
-    const diff = await editFileSafely(file, [{ oldText: "row 99990 of", newText: "ROW 99990 of\nand more" }], false, [root]);
+    const diff = await editFileSafely(file, [{ oldText: "row 99990 of", newText: "ROW 99990 of\nand more" }], false, [root], runtime);
     expect(diff).toContain("+ROW 99990 of");
     expect(await readFile(file, "utf8")).toBe(body.replace("row 99990 of", "ROW 99990 of\r\nand more"));
     expect((await stat(file)).mode & 0o777).toBe(0o640);
@@ -272,13 +296,19 @@ describeEachStrategy("a large file's unchanged start copied by the platform's co
     const file = path.join(root, "large-shrunk.txt");
     const body = Array.from({ length: 100_000 }, (_, i) => `row ${i} of a large file\n`).join("");
     await writeFile(file, body);
-    const done = rewriteFile(file, [root], { dryRun: false }, async (source, sink) => {
-      await source.read(0, source.size);
-      // Another writer cuts the file between the engine's read and its copy.
-      await writeFile(file, "short\n", { flag: "r+" });
-      await truncate(file, 6);
-      await sink!.copyPrefix!(source.size - 10);
-    });
+    const done = rewriteFile(
+      file,
+      [root],
+      { dryRun: false },
+      async (source, sink) => {
+        await source.read(0, source.size);
+        // Another writer cuts the file between the engine's read and its copy.
+        await writeFile(file, "short\n", { flag: "r+" });
+        await truncate(file, 6);
+        await sink!.copyPrefix!(source.size - 10);
+      },
+      runtime,
+    );
     await expect(done).rejects.toThrow(/File changed during edit/);
     expect(await readFile(file, "utf8")).toBe("short\n");
     expect(await leftovers(root)).toEqual([]);

@@ -14,6 +14,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EditOperation } from "../../src/editing/index.js";
 import { __testHooks, __testing } from "../../src/sandbox/index.js";
 import { editFileThrough } from "../../src/editing/index.js";
+import { createRuntime } from "../../src/server/runtime.js";
 import { expectSameSnapshot, snapshot, startAttacker, type Attacker, sandbox } from "../support/hostile.js";
 import { call, connect, textOf, type Connected } from "../support/spawn.js";
 
@@ -38,7 +39,7 @@ afterEach(async () => {
 
 // The in-process cases call the edit behind path validation (the paths here are already real).
 const editFileSafely = (file: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
-  editFileThrough(__testing.unvalidated(dirs), file, edits, dryRun);
+  editFileThrough(__testing.unvalidated(createRuntime(), dirs), file, edits, dryRun);
 
 const run = (name: string, args: Record<string, unknown>) => call(server.client, name, args);
 const pause = () => new Promise((resolve) => setTimeout(resolve, 1));

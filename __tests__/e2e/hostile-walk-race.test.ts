@@ -17,6 +17,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { searchInto, treeInto } from "../../src/walking/index.js";
 import type { WalkOptions } from "../../src/walking/index.js";
+import { createRuntime } from "../../src/server/runtime.js";
 import { describeEachStrategy, STRATEGIES, walkOptions } from "../support/fixtures.js";
 import { startAttacker, type Attacker, sandbox } from "../support/hostile.js";
 import { call, connect, textOf, type Connected } from "../support/spawn.js";
@@ -51,7 +52,7 @@ describe("directory_tree and search_files while a subdirectory is swapped for a 
     server = undefined;
   });
 
-  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/platform/portable.ts.
   it.skipIf(!STRATEGIES.includes("procfd"))("never show a name from outside, over hundreds of rounds", async () => {
     const SUBS = 4;
     const subs = Array.from({ length: SUBS }, (_, i) => path.join(root, `sub${i}`));
@@ -117,7 +118,7 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
   /** Replaces every d<i> with a symlink to outside, once, at the first progress report. */
   function swapAllOnProgress(): WalkOptions {
     let swapped = false;
-    return walkOptions([root], {
+    return walkOptions(createRuntime("procfd"), [root], {
       onProgress: () => {
         if (swapped) return;
         swapped = true;
@@ -143,7 +144,7 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
     },
   };
 
-  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/portable.ts.
+  // The guarantee needs /proc/self/fd; the portable strategy's window is documented in src/sandbox/platform/portable.ts.
   it.skipIf(!STRATEGIES.includes("procfd")).each(Object.keys(walks) as (keyof typeof walks)[])(
     "%s refuses the swapped-in symlinks (ENOTDIR) and shows nothing from outside",
     async (name) => {
@@ -165,14 +166,15 @@ describe("a subdirectory swapped after its parent was read (in-process, determin
   );
 });
 
-describeEachStrategy("a walk root swapped for a symlink after validation", () => {
+describeEachStrategy("a walk root swapped for a symlink after validation", (_, runtime) => {
   it("is refused, not followed out of the allowed directories", async () => {
     // The root validated by the tool handler, swapped for a symlink to outside before the walk opens it.
     fs.renameSync(root, `${root}-parked`);
     fs.symlinkSync(outside, root);
     for (const walk of [treeInto, searchInto] as const) {
       const sink = bigSink();
-      const run = walk === treeInto ? treeInto(root, [], sink, walkOptions([root])) : searchInto(root, "**/*", [], sink, walkOptions([root]));
+      const run =
+        walk === treeInto ? treeInto(root, [], sink, walkOptions(runtime, [root])) : searchInto(root, "**/*", [], sink, walkOptions(runtime, [root]));
       await expect(run).rejects.toThrow(/Access denied - path outside allowed directories/);
     }
   });

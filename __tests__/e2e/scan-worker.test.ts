@@ -13,7 +13,7 @@ import { workerThreads } from "../../src/grep/scan-pool.js";
 import { TextSink } from "../../src/kernel/bounded.js";
 import { escapeControls } from "../../src/kernel/escape.js";
 import { walkFiles } from "../../src/walking/index.js";
-import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../support/fixtures.js";
+import { describeEachStrategy, walkOptions, fileWriter, openedFile, currentRuntime } from "../support/fixtures.js";
 
 /** The built worker (the global setup brings dist/ up to date). */
 const scanThreads = workerThreads(new URL("../../dist/grep/scan-worker.js", import.meta.url));
@@ -36,6 +36,7 @@ describe("regex safety", () => {
     const files = await writeFiles([`ok aaa\n${"a".repeat(100_000)}b\naa\n`]);
     const sink = new TextSink(10_000);
     const search = new ContentSearch({
+      workers: currentRuntime().scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a+)+$", regex: true }),
       sink,
@@ -64,6 +65,7 @@ describe("regex safety", () => {
   it("an aborted regex search rejects with the signal's reason", async () => {
     const files = await writeFiles([`${"a".repeat(100_000)}b\n`]);
     const search = new ContentSearch({
+      workers: currentRuntime().scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a+)+$", regex: true }),
       sink: new TextSink(1000),
@@ -88,6 +90,7 @@ describe("the regex budget is per call (SPEC §16)", () => {
     const order: string[] = [];
     const run = async (file: string, spec: QuerySpec, name: string): Promise<unknown> => {
       const search = new ContentSearch({
+        workers: currentRuntime().scanWorkers,
         scanThreads,
         query: compileQuery(spec),
         sink: new TextSink(10_000),
@@ -115,7 +118,7 @@ describe("the regex budget is per call (SPEC §16)", () => {
   });
 });
 
-describeEachStrategy("a tree search through walkFiles", () => {
+describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -135,6 +138,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     }
     const ac = new AbortController();
     const search = new ContentSearch({
+      workers: runtime.scanWorkers,
       scanThreads,
       query: compileQuery({ query: "(a|a)*b", regex: true }),
       sink: new TextSink(10_000),
@@ -152,7 +156,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
         return search.addFile(file, shown);
       },
       (reason, n) => search.skip(reason, n),
-      walkOptions([root], { signal: ac.signal }),
+      walkOptions(runtime, [root], { signal: ac.signal }),
     ).then(() => search.drain());
     await expect(walked).rejects.toThrow("cancelled mid-tree");
     await search.close();

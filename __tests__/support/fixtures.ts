@@ -7,11 +7,11 @@ import fs, { closeSync, fstatSync, mkdirSync, openSync, symlinkSync, writeFileSy
 import fsp, { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, vi } from "vitest";
+import { afterAll, beforeAll, describe, vi } from "vitest";
 import { __testing, Sandbox, type StrategyName } from "../../src/sandbox/index.js";
+import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 import type { WalkOptions } from "../../src/walking/index.js";
 
-/** The strategies this platform runs: both on Linux, the portable one elsewhere. */
 /** Whether a git executable answers here: suites comparing with `git check-ignore` skip (and say so) without one. */
 export const noGit = ((): boolean => {
   try {
@@ -22,6 +22,7 @@ export const noGit = ((): boolean => {
   }
 })();
 
+/** The strategies this platform runs: both on Linux, the portable one elsewhere. */
 export const STRATEGIES: readonly StrategyName[] = __testing.strategies();
 
 /** A fresh real (symlink-resolved) temp directory and its remover. */
@@ -30,17 +31,34 @@ export async function tempDir(prefix = "bfs-"): Promise<{ dir: string; remove: (
   return { dir, remove: () => rm(dir, { recursive: true, force: true }) };
 }
 
-/** Declares `body` once per strategy, with that strategy active during its tests (in-process suites). */
-export function describeEachStrategy(title: string, body: (name: StrategyName) => void): void {
+/**
+ * Declares `body` once per strategy, each with a runtime of its own that runs that strategy (in-process
+ * suites): nothing process-wide is switched, so the two can run side by side.
+ */
+export function describeEachStrategy(title: string, body: (name: StrategyName, runtime: Runtime) => void): void {
   describe.each(STRATEGIES)(`${title} (%s)`, (name) => {
-    let before: StrategyName;
-    beforeEach(() => {
-      before = __testing.strategyName();
-      __testing.useStrategy(name);
+    const runtime = createRuntime(name);
+    beforeAll(() => {
+      running = runtime;
     });
-    afterEach(() => __testing.useStrategy(before));
-    body(name);
+    afterAll(() => {
+      running = undefined;
+    });
+    body(name, runtime);
   });
+}
+
+let running: Runtime | undefined;
+let platformDefault: Runtime | undefined;
+
+/**
+ * The runtime of the describeEachStrategy block whose tests are running, for a file's own hooks and helpers
+ * (a file-level beforeEach runs after the block's beforeAll); outside such a block, one of the platform's strategy.
+ */
+export function currentRuntime(): Runtime {
+  if (running !== undefined) return running;
+  platformDefault ??= createRuntime();
+  return platformDefault;
 }
 
 /** The environment that makes a spawned server run `name` (suites that spawn dist/index.js). */
@@ -48,9 +66,9 @@ export function strategyEnv(name: StrategyName): Record<string, string> {
   return { BOUNDED_FS_STRATEGY: name };
 }
 
-/** Walk options confined to `dirs`. */
-export function walkOptions(dirs: readonly string[], extra: Omit<WalkOptions, "sandbox"> = {}): WalkOptions {
-  return { sandbox: new Sandbox(dirs), ...extra };
+/** Walk options confined to `dirs`, drawing on `runtime`'s strategy and descriptors. */
+export function walkOptions(runtime: Runtime, dirs: readonly string[], extra: Omit<WalkOptions, "sandbox" | "descriptors"> = {}): WalkOptions {
+  return { sandbox: new Sandbox(runtime, dirs), descriptors: runtime.descriptors, ...extra };
 }
 
 /** A tree to lay out: a file's text, a directory's entries, or a symlink's target. */

@@ -9,6 +9,7 @@ import os from "node:os";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { parseCommand } from "../../src/cli/config.js";
+import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 import { startHttpServer, type HttpServer } from "../../src/transports/http/index.js";
 import { SERVER_JS } from "./spawn.js";
 
@@ -21,8 +22,13 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts the HTTP server in process with `flags` (before the directories) on 127.0.0.1 and a free port. */
-export async function startHttp(dirs: readonly string[], flags: readonly string[] = [], env: Record<string, string> = {}): Promise<Running> {
+/** Starts the HTTP server in process with `flags` (before the directories) on 127.0.0.1 and a free port, on `runtime`. */
+export async function startHttp(
+  dirs: readonly string[],
+  flags: readonly string[] = [],
+  env: Record<string, string> = {},
+  runtime: Runtime = createRuntime(),
+): Promise<Running> {
   const command = parseCommand(["--http", "127.0.0.1:0", ...flags, ...dirs], env);
   if (command.kind !== "serve" || !command.http) throw new Error("expected an HTTP command");
   const lines: string[] = [];
@@ -33,6 +39,7 @@ export async function startHttp(dirs: readonly string[], flags: readonly string[
     readOnly: command.readOnly,
     tools: command.tools,
     log: (line) => lines.push(line),
+    runtime,
   });
   return { server, url: server.url, lines, stop: () => server.shutdown(0) };
 }

@@ -8,8 +8,9 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { parseCommand } from "../../src/cli/config.js";
 import { resolveStartupDirectories } from "../../src/cli/startup.js";
-import { __testing, type StrategyName } from "../../src/sandbox/index.js";
+import type { StrategyName } from "../../src/sandbox/index.js";
 import { buildServer } from "../../src/server/index.js";
+import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 
 export { call, textOf } from "./client.js";
 
@@ -18,7 +19,9 @@ export interface InProcess {
   client: Client;
   /** Every line the server logged so far (what a spawned server writes to stderr). */
   stderr(): string;
-  /** Closes the client and the server, and puts back the platform strategy and HOME. */
+  /** The runtime the server runs on (its strategy, locks, cache, descriptors and scan workers). */
+  runtime: Runtime;
+  /** Closes the client and the server, and puts back HOME. */
   close(): Promise<void>;
 }
 
@@ -26,8 +29,10 @@ export interface InProcess {
 export interface InProcessOptions {
   /** The environment the command line is read with (BOUNDED_FS_…); HOME, when given, is the server's home for `~`. */
   env?: Record<string, string>;
-  /** The platform strategy the server runs (as BOUNDED_FS_STRATEGY does for a spawned one). @default the platform's */
+  /** The platform strategy the server's runtime runs (as BOUNDED_FS_STRATEGY does for a spawned one). @default the platform's */
   strategy?: StrategyName;
+  /** The runtime to serve on (shared with another server, as one process's servers share it). @default a new one of `strategy` */
+  runtime?: Runtime;
   capabilities?: ConstructorParameters<typeof Client>[1];
   /** Runs before connecting, e.g. to answer roots/list from the first request on. */
   prepare?: (client: Client) => void;
@@ -47,17 +52,16 @@ export async function inProcess(args: string[], options: InProcessOptions = {}):
   const log = (line: string): void => {
     logged += `${line}\n`;
   };
-  const strategyBefore = __testing.strategyName();
+  // A runtime of the strategy asked for, as a process started with BOUNDED_FS_STRATEGY builds it: no global switched.
+  const runtime = options.runtime ?? createRuntime(options.strategy);
   const homeBefore = process.env.HOME;
-  if (options.strategy !== undefined) __testing.useStrategy(options.strategy);
   if (env.HOME !== undefined) process.env.HOME = env.HOME;
   const restore = (): void => {
-    __testing.useStrategy(strategyBefore);
     process.env.HOME = homeBefore;
   };
   try {
     const directories = await resolveStartupDirectories(command.directories, log);
-    const server = buildServer({ limits: command.limits, directories, log, readOnly: command.readOnly, tools: command.tools });
+    const server = buildServer({ limits: command.limits, directories, log, readOnly: command.readOnly, tools: command.tools, runtime });
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "test-client", version: "1.0.0" }, options.capabilities);
@@ -65,6 +69,7 @@ export async function inProcess(args: string[], options: InProcessOptions = {}):
     await client.connect(clientSide);
     return {
       client,
+      runtime,
       stderr: () => logged,
       close: async () => {
         try {

@@ -4,7 +4,7 @@
  */
 import { formatCount } from "../kernel/bounded.js";
 import { escapeControls } from "../kernel/escape.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FilePort } from "../sandbox/index.js";
 import type { EditOperation } from "./edits.js";
 import { type StreamEditResult, streamEdit } from "./stream.js";
 
@@ -15,7 +15,7 @@ const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
  * and a note when bytes another process appended to the file during the edit were kept at its end.
  */
 export async function editFileThrough(
-  sandbox: Pick<Sandbox, "rewrite">,
+  sandbox: Pick<FilePort, "rewrite">,
   path: string,
   edits: EditOperation[],
   dryRun: boolean,

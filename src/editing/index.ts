@@ -3,3 +3,4 @@ export { applyEdits, coarseUnifiedDiff, createUnifiedDiff, fenceDiff, normalizeL
 export type { EditOperation } from "./edits.js";
 export { editFileThrough } from "./edit-file.js";
 export { MAX_FILE_REPLACEMENTS, replaceInFiles } from "./replace-files.js";
+export { EditRefused, type EditRefusal } from "./refusals.js";

@@ -7,8 +7,8 @@
  */
 import { formatCount, TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { ContentSearch, RegexTooCostlyError } from "../grep/index.js";
-import { errnoCode, type Sandbox } from "../sandbox/index.js";
+import { ContentSearch, RegexTooCostlyError, type ScanWorkers } from "../grep/index.js";
+import { errnoCode, type FilePort } from "../sandbox/index.js";
 import { checkPatterns, walkFiles, type WalkOptions } from "../walking/index.js";
 import { compileReplacer, ReplacementLimit, replaceStream, type ReplaceSpec } from "./line-replace.js";
 
@@ -29,6 +29,8 @@ export interface ReplaceFilesArgs extends ReplaceSpec {
 
 /** What the call's walk and its writes may use. */
 export interface ReplaceFilesOptions extends WalkOptions {
+  /** The runtime's idle scan workers, which the counting search takes its workers from. */
+  workers: ScanWorkers;
   /** Descriptors one counting batch may hold. */
   batchFds?: number;
   /** The call's limit on replacements. @default MAX_FILE_REPLACEMENTS */
@@ -51,7 +53,7 @@ class NothingLeft extends Error {}
  * what was searched and skipped, and the notes of .gitignore files that could not be applied.
  */
 async function countAll(
-  sandbox: Sandbox,
+  sandbox: FilePort,
   args: ReplaceFilesArgs,
   search: ContentSearch,
   files: string[],
@@ -98,7 +100,7 @@ async function countAll(
  * @throws when the arguments are refused, the path cannot be read, the regex is invalid or too costly,
  * the call would pass its replacement limit (nothing written), or the signal's reason before anything was written
  */
-export async function replaceInFiles(sandbox: Sandbox, args: ReplaceFilesArgs, sink: TextSink, opts: ReplaceFilesOptions): Promise<void> {
+export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, sink: TextSink, opts: ReplaceFilesOptions): Promise<void> {
   checkPatterns([
     ...(args.pattern === undefined ? [] : [["pattern", args.pattern] as const]),
     ...args.excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const),
@@ -111,6 +113,7 @@ export async function replaceInFiles(sandbox: Sandbox, args: ReplaceFilesArgs, s
   const found: Counted[] = [];
   let total = 0;
   const search = new ContentSearch({
+    workers: opts.workers,
     query: replacer.query,
     mode: "count",
     // Counting shows nothing: the search's own text (its summary) goes to a sink of its own.
@@ -167,7 +170,7 @@ function listLine(sink: TextSink, shown: Shown, count: number, note = ""): void 
 
 /** Rewrites each counted file, in turn, and reports what changed and what did not. */
 async function writeAll(
-  sandbox: Sandbox,
+  sandbox: FilePort,
   replacer: ReturnType<typeof compileReplacer>,
   found: readonly Counted[],
   limit: number,

@@ -8,6 +8,7 @@ import { escapeControls, type Shown } from "../kernel/escape.js";
 import { fenceDiff, normalizeLineEndings, type EditOperation } from "./edits.js";
 import { ExactFinder, KEPT_OCCURRENCES } from "./exact.js";
 import { PatchedDoc } from "./patched-doc.js";
+import { EditRefused } from "./refusals.js";
 import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
@@ -71,39 +72,15 @@ export const MAX_REPLACEMENTS = 100_000;
 // Line numbers an ambiguity refusal names.
 const NAMED_LINES = 10;
 
-/** An edit refused before the file is read, as a value; `editRefusalMessage` words it. */
-export type EditRefusal = { kind: "loneSurrogate"; edit: number; field: "oldText" | "newText" } | { kind: "emptyOldText"; edit: number };
-
-/** The one wording of an EditRefusal. */
-function editRefusalMessage(r: EditRefusal): string {
-  switch (r.kind) {
-    case "loneSurrogate":
-      return `edits[${r.edit}].${r.field} is not well-formed Unicode (a lone surrogate)`;
-    case "emptyOldText":
-      // An empty text occurs everywhere, so it names no place: applying it first-match would silently prepend.
-      return (
-        `edits[${r.edit}].oldText is empty: an empty text occurs everywhere, so it names no place to edit; nothing was written. ` +
-        "Put the text next to the change in oldText (and in newText), use append_file to add at the end, or write_file for a whole file."
-      );
-  }
-}
-
-/** The error carrying an EditRefusal; tests read `refusal`, clients read the message. */
-export class EditRefusalError extends Error {
-  constructor(readonly refusal: EditRefusal) {
-    super(editRefusalMessage(refusal));
-  }
-}
-
 function prepare(edits: readonly EditOperation[]): PreparedEdit[] {
   return edits.map((edit, i) => {
     for (const field of ["oldText", "newText"] as const) {
       // Buffer.from would turn a lone surrogate into U+FFFD, silently matching or writing other text.
-      if (LONE_SURROGATE.test(edit[field])) throw new EditRefusalError({ kind: "loneSurrogate", edit: i, field });
+      if (LONE_SURROGATE.test(edit[field])) throw new EditRefused({ kind: "loneSurrogate", edit: i, field });
     }
     const oldText = normalizeLineEndings(edit.oldText);
     const replaceAll = edit.replaceAll === true;
-    if (oldText === "") throw new EditRefusalError({ kind: "emptyOldText", edit: i });
+    if (oldText === "") throw new EditRefused({ kind: "emptyOldText", edit: i });
     return { oldText, newText: normalizeLineEndings(edit.newText), pattern: Buffer.from(oldText), lines: undefined, replaceAll };
   });
 }
@@ -120,19 +97,12 @@ function pauser(signal: AbortSignal | undefined, sliceMs: number): () => Promise
 }
 
 /** The refusal of an edit whose old text is in several places, naming the first lines. */
-async function ambiguous(k: number, search: EditSearch, edit: PreparedEdit, tolerant: boolean): Promise<Error> {
+async function ambiguous(k: number, search: EditSearch, edit: PreparedEdit, tolerant: boolean): Promise<EditRefused> {
   const scanned = tolerant
     ? await search.scanLines(edit.lines as LinePattern, NAMED_LINES)
     : await search.scanExact(edit.pattern, false, NAMED_LINES);
   const offsets = scanned.found.map((f) => (typeof f === "number" ? f : f.start));
-  const lines = await search.lineNumbers(offsets);
-  const more = scanned.count > lines.length ? ", …" : "";
-  const where = `${scanned.count} places (line${lines.length === 1 ? "" : "s"} ${lines.join(", ")}${more})`;
-  const what = tolerant ? `has no exact match and matches ${where} ignoring whitespace` : `occurs in ${where}`;
-  return new Error(
-    `edits[${k}].oldText ${what} in the text as the edits before it left it; nothing was written. ` +
-      "Add surrounding lines to oldText until it is unique, or pass replaceAll: true to replace every exact occurrence.",
-  );
+  return new EditRefused({ kind: "ambiguous", edit: k, count: scanned.count, lines: await search.lineNumbers(offsets), tolerant });
 }
 
 /** Applies every edit to the document, in order, each to the result of the ones before; returns each edit's replacement count. */
@@ -146,18 +116,8 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
       // What the first pass kept usually settles it; a scan of the edited text is the fallback.
       const known = await search.allExact(k, edit.pattern);
       const all = known === undefined ? await search.scanExact(edit.pattern, true, left + 1, left + 1) : { found: known, count: known.length };
-      if (all.count === 0) {
-        throw new Error(
-          `edits[${k}].oldText has no exact occurrence in the text as the edits before it left it (replaceAll matches ` +
-            "exactly, not ignoring whitespace); nothing was written",
-        );
-      }
-      if (all.count > left) {
-        throw new Error(
-          `edits[${k}]: replaceAll would make more than ${formatCount(left)} replacements (the limit is ` +
-            `${formatCount(MAX_REPLACEMENTS)} a call); nothing was written. Split the change into calls with longer oldText.`,
-        );
-      }
+      if (all.count === 0) throw new EditRefused({ kind: "noOccurrence", edit: k });
+      if (all.count > left) throw new EditRefused({ kind: "tooMany", edit: k, left, limit: MAX_REPLACEMENTS });
       search.replaceEach(all.found, edit.pattern.length, Buffer.from(edit.newText));
       replacements += all.count;
       counts.push(all.count);
@@ -175,11 +135,7 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
     const match = await search.tolerant(k, edit.lines);
     if (match.kind === "many") throw await ambiguous(k, search, edit, true);
     if (match.kind === "none") {
-      throw new Error(
-        `Could not find exact match for edit:\n${given[k]?.oldText ?? ""}\n(edits[${k}], edit ${k + 1} of ${edits.length}, ` +
-          "applied to the text as the edits before it left it; lines over " +
-          `${formatCount(search.maxLineBytes)} bytes are matched only exactly, not ignoring whitespace)`,
-      );
+      throw new EditRefused({ kind: "notFound", edit: k, edits: edits.length, oldText: given[k]?.oldText ?? "", maxLineBytes: search.maxLineBytes });
     }
     const { start, end, firstLine } = match.at;
     search.replace(start, end, Buffer.from(rebase(firstLine, edit.lines.oldLines, edit.newText)));

@@ -34,7 +34,12 @@ export class ContentSearch {
     this.pager = new Pager(opts.mode ?? "lines", opts.offset ?? 0);
     this.printer = new Printer(opts.sink, this.pager, opts.summaryReserve ?? 1000, opts.onCounted);
     this.settings = { spec: opts.query.spec, chunkSize: opts.chunkSize, maxLineBytes: opts.maxLineBytes };
-    this.pool = new ScanPool(opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined, "the files", opts.scanThreads);
+    this.pool = new ScanPool(
+      opts.workers,
+      opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined,
+      "the files",
+      opts.scanThreads,
+    );
     const count = (files: readonly BatchFile[]): Promise<FileOutcome[]> =>
       this.pool.count(this.settings, packFiles(files.map((f) => f.opened)), this.pager.mode !== "lines");
     this.batcher = new Batcher({ count, merge: (files, outcomes) => this.merge(files, outcomes) }, opts.batchFds ?? 256);

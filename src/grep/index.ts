@@ -1,7 +1,7 @@
 /** The content-search core of search_file_contents (SPEC §10); the tool's walk feeds it opened files. */
 export { compileQuery, type Query, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
-export { RegexTooCostlyError } from "./scan-pool.js";
+export { RegexTooCostlyError, ScanWorkers } from "./scan-pool.js";
 export { ContentSearch } from "./content-search.js";
 export { MAX_CONTEXT_LINES } from "./search-options.js";
 export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

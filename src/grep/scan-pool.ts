@@ -1,6 +1,6 @@
 /**
  * The scan workers of one search call (SPEC §10, §16): one or two worker threads (heap capped)
- * run its jobs, reused from an idle pool of the process when one is there. A regex search has
+ * run its jobs, reused from the runtime's shelf of idle workers when one is there. A regex search has
  * a budget for the whole call — a base plus a share per KiB and per file handed over — and the
  * workers' busy time is charged against it; past it every worker of the call is ended and the call
  * fails saying the expression was too costly. Other calls have workers of their own, so they are
@@ -74,49 +74,57 @@ const DEFAULT_SCAN_THREADS: StartScanThread = import.meta.url.endsWith(".ts")
   ? inThreadScans
   : workerThreads(new URL("./scan-worker.js", import.meta.url));
 
-const idle: { worker: ScanThread; start: StartScanThread; timer: NodeJS.Timeout; onError: () => void }[] = [];
+/**
+ * Worker threads kept idle for the next search call (at most IDLE_KEPT of a kind, each for IDLE_MS): one shelf
+ * per runtime (server/runtime.ts), which every search of the process takes its workers from. A worker is
+ * kept with the function that started it, and only handed to a call that starts its workers that way.
+ */
+export class ScanWorkers {
+  private readonly idle: { worker: ScanThread; start: StartScanThread; timer: NodeJS.Timeout; onError: () => void }[] = [];
 
-function dropIdle(worker: ScanThread): void {
-  const at = idle.findIndex((e) => e.worker === worker);
-  if (at >= 0) {
-    const [entry] = idle.splice(at, 1);
-    if (entry !== undefined) clearTimeout(entry.timer);
-  }
-  void worker.terminate();
-}
-
-/** A started worker: from the idle pool, or new (resolved once it said it is ready, so its start is not charged). */
-function takeWorker(start: StartScanThread): Promise<ScanThread> {
-  const at = idle.map((e) => e.start).lastIndexOf(start);
-  const [kept] = at >= 0 ? idle.splice(at, 1) : [];
-  if (kept !== undefined) {
-    clearTimeout(kept.timer);
-    kept.worker.off("error", kept.onError);
-    kept.worker.ref();
-    return Promise.resolve(kept.worker);
-  }
-  const worker = start();
-  return new Promise((resolve, reject) => {
-    const onReady = (reply: WorkerReply): void => {
-      if (reply.type !== "ready") return;
-      worker.off("error", reject);
-      worker.off("message", onReady);
-      resolve(worker);
-    };
-    worker.on("message", onReady);
-    worker.once("error", reject);
-  });
-}
-
-function giveBack(worker: ScanThread, start: StartScanThread): void {
-  if (idle.filter((e) => e.start === start).length >= IDLE_KEPT) {
+  private drop(worker: ScanThread): void {
+    const at = this.idle.findIndex((e) => e.worker === worker);
+    if (at >= 0) {
+      const [entry] = this.idle.splice(at, 1);
+      if (entry !== undefined) clearTimeout(entry.timer);
+    }
     void worker.terminate();
-    return;
   }
-  worker.unref();
-  const onError = (): void => dropIdle(worker);
-  worker.on("error", onError);
-  idle.push({ worker, start, timer: setTimeout(() => dropIdle(worker), IDLE_MS).unref(), onError });
+
+  /** A started worker: from the shelf, or new (resolved once it said it is ready, so its start is not charged). */
+  take(start: StartScanThread): Promise<ScanThread> {
+    const at = this.idle.map((e) => e.start).lastIndexOf(start);
+    const [kept] = at >= 0 ? this.idle.splice(at, 1) : [];
+    if (kept !== undefined) {
+      clearTimeout(kept.timer);
+      kept.worker.off("error", kept.onError);
+      kept.worker.ref();
+      return Promise.resolve(kept.worker);
+    }
+    const worker = start();
+    return new Promise((resolve, reject) => {
+      const onReady = (reply: WorkerReply): void => {
+        if (reply.type !== "ready") return;
+        worker.off("error", reject);
+        worker.off("message", onReady);
+        resolve(worker);
+      };
+      worker.on("message", onReady);
+      worker.once("error", reject);
+    });
+  }
+
+  /** Puts an idle worker on the shelf, or ends it when the shelf holds enough of its kind. */
+  giveBack(worker: ScanThread, start: StartScanThread): void {
+    if (this.idle.filter((e) => e.start === start).length >= IDLE_KEPT) {
+      void worker.terminate();
+      return;
+    }
+    worker.unref();
+    const onError = (): void => this.drop(worker);
+    worker.on("error", onError);
+    this.idle.push({ worker, start, timer: setTimeout(() => this.drop(worker), IDLE_MS).unref(), onError });
+  }
 }
 
 interface Pending {
@@ -145,10 +153,12 @@ export class ScanPool {
   private nextId = 1;
 
   /**
+   * @param workers the runtime's shelf of idle workers
    * @param budget the call's budget; none for a literal query, whose scan cost is linear
-   * @param start starts a worker when the idle pool has none of this kind
+   * @param startThread starts a worker when the shelf has none of this kind
    */
   constructor(
+    private readonly workers: ScanWorkers,
     private readonly budget: Budget | undefined,
     private readonly what: string,
     private readonly startThread: StartScanThread = DEFAULT_SCAN_THREADS,
@@ -206,7 +216,7 @@ export class ScanPool {
     for (const slot of this.slots) if (slot.job === undefined && this.queue.length > 0) this.start(slot, this.queue.shift() as Pending);
     if (this.queue.length > this.starting && this.slots.length + this.starting < WORKERS) {
       this.starting++;
-      takeWorker(this.startThread).then(
+      this.workers.take(this.startThread).then(
         (worker) => {
           this.starting--;
           if (this.broken !== undefined) {
@@ -303,7 +313,7 @@ export class ScanPool {
           s.worker.removeAllListeners("message");
           s.worker.removeAllListeners("error");
           s.worker.removeAllListeners("exit");
-          giveBack(s.worker, this.startThread);
+          this.workers.giveBack(s.worker, this.startThread);
         }
         this.slots.length = 0;
         this.broken = new Error("search closed");

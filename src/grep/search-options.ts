@@ -3,7 +3,7 @@ import type { TextSink } from "../kernel/bounded.js";
 import type { Shown } from "../kernel/escape.js";
 import type { Query } from "./query.js";
 import type { OutputMode } from "./region-search.js";
-import type { Budget } from "./scan-pool.js";
+import type { Budget, ScanWorkers } from "./scan-pool.js";
 import type { StartScanThread } from "./scan-thread.js";
 
 /** Most context lines a search shows around a match (SPEC §10). */
@@ -26,6 +26,8 @@ export interface ContentSearchOptions {
   budget?: Partial<Budget>;
   /** Cancels the call: its workers are ended. */
   signal?: AbortSignal;
+  /** The runtime's idle scan workers, which the call takes its workers from and gives them back to. */
+  workers: ScanWorkers;
   /** Descriptors one batch may hold (the walk's share of the process's). @default 256 */
   batchFds?: number;
   chunkSize?: number;

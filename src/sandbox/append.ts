@@ -24,7 +24,6 @@ import { APPEND_EXISTING_FLAGS } from "./flags.js";
 import { sameFile, sameVersion } from "./identity.js";
 import { digestOfCopy, keepLateWrites } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
-import { strategy } from "./platform.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { sinkFor } from "./rewrite.js";
 import { type HeldLock, underSwapLock } from "./swap-lock.js";
@@ -104,7 +103,7 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
       held,
       before,
       async (temp) => {
-        await strategy().copyContent(old.fd, temp.fd, size);
+        await c.strategy.copyContent(old.fd, temp.fd, size);
         if ((await temp.stat()).size !== size) throw changedDuringEdit(t.shown);
         await sinkFor(temp, `Cannot append to ${t.shown}`, size).write(text);
       },

@@ -9,8 +9,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
-import { strategy } from "./platform.js";
-import type { OpenedDir } from "./strategy.js";
+import type { OpenedDir, Strategy } from "./strategy.js";
 
 /** Test-only hooks into the race windows; not part of the tool API. */
 export const __testHooks: {
@@ -48,7 +47,11 @@ export class Target {
 
 /** The allowed directories of one call, and the checks and opens that keep an operation inside them. */
 export class Confinement {
-  constructor(readonly dirs: readonly string[]) {}
+  /** `strategy` is the runtime's: how directories are opened and handles checked on this platform. */
+  constructor(
+    readonly strategy: Strategy,
+    readonly dirs: readonly string[],
+  ) {}
 
   /** True when the real path `real` lies inside one of the allowed directories (checked as resolved, never trimmed). */
   inside(real: string): boolean {
@@ -100,7 +103,7 @@ export class Confinement {
    * the caller closes it. Low-level errors (ENOENT, ENOTDIR, ELOOP…) are rethrown unwrapped for the caller to word.
    */
   async openDir(target: string, shown: string, noFollow = false): Promise<OpenedDir> {
-    const opened = await strategy().openDir(target, noFollow);
+    const opened = await this.strategy.openDir(target, noFollow);
     try {
       this.assertInside(opened.real, shown);
       await __testHooks.afterOpenDir?.(opened.real);
@@ -113,7 +116,7 @@ export class Confinement {
 
   /** Verifies that an opened file handle (reached as `reach`) refers to an object inside. */
   async assertHandleInside(handle: FileHandle, reach: string, shown: string): Promise<void> {
-    this.assertInside(await strategy().realPathOf(handle, reach, shown), shown);
+    this.assertInside(await this.strategy.realPathOf(handle, reach, shown), shown);
   }
 
   /**

@@ -24,7 +24,6 @@ import { leadsOutside } from "./lookup.js";
 import { destinationExists, renameDirectoryInto } from "./move.js";
 import { isServerEntry } from "./names.js";
 import { openRegularIn } from "./open.js";
-import { strategy } from "./platform.js";
 import type { HeldDir } from "./strategy.js";
 import { type HeldLock, lockPresent, underSwapLock } from "./swap-lock.js";
 import { DirStack, Pacer, removeEntry } from "./tree.js";
@@ -107,11 +106,11 @@ async function copyKeepingHoles(from: number, to: number, length: number): Promi
 }
 
 /** Copies the regular file open as `from` (described by `st`) into the new, empty file open as `to`; returns its size. */
-async function copyBytes(from: number, to: number, st: BigIntStats): Promise<number> {
+async function copyBytes(c: Confinement, from: number, to: number, st: BigIntStats): Promise<number> {
   const size = Number(st.size);
   // The kernel's copy fills holes (a 1.5 GB sparse file using no disk became 1.5 GB on disk: issue 28 row 11).
   if (hasHoles(st)) await copyKeepingHoles(from, to, size);
-  else await strategy().copyContent(from, to, size);
+  else await c.strategy.copyContent(from, to, size);
   fsSync.fchmodSync(to, modeFor(st, fsSync.fstatSync(to, { bigint: true })));
   return size;
 }
@@ -139,7 +138,7 @@ async function copyOneFile(c: Confinement, src: Target, held: HeldLock, dst: Tar
   try {
     const out = await fs.open(held.temp, TEMP_FLAGS, 0o600);
     try {
-      bytes = await copyBytes(handle.fd, out.fd, stat);
+      bytes = await copyBytes(c, handle.fd, out.fd, stat);
     } finally {
       await out.close();
     }
@@ -211,7 +210,7 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
             if (!opened.isFile() || !sameFile(opened, st)) throw new SafeFsError(`File changed while copying it: ${shown}`, { code: "EAGAIN" });
             const out = await dst.openFile(entry.name, TEMP_FLAGS, 0o600);
             try {
-              done.bytes += await copyBytes(fd, out, opened);
+              done.bytes += await copyBytes(c, fd, out, opened);
             } finally {
               closeQuietly(out);
             }
@@ -242,10 +241,10 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
 async function copyDirectory(c: Confinement, src: Target, st: BigIntStats, held: HeldLock, dst: Target, o: CopyOptions): Promise<Copied> {
   await fs.mkdir(held.temp, 0o700);
   try {
-    const from = await strategy().hold(src.dir, src.name, { dev: st.dev, ino: st.ino });
+    const from = await src.dir.hold(src.name, { dev: st.dev, ino: st.ino });
     let done: Copied;
     try {
-      const into = await strategy().hold(dst.dir, held.tempName);
+      const into = await dst.dir.hold(held.tempName);
       try {
         done = await copyTree(c, from, into, path.join(dst.dir.real, dst.name), o);
       } finally {

@@ -12,7 +12,6 @@ import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { isServerEntry } from "./names.js";
-import { strategy } from "./platform.js";
 import { underSwapLock } from "./swap-lock.js";
 import { emptyTree, PartlyDeleted } from "./tree.js";
 
@@ -41,7 +40,7 @@ async function removeEmptyDirectory(t: Target, shown: string): Promise<void> {
   } catch (err) {
     if (errnoCode(err) !== "ENOTEMPTY" && errnoCode(err) !== "EEXIST") throw err;
     await refuseNonEmpty(t, shown);
-    const dir = await strategy().hold(t.dir, t.name);
+    const dir = await t.dir.hold(t.name);
     try {
       await emptyTree(dir);
     } finally {
@@ -92,7 +91,7 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
         }
         let entries = 0;
         try {
-          const dir = await strategy().hold(t.dir, t.name, { dev: st.dev, ino: st.ino });
+          const dir = await t.dir.hold(t.name, { dev: st.dev, ino: st.ino });
           try {
             entries = await emptyTree(dir, { signal: options.signal, onDeleted: options.onProgress });
           } finally {
@@ -134,7 +133,7 @@ async function checkDelete(c: Confinement, t: Target, shown: string, options: De
 
 /** Refuses a directory with entries a tool can see (the server's own leftovers do not count). */
 async function refuseNonEmpty(t: Target, shown: string): Promise<void> {
-  const dir = await strategy().hold(t.dir, t.name);
+  const dir = await t.dir.hold(t.name);
   let visible: number;
   try {
     visible = (await dir.entries()).filter((entry) => !isServerEntry(entry.name)).length;

@@ -13,16 +13,17 @@ import type { Dirent, Stats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { appendText, type Ending } from "./append.js";
+import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { Confinement } from "./confinement.js";
 import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
 import { type EntryFacts, entryBatches, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
-import { directoryError, isSystemError, refused, wrapError } from "./errors.js";
+import { directoryError, errnoCode, SafeFsError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedOpen } from "./open.js";
-import { availableStrategies, strategy, useStrategy } from "./platform.js";
+import { availableStrategies } from "./platform/index.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
 import { creatableInside, entryInside, locateInside, validateInside, type Entry, type Located } from "./requested.js";
@@ -31,6 +32,8 @@ import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseLock } from "./lock-owner.js";
 import { lockTiming } from "./swap-lock.js";
+import type { FileOrDirectory, FilePort, Inspected, TreeOptions, WalkPort } from "./ports.js";
+import type { SandboxRuntime } from "./runtime.js";
 
 export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
@@ -45,75 +48,9 @@ export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
+export type { FilePort, WalkPort } from "./ports.js";
+export { sandboxRuntime, type SandboxRuntime } from "./runtime.js";
 export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
-
-// Per-file serialisation (SPEC §12): every change a Sandbox makes takes the lock of each file it names,
-// so two calls on one file in this server never interleave their read, check and replace. Keys are real
-// paths (validation resolves symlinks), so two spellings of one file share a lock. Each key maps to the
-// promise its next taker waits for, and is absent when nobody holds or waits for it.
-const tails = new Map<string, Promise<void>>();
-
-/** Resolves when `turn` does, or rejects with the cancellation refusal (naming `shown`) once `signal` aborts. */
-function untilAborted(turn: Promise<void>, signal: AbortSignal, shown: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const cancelled = (): void => reject(refused({ kind: "lockCancelled", path: shown }));
-    if (signal.aborted) return cancelled();
-    signal.addEventListener("abort", cancelled, { once: true });
-    void turn.then(() => {
-      signal.removeEventListener("abort", cancelled);
-      resolve();
-    });
-  });
-}
-
-/** Waits until `key` is free, takes it, and returns the function that frees it; a cancelled wait leaves the queue. */
-async function acquire(key: string, signal: AbortSignal | undefined, shown: string): Promise<() => void> {
-  const previous = tails.get(key) ?? Promise.resolve();
-  let free!: () => void;
-  const mine = new Promise<void>((resolve) => (free = resolve));
-  const tail = previous.then(() => mine);
-  tails.set(key, tail);
-  const release = (): void => {
-    free();
-    if (tails.get(key) === tail) tails.delete(key);
-  };
-  if (signal === undefined) await previous;
-  else {
-    try {
-      await untilAborted(previous, signal, shown);
-    } catch (err) {
-      // Its turn, when it comes, passes straight on to the next waiter.
-      void previous.then(release);
-      throw err;
-    }
-  }
-  return release;
-}
-
-/** How a change is serialised and named: the call's cancellation, and the path as given for its messages. */
-interface Serial {
-  signal?: AbortSignal;
-  shown: string;
-  /** `Cannot <action> <shown>`: the context of a failure that no layer below worded. */
-  action: string;
-}
-
-/**
- * Runs `task` holding the locks of every path in `keys`, taken in sorted order so that two calls naming
- * the same files (a move and its reverse) cannot deadlock; releases them however `task` ends. A failure
- * nobody worded is worded here, naming the path as given, never an internal path (`/proc/self/fd/…`).
- */
-async function serialised<T>(keys: readonly string[], how: Serial, task: () => Promise<T>): Promise<T> {
-  const releases: Array<() => void> = [];
-  try {
-    for (const key of [...new Set(keys)].sort()) releases.push(await acquire(key, how.signal, how.shown));
-    return await task();
-  } catch (err) {
-    throw isSystemError(err) ? wrapError(err, `Cannot ${how.action} ${how.shown}`) : err;
-  } finally {
-    for (const release of releases.reverse()) release();
-  }
-}
 
 /** The lock key of a path that need not exist (a move's destination): its parent's real path and its name. */
 async function lockKeyOf(target: string): Promise<string> {
@@ -125,8 +62,8 @@ async function lockKeyOf(target: string): Promise<string> {
   }
 }
 
-/** The allowed directories of one call, and every operation confined to them. */
-export class Sandbox {
+/** The allowed directories of one call, and every operation confined to them: both ports (ports.ts). */
+export class Sandbox implements FilePort, WalkPort {
   protected readonly confinement: Confinement;
   // Directories this call's walks read and reach by path (the portable strategy), by reach: their identity,
   // so that a file opened in one is checked against it instead of by a realpath, whose cost grows with
@@ -136,14 +73,16 @@ export class Sandbox {
   private liveConfinement: Confinement | undefined;
 
   /**
-   * `allowedDirs` are the call's, fixed when it starts; `current`, when given, tells the server's
-   * allowed directories now, which roots from the client may have replaced since (SPEC §2 Roots).
+   * `runtime` holds the process's strategy and file locks; `allowedDirs` are the call's, fixed when it
+   * starts; `current`, when given, tells the server's allowed directories now, which roots from the client
+   * may have replaced since (SPEC §2 Roots).
    */
   constructor(
+    private readonly runtime: SandboxRuntime,
     readonly allowedDirs: readonly string[],
     private readonly current?: () => readonly string[],
   ) {
-    this.confinement = new Confinement(allowedDirs);
+    this.confinement = new Confinement(runtime.strategy, allowedDirs);
   }
 
   /**
@@ -156,7 +95,7 @@ export class Sandbox {
     if (now === undefined || now === this.allowedDirs) return true;
     if (now !== this.liveChecked) {
       this.liveChecked = now;
-      this.liveConfinement = new Confinement(now);
+      this.liveConfinement = new Confinement(this.runtime.strategy, now);
     }
     return this.liveConfinement!.inside(real);
   }
@@ -192,12 +131,41 @@ export class Sandbox {
     return { handle: await openRegularFile(this.confinement, real, shown), path: real };
   }
 
+  /**
+   * `requested` opened as a regular file, or the real path of the directory it is: one resolution either way.
+   * Anything else is refused as `openFile` refuses it.
+   */
+  async openFileOrDirectory(requested: string): Promise<FileOrDirectory> {
+    const { real, shown } = await this.locate(requested);
+    // A stat that fails says nothing here: the open below words why the path cannot be read.
+    if ((await statInside(this.confinement, real, shown).catch(() => undefined))?.isDirectory()) return { kind: "directory", path: real };
+    return { kind: "file", handle: await openRegularFile(this.confinement, real, shown), path: real };
+  }
+
   /** Opens `requested` as a directory, verified inside; the caller closes it. */
   async openDirectory(requested: string): Promise<OpenedDir> {
     const real = await this.validate(requested);
     return this.confinement.openDir(real, requested).catch((error: unknown) => {
       throw directoryError(error, requested);
     });
+  }
+
+  /**
+   * Metadata of `requested` (nothing at its end followed), and the file opened when it is a regular file this
+   * server's user may read; one resolution. The caller closes the handle.
+   */
+  async inspect(requested: string): Promise<Inspected> {
+    const { real, shown } = await this.locate(requested);
+    const stats = await statInside(this.confinement, real, shown);
+    if (!stats.isFile()) return { stats };
+    try {
+      return { stats, handle: await openRegularFile(this.confinement, real, shown) };
+    } catch (error) {
+      // The system's permission refusal (a file it may stat but not read): the description stays without the
+      // file's contents. A refusal of the sandbox's own (outside, not regular) is never that.
+      if (!(error instanceof SafeFsError) && errnoCode(error) === "EACCES") return { stats };
+      throw error;
+    }
   }
 
   /** Metadata of `requested` without following anything at its end. */
@@ -228,33 +196,33 @@ export class Sandbox {
   /** Creates or atomically replaces the file `requested` with `content`. */
   async writeFile(requested: string, content: string, signal?: AbortSignal): Promise<void> {
     const { real, shown } = await this.locate(requested);
-    await serialised([real], { signal, shown, action: "write" }, () => writeWhole(this.confinement, real, content, signal, shown));
+    await this.runtime.locks.serialised([real], { signal, shown, action: "write" }, () => writeWhole(this.confinement, real, content, signal, shown));
   }
 
   /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */
   async appendFile(requested: string, content: string, signal?: AbortSignal): Promise<Ending> {
     const { real, shown } = await this.locate(requested);
-    return serialised([real], { signal, shown, action: "append to" }, () => appendText(this.confinement, real, content, signal, shown));
+    return this.runtime.locks.serialised([real], { signal, shown, action: "append to" }, () =>
+      appendText(this.confinement, real, content, signal, shown),
+    );
   }
 
   /** Deletes the entry `requested` (a symlink itself); a directory only when empty, or with `recursive` everything in it. */
-  async delete(requested: string, options: { recursive: boolean; signal?: AbortSignal; onProgress?: (deleted: number) => void }): Promise<Deleted> {
+  async delete(requested: string, options: TreeOptions): Promise<Deleted> {
     const entry = await this.entry(requested);
-    return serialised([entry.path], { signal: options.signal, shown: requested, action: "delete" }, () =>
+    return this.runtime.locks.serialised([entry.path], { signal: options.signal, shown: requested, action: "delete" }, () =>
       deleteEntry(this.confinement, entry.path, requested, { ...options, wantsDir: entry.wantsDir }),
     );
   }
 
   /** Copies the entry `source` (a symlink as a link) to `destination`, never replacing anything there; a directory only with `recursive`. */
-  async copy(
-    source: string,
-    destination: string,
-    options: { recursive: boolean; signal?: AbortSignal; onProgress?: (copied: number) => void },
-  ): Promise<Copied> {
+  async copy(source: string, destination: string, options: TreeOptions): Promise<Copied> {
     const from = await this.entry(source);
     const to = await this.entry(destination);
-    return serialised([from.path, await lockKeyOf(to.path)], { signal: options.signal, shown: destination, action: `copy ${source} to` }, () =>
-      copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
+    return this.runtime.locks.serialised(
+      [from.path, await lockKeyOf(to.path)],
+      { signal: options.signal, shown: destination, action: `copy ${source} to` },
+      () => copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
     );
   }
 
@@ -264,7 +232,9 @@ export class Sandbox {
    */
   async rewrite<T>(requested: string, options: RewriteOptions, engine: RewriteEngine<T>): Promise<Rewritten<T>> {
     const { real, shown } = await this.locate(requested);
-    return serialised([real], { signal: options.signal, shown, action: "edit" }, () => rewriteIn(this.confinement, real, options, engine, shown));
+    return this.runtime.locks.serialised([real], { signal: options.signal, shown, action: "edit" }, () =>
+      rewriteIn(this.confinement, real, options, engine, shown),
+    );
   }
 
   /** mkdir -p of `requested`; every existing ancestor is checked by real path as it is passed through. */
@@ -278,7 +248,7 @@ export class Sandbox {
     const to = await this.entry(destination);
     const given = { source, destination, sourceIsDir: from.wantsDir, destinationIsDir: to.wantsDir };
     // Both ends locked, so no write, edit or move of either name in this server interleaves.
-    await serialised([from.path, await lockKeyOf(to.path)], { signal, shown: destination, action: `move ${source} to` }, () =>
+    await this.runtime.locks.serialised([from.path, await lockKeyOf(to.path)], { signal, shown: destination, action: `move ${source} to` }, () =>
       moveEntry(this.confinement, from.path, to.path, given, signal),
     );
   }
@@ -306,7 +276,7 @@ export class Sandbox {
    * `ahead`: read before the walk needs it, in the thread pool where that lets it overlap the walk.
    */
   async readChild(parent: Reach, name: string, shown: string, ahead = false): Promise<Read> {
-    const read = await strategy().readChild(parent, name, shown, ahead);
+    const read = await this.runtime.strategy.readChild(parent, name, shown, ahead);
     if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
     return read;
   }
@@ -322,12 +292,12 @@ export class Sandbox {
    * @throws when it is gone, not a directory, or another one than the directory read
    */
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach {
-    return strategy().reopenChild(parent, name, shown, id);
+    return this.runtime.strategy.reopenChild(parent, name, shown, id);
   }
 
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number {
-    return strategy().descriptorLimit();
+    return this.runtime.strategy.descriptorLimit();
   }
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
@@ -358,9 +328,7 @@ class Unvalidated extends Sandbox {
 /** Test-only: what tests legitimately reach behind the public face; not part of the tool API. */
 export const __testing = {
   /** A Sandbox over `dirs` whose operations take their paths as already validated. */
-  unvalidated: (dirs: readonly string[]): Sandbox => new Unvalidated(dirs),
-  /** How many per-file locks of this server are held or awaited (0 once every call has ended). */
-  heldLockCount: (): number => tails.size,
+  unvalidated: (runtime: SandboxRuntime, dirs: readonly string[]): Sandbox => new Unvalidated(runtime, dirs),
   /** The name of the cross-process swap lock file beside entry `name`. */
   swapLockName: (name: string): string => lockNameOf(name),
   /** The name of the temp file (or temp tree) beside entry `name`. */
@@ -372,11 +340,8 @@ export const __testing = {
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
-  resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> => resolveFromInside(absolute, new Confinement(dirs)),
+  resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> =>
+    resolveFromInside(absolute, { inside: (real) => isPathWithinAllowedDirectories(real, dirs) }),
   /** The strategies this platform can run (both on Linux, portable elsewhere). */
   strategies: (): StrategyName[] => availableStrategies(),
-  /** The name of the strategy in use. */
-  strategyName: (): StrategyName => strategy().name,
-  /** Switches the strategy (suites run under each); throws when `name` cannot run here. */
-  useStrategy: (name: StrategyName): void => useStrategy(name),
 };

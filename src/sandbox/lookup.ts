@@ -10,8 +10,12 @@ import type { Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement } from "./confinement.js";
+
+/** All a resolution asks of the allowed directories: whether a real path lies inside them. */
+type Inside = Pick<Confinement, "inside">;
 import { errnoCode } from "./errors.js";
 import { isServerEntry } from "./names.js";
+import { SEPARATORS } from "./platform/index.js";
 
 // Linux's MAXSYMLINKS: symlinks followed in one resolution before it is called a loop.
 const MAX_LINKS = 40;
@@ -47,19 +51,18 @@ export type LinkVerdict =
 /** The root of absolute path `p` and its components (empty ones dropped). */
 function splitPath(p: string): { root: string; parts: string[] } {
   const { root } = path.parse(p);
-  const separators = process.platform === "win32" ? /[\\/]+/ : /\/+/;
   return {
     root,
     parts: p
       .slice(root.length)
-      .split(separators)
+      .split(SEPARATORS)
       .filter((part) => part !== ""),
   };
 }
 
 /** A running resolution: inside what, where it stands, what it stands on, and what is left to look up. */
 interface Position {
-  readonly c: Confinement;
+  readonly c: Inside;
   current: string;
   /** lstat of `current`; undefined where it was reached lexically or by `..` (a directory either way). */
   stat: Stats | undefined;
@@ -139,7 +142,7 @@ async function lookUp(at: Position): Promise<Resolved> {
  * Resolves absolute path `absolute` component by component, following symlinks from inside only.
  * @throws the low-level error (EACCES, ENAMETOOLONG…) of a look at a path inside, for the caller to word
  */
-export function resolveFromInside(absolute: string, c: Confinement): Promise<Resolved> {
+export function resolveFromInside(absolute: string, c: Inside): Promise<Resolved> {
   const { root, parts } = splitPath(absolute);
   return lookUp({ c, current: root, stat: undefined, pending: parts.reverse(), links: 0 });
 }
@@ -148,14 +151,14 @@ export function resolveFromInside(absolute: string, c: Confinement): Promise<Res
  * Resolves symlink target `target` as a link in the directory whose real path is `dir` (inside) would.
  * @throws the low-level error of a look at a path inside, for the caller to word
  */
-async function resolveLinkTarget(target: string, dir: string, c: Confinement): Promise<Resolved> {
+async function resolveLinkTarget(target: string, dir: string, c: Inside): Promise<Resolved> {
   const at: Position = { c, current: dir, stat: undefined, pending: [], links: 1 };
   if (!enterLink(at, target, dir)) return { kind: "outside" };
   return lookUp(at);
 }
 
 /** Whether a symlink with target `target` placed in directory `dir` (a real path inside) would lead outside. */
-export async function leadsOutside(target: string, dir: string, c: Confinement): Promise<boolean> {
+export async function leadsOutside(target: string, dir: string, c: Inside): Promise<boolean> {
   return (await resolveLinkTarget(target, dir, c)).kind === "outside";
 }
 
@@ -164,7 +167,7 @@ export async function leadsOutside(target: string, dir: string, c: Confinement):
  * link leading outside is "outside" whether or not its target exists, and so is a loop that passes
  * outside (nothing there is looked at); a loop inside is "loop". Never rejects.
  */
-export async function followLink(link: string, withSize: boolean, c: Confinement): Promise<LinkVerdict> {
+export async function followLink(link: string, withSize: boolean, c: Inside): Promise<LinkVerdict> {
   let dir: string;
   try {
     // On Linux `link` is reached through /proc/self/fd/<fd>/, whose real path is the directory read.

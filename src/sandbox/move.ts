@@ -11,7 +11,6 @@ import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
-import { strategy } from "./platform.js";
 import { lockPresent, underSwapLock } from "./swap-lock.js";
 
 // link(2) failures meaning "no hard link possible here" rather than "refused".
@@ -164,6 +163,6 @@ async function moveHeld(c: Confinement, m: MoveEnds, given: AsGiven, context: st
   const before = await checkMove(c, m, given, context);
   // link(2) does not follow a symlink on Linux; elsewhere it may, so symlinks are renamed there.
   if (before.isDirectory()) await renameDirectoryInto(m.from.at, m.to);
-  else if (before.isFile() || strategy().linksSymlinks) await moveByLink(m, before, context);
+  else if (before.isFile() || c.strategy.linksSymlinks) await moveByLink(m, before, context);
   else await renameIfAbsent(m.from.at, m.to);
 }

@@ -8,6 +8,7 @@
  * listing, walk or search ever shows, counts or searches them.
  * (lib.ts keeps upstream's `<path>.<32 hex>.tmp`, SPEC §7; it is not ours.)
  */
+import { SEPARATORS } from "./platform/host.js";
 import { createHash } from "node:crypto";
 import type { Dirent } from "node:fs";
 
@@ -37,6 +38,5 @@ export function visible(entries: Dirent[]): Dirent[] {
 
 /** The first component of `p` (split at the platform's separators) that is one of this server's own names, if any. */
 export function serverNameIn(p: string): string | undefined {
-  const separators = process.platform === "win32" ? /[\\/]/ : /\//;
-  return p.split(separators).find(isServerEntry);
+  return p.split(SEPARATORS).find(isServerEntry);
 }

@@ -12,7 +12,6 @@ import type { Confinement, Target } from "./confinement.js";
 import { isSymlinkRefusal, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { READ_FLAGS } from "./flags.js";
 import type { FileObjectId } from "./identity.js";
-import { strategy } from "./platform.js";
 
 /** A file opened for reading, and the fstat of what was opened. */
 export interface Opened {
@@ -74,7 +73,7 @@ export function openWalkedFile(c: Confinement, reach: string, name: string, show
   // As for a small walked file: where the reach proves the file inside, no real path is asked
   // for, which past PATH_MAX the kernel could not give (readlink fails with ENAMETOOLONG).
   return openVerified(c, reach + name, shown, (handle, stat) => {
-    const real = strategy().realPathOfFdSync(handle.fd, reach, name, shown, stat, dir);
+    const real = c.strategy.realPathOfFdSync(handle.fd, reach, name, shown, stat, dir);
     if (real !== undefined) c.assertInside(real, shown);
   });
 }
@@ -108,7 +107,7 @@ export function openWalkedSync(c: Confinement, reach: string, name: string, show
     // numbers of some file systems lie: those are asked again as bigints.
     const exact = st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER;
     const stat = exact ? st : fstatSync(fd, { bigint: true });
-    const real = strategy().realPathOfFdSync(fd, reach, name, shown, stat, dir);
+    const real = c.strategy.realPathOfFdSync(fd, reach, name, shown, stat, dir);
     if (real !== undefined) c.assertInside(real, shown);
     return { fd, size: st.size, stat };
   } catch (err) {

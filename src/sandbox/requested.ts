@@ -15,6 +15,7 @@ import type { Confinement } from "./confinement.js";
 import { accessDenied, errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { resolveFromInside, type Resolved } from "./lookup.js";
 import { serverNameIn } from "./names.js";
+import { TRAILING_SEPARATOR, WINDOWS } from "./platform/index.js";
 
 /** The two file-system calls lexical resolution needs. */
 export interface PathIO {
@@ -63,7 +64,7 @@ export async function resolveRequestedPathWith(io: PathIO, requestedPath: string
   const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(io, expanded, allowedDirs);
   // The string checked is the string returned: normalizePath trims spaces and quotes, so checking its
   // result would pass `<allowed> ` while the caller goes on to use the untrimmed sibling.
-  const checked = process.platform === "win32" ? normalizePath(absolute) : absolute;
+  const checked = WINDOWS ? normalizePath(absolute) : absolute;
   if (!isPathWithinAllowedDirectories(checked, allowedDirs)) throw accessDenied(absolute, allowedDirs);
   return absolute;
 }
@@ -99,8 +100,6 @@ export async function validatePathWith(io: PathIO, requestedPath: string, allowe
   }
   return absolute;
 }
-
-const TRAILING_SEPARATOR = process.platform === "win32" ? /[\\/]\.?$/ : /\/\.?$/;
 
 /** A requested path made absolute and checked lexically; `wantsDir` when it ends in a separator (`x/`). */
 interface Requested {

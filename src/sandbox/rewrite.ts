@@ -10,11 +10,11 @@
 import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Confinement } from "./confinement.js";
+import type { Strategy } from "./strategy.js";
 import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
 import { sameVersion } from "./identity.js";
 import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
-import { strategy } from "./platform.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { underSwapLock } from "./swap-lock.js";
 
@@ -48,15 +48,21 @@ export interface Rewritten<T> {
 
 /**
  * A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are
- * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes.
+ * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes,
+ * made by the source's platform strategy.
  */
-export function sinkFor(handle: FileHandle, context: string, start = 0, source?: { handle: FileHandle; shown: string }): RewriteSink {
+export function sinkFor(
+  handle: FileHandle,
+  context: string,
+  start = 0,
+  source?: { handle: FileHandle; shown: string; strategy: Strategy },
+): RewriteSink {
   let position = start;
   const from = start === 0 ? source : undefined;
   const copyPrefix = async (length: number): Promise<void> => {
     if (from === undefined || position !== 0) throw new Error("copyPrefix: no source, or after a write");
     try {
-      await strategy().copyContent(from.handle.fd, handle.fd, length);
+      await from.strategy.copyContent(from.handle.fd, handle.fd, length);
     } catch (err) {
       throw wrapError(err, context);
     }
@@ -113,7 +119,6 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
         await probe.handle.close();
       }
       // The engine's own errors (no match, too large…) are its report and pass through unworded.
-      let engineFailed = false;
       try {
         return await underSwapLock(
           c,
@@ -129,9 +134,13 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
                 held,
                 before,
                 async (temp) => {
-                  engineFailed = true;
-                  const report = await engine(source, sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown }), options.signal);
-                  engineFailed = false;
+                  const report = await engine(
+                    source,
+                    sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown, strategy: c.strategy }),
+                    options.signal,
+                  ).catch((error: unknown) => {
+                    throw new EngineFailed(error);
+                  });
                   const digest = await source.digest();
                   checkAborted(options.signal, t.shown);
                   return { report, digest };
@@ -149,8 +158,9 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
           { signal: options.signal },
         );
       } catch (err) {
-        if (err instanceof SafeFsError) throw isIoFailure(err) ? err.withNote(UNCHANGED) : err;
-        if (engineFailed) throw err;
+        const cause = err instanceof EngineFailed ? err.error : err;
+        if (cause instanceof SafeFsError) throw isIoFailure(cause) ? cause.withNote(UNCHANGED) : cause;
+        if (err instanceof EngineFailed) throw cause;
         throw wrapError(err, `Cannot edit ${t.shown}`).withNote(UNCHANGED);
       }
     },
@@ -159,3 +169,10 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
 }
 
 const UNCHANGED = "no changes were written: the file keeps its previous content";
+
+/** What the engine threw, marked as its own on the way out through the swap, so it is told apart by type, not by a flag. */
+class EngineFailed extends Error {
+  constructor(readonly error: unknown) {
+    super("the edit engine failed", { cause: error });
+  }
+}

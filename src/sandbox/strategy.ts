@@ -1,8 +1,9 @@
 /**
  * What differs between the platforms: how a verified directory is held and its
- * entries reached. platform.ts implements it twice — `procfd` (Linux) acts
- * through `/proc/self/fd/<fd>/<name>`, `portable` (macOS, BSD, Windows) uses
- * checked paths — and picks one, once; callers never branch on the platform.
+ * entries reached. platform/ implements it twice, one file each — procfd.ts
+ * (Linux) acts through `/proc/self/fd/<fd>/<name>`, portable.ts (macOS, BSD,
+ * Windows) uses checked paths — and picks one per runtime; callers never
+ * branch on the platform.
  */
 import type { BigIntStats, Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
@@ -16,6 +17,8 @@ export interface OpenedDir {
   readonly reach: string;
   /** `reach + name`: entry `name` of this directory (`""` is the directory itself). */
   child(name: string): string;
+  /** Holds entry `name` for a tree operation; refused unless it is a directory (with `expected`, that one). */
+  hold(name: string, expected?: DirId): Promise<HeldDir>;
   close(): Promise<void>;
 }
 
@@ -108,8 +111,6 @@ export interface Strategy {
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number;
-  /** Holds entry `name` of the opened directory `dir` for a tree operation; refused unless it is a directory (with `expected`, that one). */
-  hold(dir: OpenedDir, name: string, expected?: DirId): Promise<HeldDir>;
   /** Copies the first `length` bytes of the file open as `from` into the empty file open as `to`, by the kernel where it can (a reflink where the file system has them). */
   copyContent(from: number, to: number, length: number): Promise<void>;
 }

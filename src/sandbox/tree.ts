@@ -10,7 +10,6 @@ import type { Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import { errnoCode, SafeFsError } from "./errors.js";
 import { isServerEntry } from "./names.js";
-import { strategy } from "./platform.js";
 import type { DirId, HeldDir, OpenedDir } from "./strategy.js";
 
 const MAX_OPEN = 32;
@@ -181,7 +180,7 @@ export async function removeEntry(dir: OpenedDir, name: string): Promise<void> {
   });
   if (st === undefined) return;
   if (!st.isDirectory()) return fs.unlink(dir.child(name));
-  const held = await strategy().hold(dir, name);
+  const held = await dir.hold(name);
   try {
     await emptyTree(held).catch((err: unknown) => {
       throw err instanceof PartlyDeleted ? err.reason : err;

@@ -18,6 +18,9 @@ import { replaceInFilesTool } from "../tools/replace_in_files.js";
 import { searchFileContents } from "../tools/search_file_contents.js";
 import { searchFiles } from "../tools/search_files.js";
 import { writeFile } from "../tools/write_file.js";
+import type { Tool } from "@modelcontextprotocol/server";
+import type { z } from "zod";
+import type { Limits } from "../kernel/bounded.js";
 import type { ToolDefinition } from "../tools/context.js";
 
 export type { ToolDefinition } from "../tools/context.js";
@@ -59,3 +62,18 @@ export function toolNames(writing = false): string[] {
 export function toolsFor(readOnly: boolean, chosen?: readonly string[]): readonly ToolDefinition[] {
   return TOOLS.filter((tool) => (chosen === undefined || chosen.includes(tool.name)) && (!readOnly || tool.annotations.readOnlyHint === true));
 }
+
+/** What a server offers for one set of limits and tools: the tools with their schemas, listed and described. */
+export interface Catalog {
+  readonly tools: ReadonlyMap<string, { tool: ToolDefinition; schema: z.ZodObject }>;
+  readonly listed: readonly Tool[];
+  readonly listedReading: readonly Tool[];
+  readonly instructions: string;
+  readonly readingInstructions: string;
+}
+
+/**
+ * The catalogs a runtime made, by limits and by mode: every HTTP session builds a server with the same
+ * limits and tools, so its schemas and listings are made once.
+ */
+export type Catalogs = WeakMap<Limits, Map<string, Catalog>>;

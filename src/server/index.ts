@@ -3,14 +3,14 @@
  * wiring. Every tool result — handler output, thrown error or rejected
  * arguments — leaves through the bounding layer here, in one place.
  */
-import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server, type Tool } from "@modelcontextprotocol/server";
+import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
-import { CheckpointCache } from "../reading/index.js";
 import { Sandbox } from "../sandbox/index.js";
-import { instructions, listedTool, type ToolDefinition, toolsFor } from "./catalog.js";
+import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
+import type { Runtime } from "./runtime.js";
 
 /**
  * The cache hint of the 2026-07-28 list results (SPEC §21): the tool list and the discover result
@@ -18,7 +18,7 @@ import { followRoots, type RootsMode } from "./roots.js";
  */
 const CACHE_HINT: CacheHint = { ttlMs: 300_000, cacheScope: "private" };
 
-/** What buildServer needs: the limits, the startup directories and where diagnostics go. */
+/** What buildServer needs: the limits, the startup directories, the runtime and where diagnostics go. */
 export interface ServerOptions {
   readonly limits: Limits;
   readonly directories: readonly string[];
@@ -40,8 +40,8 @@ export interface ServerOptions {
    * when they allow reading only, the instructions leave out what concerns the tools that change files.
    */
   readonly openedWith?: AuthInfo;
-  /** The checkpoint cache; servers of one process share one. @default a new cache */
-  readonly cache?: CheckpointCache;
+  /** The process resources (runtime.ts); the servers of one process share one. */
+  readonly runtime: Runtime;
 }
 
 const PROGRESS_INTERVAL_MS = 50;
@@ -57,18 +57,7 @@ function describeIssues(tool: string, error: z.ZodError, args: unknown): string 
   return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
 }
 
-interface Catalog {
-  readonly tools: ReadonlyMap<string, { tool: ToolDefinition; schema: z.ZodObject }>;
-  readonly listed: readonly Tool[];
-  readonly listedReading: readonly Tool[];
-  readonly instructions: string;
-  readonly readingInstructions: string;
-}
-
-// Every HTTP session builds a server with the same limits and tools: its schemas and listings are made once.
-const catalogs = new WeakMap<Limits, Map<string, Catalog>>();
-
-function catalogFor(limits: Limits, readOnly: boolean, chosen: readonly string[] | undefined): Catalog {
+function catalogFor(catalogs: Catalogs, limits: Limits, readOnly: boolean, chosen: readonly string[] | undefined): Catalog {
   const byMode = catalogs.get(limits) ?? catalogs.set(limits, new Map()).get(limits)!;
   const key = `${readOnly}:${chosen?.join(",") ?? "*"}`;
   const known = byMode.get(key);
@@ -94,9 +83,9 @@ export function buildServer(options: ServerOptions): Server {
   const { limits } = options;
   const log = options.log ?? ((line: string) => console.error(line));
   const max = limits.maxResultChars;
-  const cache = options.cache ?? new CheckpointCache();
+  const { runtime } = options;
   const mayWrite = options.mayWrite ?? (() => true);
-  const catalog = catalogFor(limits, options.readOnly ?? false, options.tools);
+  const catalog = catalogFor(runtime.catalogs, limits, options.readOnly ?? false, options.tools);
   const { tools, listed, listedReading } = catalog;
   const shared = options.openedWith === undefined || mayWrite(options.openedWith) ? catalog.instructions : catalog.readingInstructions;
 
@@ -140,13 +129,14 @@ export function buildServer(options: ServerOptions): Server {
     // the client after the response (the SDK sends a notification a few microtasks after it is asked to).
     let progressSent: Promise<void> = Promise.resolve();
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
-    const sandbox = new Sandbox(directories.allowed(), directories.allowed);
+    const sandbox = new Sandbox(runtime, directories.allowed(), directories.allowed);
     const result = await runBounded(max, entry.tool.advice, (bounds) =>
       entry.tool.handler(parsed.data, {
         limits,
         sandbox,
+        walks: sandbox,
         bounds,
-        cache,
+        runtime,
         signal: ctx.mcpReq.signal,
         progress(done, total) {
           const now = Date.now();

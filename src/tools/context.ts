@@ -6,19 +6,31 @@
 import type { ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
-import type { ReadOptions } from "../reading/index.js";
-import type { CheckpointCache } from "../reading/index.js";
-import type { Sandbox } from "../sandbox/index.js";
-import type { WalkOptions } from "../walking/index.js";
+import type { ScanWorkers } from "../grep/index.js";
+import type { CheckpointCache, ReadOptions } from "../reading/index.js";
+import type { FilePort, WalkPort } from "../sandbox/index.js";
+import type { DescriptorBudget, WalkOptions } from "../walking/index.js";
 
-/** Per-call context: limits, the call's sandbox and bounds, the cache, cancellation and progress. */
+/** The process resources the tools draw on, from the runtime (server/runtime.ts). */
+export interface ToolRuntime {
+  /** The checkpoint cache every reader of the process shares. */
+  readonly cache: CheckpointCache;
+  /** The descriptors every walk of the process shares. */
+  readonly descriptors: DescriptorBudget;
+  /** The scan workers kept idle between search calls. */
+  readonly scanWorkers: ScanWorkers;
+}
+
+/** Per-call context: limits, the call's sandbox and bounds, the runtime, cancellation and progress. */
 export interface ToolContext {
   readonly limits: Limits;
-  /** The allowed directories at call time, and every file operation confined to them. */
-  readonly sandbox: Sandbox;
+  /** The allowed directories at call time, and every file operation confined to them: the tools' port. */
+  readonly sandbox: FilePort;
+  /** The same sandbox as the walkers reach it: the walkers' port, handed on by `walkOptions`. */
+  readonly walks: WalkPort;
   /** The call's sink and window bound, created by the bounding layer. */
   readonly bounds: Bounds;
-  readonly cache: CheckpointCache;
+  readonly runtime: ToolRuntime;
   readonly signal: AbortSignal;
   /** Reports progress when the request carried a progressToken; otherwise does nothing. */
   progress(done: number, total?: number): void;
@@ -57,7 +69,7 @@ export function readOptions(ctx: ToolContext): ReadOptions {
 
 /** Walk options for the walkers, wired to the call's sandbox, signal and progress. */
 export function walkOptions(ctx: ToolContext): WalkOptions {
-  return { sandbox: ctx.sandbox, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
+  return { sandbox: ctx.walks, descriptors: ctx.runtime.descriptors, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
 }
 
 /** Runs `fill` on the call's sink and tells the bounding layer to render it. */

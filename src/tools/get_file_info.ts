@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { looksBinary } from "../grep/index.js";
 import { fileInfo, sampleEnds } from "../reading/index.js";
-import { errnoCode } from "../sandbox/index.js";
 import { READ_ONLY, defineTool } from "./context.js";
 
 /** get_file_info: metadata lines for one path. */
@@ -16,21 +15,15 @@ export const getFileInfo = defineTool({
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {
-    const stats = await ctx.sandbox.stat(path);
+    // One resolution; a file the server may stat but not read comes without a handle and keeps upstream's fields only.
+    const { stats, handle } = await ctx.sandbox.inspect(path);
     const info: Record<string, unknown> = { ...fileInfo(stats) };
-    if (stats.isFile()) {
-      // A file the server may stat but not read keeps upstream's fields only.
-      const opened = await ctx.sandbox.openFile(path).catch((error: unknown) => {
-        if (errnoCode(error) === "EACCES") return undefined;
-        throw error;
-      });
-      if (opened !== undefined) {
-        try {
-          const sample = await sampleEnds(opened.handle, (await opened.handle.stat()).size);
-          Object.assign(info, { lineEndings: sample.lineEndings, endsWithNewline: sample.endsWithNewline, text: !looksBinary(sample.head) });
-        } finally {
-          await opened.handle.close();
-        }
+    if (handle !== undefined) {
+      try {
+        const sample = await sampleEnds(handle, (await handle.stat()).size);
+        Object.assign(info, { lineEndings: sample.lineEndings, endsWithNewline: sample.endsWithNewline, text: !looksBinary(sample.head) });
+      } finally {
+        await handle.close();
       }
     }
     const lines = Object.entries(info).map(([key, value]) => `${key}: ${String(value)}`);

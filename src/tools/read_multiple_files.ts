@@ -34,7 +34,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       try {
         sink.append(partHeader(escapeControls(requested)));
         started = true;
-        await streamInto(handle, realPath, ctx.cache, sink, opts);
+        await streamInto(handle, realPath, ctx.runtime.cache, sink, opts);
         sink.append("\n");
       } finally {
         await handle.close();

@@ -53,10 +53,10 @@ export async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<To
     if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
     if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
     if (args.startLine !== undefined || args.lineCount !== undefined) {
-      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.cache, opts);
+      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.runtime.cache, opts);
     }
     const limit = ctx.bounds.windowLimit(args.limit);
-    return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.cache, opts) };
+    return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.runtime.cache, opts) };
   } finally {
     await handle.close();
   }

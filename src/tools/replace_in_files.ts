@@ -32,7 +32,7 @@ export const replaceInFilesTool = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the replacements were still made unless dryRun was set; pass a narrower path or pattern to see one part",
   async handler(args, ctx) {
-    const opts = { ...walkOptions(ctx), batchFds: batchDescriptors(ctx.sandbox.descriptorLimit()) };
+    const opts = { ...walkOptions(ctx), workers: ctx.runtime.scanWorkers, batchFds: batchDescriptors(ctx.walks.descriptorLimit()) };
     await replaceInFiles(ctx.sandbox, args, ctx.bounds.sink, opts);
     return { streamed: true };
   },

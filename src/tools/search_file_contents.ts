@@ -1,8 +1,8 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { escapeControls } from "../kernel/escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
-import { errnoCode } from "../sandbox/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
 import { EXCLUDE_DOC, FILES_GLOB_DOC, REGEX_DOC } from "./shared.js";
@@ -36,24 +36,22 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     contextLines: args.contextLines,
     offset: args.offset,
     signal: ctx.signal,
-    batchFds: batchDescriptors(ctx.sandbox.descriptorLimit()),
+    workers: ctx.runtime.scanWorkers,
+    batchFds: batchDescriptors(ctx.walks.descriptorLimit()),
   });
   let notes = "";
-  let file: Awaited<ReturnType<typeof ctx.sandbox.openFile>> | undefined;
+  let file: { handle: FileHandle } | undefined;
   try {
-    // One resolution for a file: it is opened as one, and only a directory (EISDIR) is walked instead.
-    file = await ctx.sandbox.openFile(args.path).catch((error: unknown) => {
-      if (errnoCode(error) !== "EISDIR") throw error;
-      return undefined;
-    });
-    if (file !== undefined) {
+    // One resolution: a file is opened and searched, a directory walked.
+    const target = await ctx.sandbox.openFileOrDirectory(args.path);
+    if (target.kind === "file") {
+      file = target;
       // The search's own signal (given above) stops it on cancellation.
-      await search.searchFile(file.handle, escapeControls(file.path), { onProgress: (done, size) => ctx.progress(done, size) });
+      await search.searchFile(target.handle, escapeControls(target.path), { onProgress: (done, size) => ctx.progress(done, size) });
     } else {
-      const target = await ctx.sandbox.validate(args.path);
       const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
       notes = await walkFiles(
-        target,
+        target.path,
         selection,
         (file, shown) => search.addFile(file, shown),
         (reason, count) => search.skip(reason, count),

@@ -1,7 +1,7 @@
 /** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
 import { formatCount } from "../kernel/bounded.js";
 import type { Shown } from "../kernel/escape.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { FilePort } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
@@ -35,7 +35,7 @@ export function writingBackCappedRead(path: Shown): Error {
  * /proc/self/fd, so a directory swapped for a symlink after validation is not
  * followed out of the allowed directories.
  */
-export async function withDirectory(requested: string, sandbox: Sandbox, list: (dir: string) => Promise<void>): Promise<void> {
+export async function withDirectory(requested: string, sandbox: FilePort, list: (dir: string) => Promise<void>): Promise<void> {
   const opened = await sandbox.openDirectory(requested);
   try {
     await list(opened.child(""));

@@ -10,7 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { errnoCode, type FileObjectId, type Sandbox, type WalkedOpen } from "../sandbox/index.js";
+import { errnoCode, type FileObjectId, type WalkPort, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -88,7 +88,7 @@ class Pacer {
   }
 }
 
-async function openLinked(sandbox: Sandbox, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
+async function openLinked(sandbox: WalkPort, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
   const verdict = await sandbox.followLink(link, false);
   if (verdict.kind === "outside") return "outsideLink";
   if (verdict.kind === "loop") return "linkLoop";

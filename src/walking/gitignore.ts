@@ -11,7 +11,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { reason, type Sandbox } from "../sandbox/index.js";
+import { reason, type WalkPort } from "../sandbox/index.js";
 import { compileRules, IGNORED, REINCLUDED, type CostlyRule, type RuleSet, type Subject } from "./gitignore-rules.js";
 import type { WalkVisitor } from "./walker.js";
 
@@ -65,7 +65,7 @@ const toPosix = path.sep === "/" ? (rel: string) => rel : (rel: string) => rel.s
  * only a regular file inside the sandbox, at most MAX_GITIGNORE_BYTES.
  * @throws when it cannot be opened or read, is not a regular file, is too big, or lies outside
  */
-export async function readGitignore(reach: string, shown: string, sandbox: Sandbox): Promise<string> {
+export async function readGitignore(reach: string, shown: string, sandbox: WalkPort): Promise<string> {
   const { handle, stat: st } = await sandbox.openWalkedFile(reach, GITIGNORE, shown);
   try {
     if (st.size > BigInt(MAX_GITIGNORE_BYTES)) {
@@ -112,7 +112,7 @@ export class GitignoreFilter {
 
   constructor(
     private readonly root: string,
-    private readonly sandbox: Sandbox,
+    private readonly sandbox: WalkPort,
   ) {}
 
   /** Walk hook: loads the `.gitignore` of directory `rel` (read through `reach`), if it has one. */

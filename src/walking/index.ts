@@ -9,5 +9,6 @@ export { checkPatterns } from "./patterns.js";
 export { searchInto } from "./glob-search.js";
 export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
+export { DescriptorBudget } from "./descriptors.js";
 export type { WalkOptions } from "./walker.js";
 export { walkFiles, type OpenedFile } from "./file-walk.js";

@@ -6,7 +6,7 @@ import type { Dirent } from "node:fs";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { formatSize } from "./sizes.js";
-import type { Sandbox } from "../sandbox/index.js";
+import type { WalkPort } from "../sandbox/index.js";
 import { Ticker, type WalkOptions } from "./walker.js";
 
 // Upstream stats every entry at once; a bounded pool gives the same sizes
@@ -150,7 +150,7 @@ interface SizedEntry {
 }
 
 /** The sizes of one batch, stat'ed by a bounded pool. */
-async function sizeBatch(dir: string, batch: readonly Dirent[], ticker: Ticker, sandbox: Sandbox): Promise<SizedEntry[]> {
+async function sizeBatch(dir: string, batch: readonly Dirent[], ticker: Ticker, sandbox: WalkPort): Promise<SizedEntry[]> {
   const sized: SizedEntry[] = batch.map((e) => ({
     name: e.name,
     isDir: e.isDirectory(),

@@ -10,7 +10,7 @@
  * reaches are paths and hold nothing to release.
  */
 import type { Dirent } from "node:fs";
-import { errnoCode, type FileObjectId, type Listing, type Read, type Sandbox } from "../sandbox/index.js";
+import { errnoCode, type FileObjectId, type Listing, type Read, type WalkPort } from "../sandbox/index.js";
 
 /** One directory of the walk's current path. */
 export interface Frame {
@@ -76,7 +76,7 @@ export class DirStack {
   private readonly reading = new Set<Frame>();
 
   constructor(
-    private readonly sandbox: Sandbox,
+    private readonly sandbox: WalkPort,
     share: number,
     /** The shown path of a frame of this stack, for errors. */
     private readonly shownOf: (frame: Frame) => string,

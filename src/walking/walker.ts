@@ -11,14 +11,15 @@
 import type { Dirent } from "node:fs";
 import path from "node:path";
 import { escapeControls } from "../kernel/escape.js";
-import type { Sandbox } from "../sandbox/index.js";
-import { takeShare } from "./descriptors.js";
+import type { WalkPort } from "../sandbox/index.js";
+import type { DescriptorBudget } from "./descriptors.js";
 import { SkipLog } from "./skip-log.js";
 import { DirStack, type Frame } from "./walk-stack.js";
 
-/** What every walker needs besides its root: the call's sandbox and its signal/progress hooks. */
+/** What every walker needs besides its root: the call's sandbox, the runtime's descriptor budget, and its signal/progress hooks. */
 export interface WalkOptions {
-  sandbox: Sandbox;
+  sandbox: WalkPort;
+  descriptors: DescriptorBudget;
   signal?: AbortSignal;
   onProgress?: (entriesVisited: number) => void;
   /**
@@ -118,7 +119,7 @@ class Walk {
   readonly ticker: Ticker;
   readonly skipped = new SkipLog();
   private readonly maxDepth: number;
-  private readonly sandbox: Sandbox;
+  private readonly sandbox: WalkPort;
   // The shown path and the path relative to the root of the top frame; a frame's are prefixes of these.
   private dir: string;
   private rel = "";
@@ -252,7 +253,7 @@ class Walk {
 export async function walkTree(root: string, visitor: WalkVisitor, opts: WalkOptions): Promise<SkipLog> {
   opts.signal?.throwIfAborted();
   const { listing, close } = await opts.sandbox.openWalkRoot(root);
-  const share = takeShare(opts.sandbox.descriptorLimit());
+  const share = opts.descriptors.takeShare(opts.sandbox.descriptorLimit());
   let walk: Walk | undefined;
   const stack = new DirStack(opts.sandbox, share.count, (frame) => walk!.shownOf(frame));
   walk = new Walk(visitor, opts, stack, root);

@@ -11,7 +11,7 @@ import { readdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
+import { createUnifiedDiff, EditRefused, type EditRefusal, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { MAX_REPLACEMENTS, streamEdit, type ByteSource } from "../../../src/editing/stream.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { modelCountLines, modelEdits } from "../../support/edit-model.js";
@@ -240,6 +240,67 @@ describe("streamEdit against the naive placement model", () => {
       `edits[0]: replaceAll would make more than ${MAX_REPLACEMENTS.toLocaleString("en-US")} replacements`,
     );
   }, 60_000);
+});
+
+/** The refusal `edits` meet on `raw`, as a value; fails unless the engine refuses with one. */
+async function refusalOf(raw: string, edits: EditOperation[]): Promise<EditRefusal> {
+  const error = await engine(Buffer.from(raw), edits).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(EditRefused);
+  return (error as EditRefused).refusal;
+}
+
+describe("an edit's refusals are values (kind and fields), worded once", () => {
+  it("not found: the edit, how many there are, its old text and the exact-only line length", async () => {
+    expect(
+      await refusalOf("alpha\n", [
+        { oldText: "alpha", newText: "a" },
+        { oldText: "gone", newText: "g" },
+      ]),
+    ).toEqual({
+      kind: "notFound",
+      edit: 1,
+      edits: 2,
+      oldText: "gone",
+      maxLineBytes: expect.any(Number),
+    });
+  });
+
+  it("ambiguous: the count and the first lines, exact or only ignoring whitespace", async () => {
+    expect(await refusalOf("x\ny\nx\n", [{ oldText: "x", newText: "z" }])).toEqual({
+      kind: "ambiguous",
+      edit: 0,
+      count: 2,
+      lines: [1, 3],
+      tolerant: false,
+    });
+    expect(await refusalOf("  a b\n\ta b\n", [{ oldText: "a b\n", newText: "c\n" }])).toMatchObject({ kind: "ambiguous", count: 2, tolerant: false });
+    expect(await refusalOf(" a\n  b\n\ta\n b\n", [{ oldText: "a\nb", newText: "c" }])).toEqual({
+      kind: "ambiguous",
+      edit: 0,
+      count: 2,
+      lines: [1, 3],
+      tolerant: true,
+    });
+  });
+
+  it("replaceAll: no occurrence, an empty old text, and past the limit with what was left of it", async () => {
+    expect(await refusalOf("a\n", [{ oldText: "b", newText: "c", replaceAll: true }])).toEqual({ kind: "noOccurrence", edit: 0 });
+    expect(await refusalOf("a\n", [{ oldText: "", newText: "c", replaceAll: true }])).toEqual({ kind: "emptyOldText", edit: 0 });
+    const over = `${"x\n".repeat(MAX_REPLACEMENTS)}x\n`;
+    expect(await refusalOf(over, [{ oldText: "x", newText: "y", replaceAll: true }])).toEqual({
+      kind: "tooMany",
+      edit: 0,
+      left: MAX_REPLACEMENTS,
+      limit: MAX_REPLACEMENTS,
+    });
+  }, 60_000);
+
+  it("a lone surrogate names the edit and the field", async () => {
+    expect(await refusalOf("a\n", [{ oldText: "a", newText: "\uD800" }])).toEqual({ kind: "loneSurrogate", edit: 0, field: "newText" });
+  });
 });
 
 describe.each(STRATEGIES)("edit_file placement through the built server (%s strategy)", (name) => {

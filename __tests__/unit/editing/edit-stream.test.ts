@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
-import { EditRefusalError, streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
+import { EditRefused } from "../../../src/editing/refusals.js";
+import { streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
 import { WRITE_BYTES } from "../../../src/editing/write-out.js";
 import { modelCountLines, modelEdits } from "../../support/edit-model.js";
 
@@ -301,8 +302,8 @@ describe("streamEdit: endings, encoding, limits", () => {
         () => undefined,
         (error: unknown) => error,
       );
-      expect(refused).toBeInstanceOf(EditRefusalError);
-      expect((refused as EditRefusalError).refusal).toEqual({ kind: "emptyOldText", edit: 1 });
+      expect(refused).toBeInstanceOf(EditRefused);
+      expect((refused as EditRefused).refusal).toEqual({ kind: "emptyOldText", edit: 1 });
       expect((refused as Error).message).toMatch(/^edits\[1\]\.oldText is empty: .*nothing was written/);
     }
   });

@@ -13,7 +13,7 @@ import { MAX_FILE_REPLACEMENTS, replaceInFiles, type ReplaceFilesArgs } from "..
 import { TextSink } from "../../../src/kernel/bounded.js";
 import { Sandbox, type RewriteEngine, type Rewritten } from "../../../src/sandbox/index.js";
 import type { RewriteOptions } from "../../../src/sandbox/rewrite.js";
-import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
 let base: string;
 let root: string;
@@ -32,11 +32,15 @@ afterEach(() => remove());
 
 type Args = Partial<ReplaceFilesArgs> & { query: string; replacement: string };
 
-async function run(args: Args, sandbox: Sandbox = new Sandbox([root]), limit?: number): Promise<{ text: string; isError: boolean }> {
+async function run(
+  args: Args,
+  sandbox: Sandbox = new Sandbox(currentRuntime(), [root]),
+  limit?: number,
+): Promise<{ text: string; isError: boolean }> {
   const sink = new TextSink(1e9);
   try {
     const full: ReplaceFilesArgs = { path: root, excludePatterns: [], respectGitignore: true, dryRun: false, ...args };
-    await replaceInFiles(sandbox, full, sink, { sandbox, limit });
+    await replaceInFiles(sandbox, full, sink, { sandbox, descriptors: currentRuntime().descriptors, workers: currentRuntime().scanWorkers, limit });
     return { text: sink.render("x"), isError: false };
   } catch (error) {
     return { text: (error as Error).message, isError: true };
@@ -111,7 +115,7 @@ function clear(): void {
 
 const countLine = (p: string, n: number): string => `${p}: ${n} replacement${n === 1 ? "" : "s"}`;
 
-describeEachStrategy("replace_in_files against a naive replace", () => {
+describeEachStrategy("replace_in_files against a naive replace", (_, runtime) => {
   it("random trees: the same files afterwards, binary ones untouched, the same counts; dryRun lists the same and writes nothing", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fileArb, { minLength: 1, maxLength: 12 }), argsArb, async (files, args) => {
@@ -181,7 +185,7 @@ describeEachStrategy("replace_in_files against a naive replace", () => {
         return super.rewrite(requested, options, engine);
       }
     }
-    const done = await run({ query: "foo", replacement: "baz" }, new Meddling([root]));
+    const done = await run({ query: "foo", replacement: "baz" }, new Meddling(runtime, [root]));
     expect(fs.readFileSync(path.join(root, "grows.txt"), "utf8")).toBe("baz baz\nbaz\n");
     expect(fs.readFileSync(path.join(root, "empties.txt"), "utf8")).toBe("bar\n");
     expect(fs.statSync(path.join(root, "empties.txt")).ino).toBe(before.ino);
@@ -232,7 +236,7 @@ describeEachStrategy("replace_in_files against a naive replace", () => {
         return super.rewrite(requested, options, engine);
       }
     }
-    const grown = await run({ query: "foo", replacement: "bar" }, new Growing([root]), 3);
+    const grown = await run({ query: "foo", replacement: "bar" }, new Growing(runtime, [root]), 3);
     expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo foo\n");
     expect(fs.readFileSync(path.join(root, "b.txt"), "utf8")).toBe("bar\n");
     expect(grown.text).toContain(`${root}/a.txt: not changed: it would pass the limit of 3 replacements a call (the file grew after it was counted)`);

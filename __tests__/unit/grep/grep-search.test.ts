@@ -17,6 +17,10 @@ import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "..
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { walkFiles } from "../../../src/walking/index.js";
 import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../../support/fixtures.js";
+import { ScanWorkers } from "../../../src/grep/index.js";
+
+// One shelf of idle scan workers for the searches of this file, as a runtime holds one.
+const workers = new ScanWorkers();
 
 let root: string;
 beforeAll(async () => {
@@ -60,6 +64,7 @@ async function runPage(
 ): Promise<PageResult> {
   const sink = new TextSink(cap);
   const search = new ContentSearch({
+    workers,
     query: compileQuery(spec),
     sink,
     offset,
@@ -161,7 +166,7 @@ describe("summary", () => {
   it("states exact totals, skips with their reasons and the parameter that includes ignored files", async () => {
     const files = await writeFiles(["foo\nfoo bar\n", "bar\n", "x\0foo\n"]);
     const sink = new TextSink(10_000);
-    const search = new ContentSearch({ query: compileQuery({ query: "foo" }), sink, mode: "count" });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "foo" }), sink, mode: "count" });
     for (const f of files) {
       const fh = await fs.open(f, "r");
       await search.searchFile(fh, escapeControls(f)).finally(() => fh.close());
@@ -274,7 +279,7 @@ describe("totals against a naive scan (SPEC §16)", () => {
   });
 });
 
-describeEachStrategy("a tree search through walkFiles", () => {
+describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -285,6 +290,39 @@ describeEachStrategy("a tree search through walkFiles", () => {
         return [];
       }
     });
+
+  it("is cancelled mid-tree: the walk and the workers stop, and every descriptor is closed", async () => {
+    const dir = await fs.mkdtemp(path.join(root, "cancel-"));
+    for (let d = 0; d < 20; d++) {
+      await fs.mkdir(path.join(dir, `d${d}`));
+      for (let f = 0; f < 100; f++) writeFileSync(path.join(dir, `d${d}`, `f${f}`), `${"a".repeat(24)}\n`.repeat(30));
+    }
+    const ac = new AbortController();
+    const search = new ContentSearch({
+      workers,
+      query: compileQuery({ query: "(a|a)*b", regex: true }),
+      sink: new TextSink(10_000),
+      mode: "count",
+      signal: ac.signal,
+      batchFds: 16,
+    });
+    let handed = 0;
+    const walked = walkFiles(
+      dir,
+      { excludePatterns: [], respectGitignore: false },
+      (file, shown) => {
+        // Before the walk waits for its batches (3 of 16 files), which the costly regex holds up.
+        if (++handed === 20) ac.abort(new Error("cancelled mid-tree"));
+        return search.addFile(file, shown);
+      },
+      (reason, n) => search.skip(reason, n),
+      walkOptions(runtime, [root], { signal: ac.signal }),
+    ).then(() => search.drain());
+    await expect(walked).rejects.toThrow("cancelled mid-tree");
+    await search.close();
+    expect(handed).toBeLessThan(2000);
+    expect(openUnder(dir)).toEqual([]);
+  });
 
   it("gives the same totals and text as file-by-file search, in walk order", async () => {
     const dir = await fs.mkdtemp(path.join(root, "tree-"));
@@ -299,7 +337,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     }
     for (const mode of ["lines", "files", "count"] as const) {
       const sink = new TextSink(3000);
-      const search = new ContentSearch({ query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
+      const search = new ContentSearch({ workers, query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
       const order: string[] = [];
       try {
         await walkFiles(
@@ -310,7 +348,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
             return search.addFile(file, shown);
           },
           (reason, n) => search.skip(reason, n),
-          walkOptions([root]),
+          walkOptions(runtime, [root]),
         );
         await search.drain();
         search.finish();
@@ -330,7 +368,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
     const size = BATCH_BIG_BYTES / 4;
     for (let f = 0; f < 40; f++)
       writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
-    const search = new ContentSearch({ query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     let mostOpen = 0;
     try {
       await walkFiles(
@@ -341,7 +379,7 @@ describeEachStrategy("a tree search through walkFiles", () => {
           return search.addFile(file, shown);
         },
         (reason, n) => search.skip(reason, n),
-        walkOptions([root]),
+        walkOptions(runtime, [root]),
       );
       await search.drain();
     } finally {

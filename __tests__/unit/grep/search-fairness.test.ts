@@ -69,9 +69,9 @@ afterAll(async () => {
   await remove();
 });
 
-describeEachStrategy("searches in flight", () => {
+describeEachStrategy("searches in flight", (_, runtime) => {
   it("a ping and another call are answered while 8 searches are mid-walk; the searches then finish exact", async () => {
-    const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [root], log: () => undefined });
+    const server = buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [root], log: () => undefined });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "fairness-test", version: "1.0.0" });

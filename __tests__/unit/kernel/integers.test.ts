@@ -8,6 +8,10 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { compileQuery, ContentSearch } from "../../../src/grep/index.js";
 import { checkInteger } from "../../../src/kernel/integers.js";
 import { CheckpointCache } from "../../../src/reading/index.js";
+import { ScanWorkers } from "../../../src/grep/index.js";
+
+// One shelf of idle scan workers for the searches of this file, as a runtime holds one.
+const workers = new ScanWorkers();
 
 describe("checkInteger", () => {
   it.each([
@@ -37,7 +41,7 @@ describe("checkInteger", () => {
     expect(() => checkInteger("contextLines", 1.5, 0, 10)).toThrow("contextLines must be an integer from 0 to 10; got 1.5");
     expect(() => new CheckpointCache({ maxFiles: 0 })).toThrow("CheckpointCache option maxFiles must be an integer >= 1; got 0");
     const search = (options: { contextLines?: number; offset?: number }) =>
-      new ContentSearch({ query: compileQuery({ query: "a" }), sink: new TextSink(100), ...options });
+      new ContentSearch({ workers, query: compileQuery({ query: "a" }), sink: new TextSink(100), ...options });
     expect(() => search({ contextLines: 11 })).toThrow("contextLines must be an integer from 0 to 10; got 11");
     expect(() => search({ offset: -2 })).toThrow("offset must be an integer >= 0; got -2");
   });

@@ -17,7 +17,7 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { Sandbox } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
-import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
 let root: string;
 let remove: () => Promise<void>;
@@ -39,7 +39,12 @@ afterEach(() => remove());
 async function serve(
   dirs: string[],
 ): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>; close: () => Promise<void> }> {
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: dirs, log: () => undefined });
+  const server = buildServer({
+    runtime: currentRuntime(),
+    limits: { ...DEFAULTS, maxResultChars: 100_000 },
+    directories: dirs,
+    log: () => undefined,
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   const client = new Client({ name: "allowed-held-test", version: "1.0.0" });
@@ -59,7 +64,7 @@ async function expectNestedIntact(): Promise<void> {
   expect(await readFile(at("x/other.txt"), "utf8")).toBe("other\n");
 }
 
-describeEachStrategy("a directory that is or holds an allowed directory", () => {
+describeEachStrategy("a directory that is or holds an allowed directory", (_, runtime) => {
   for (const spelled of ["plainly", "through a link"] as const) {
     it(`is never moved or deleted, in any spelling (the nested allowed directory named ${spelled})`, async () => {
       const nested = spelled === "plainly" ? at("x/nested") : at("alias/nested");
@@ -103,7 +108,7 @@ describeEachStrategy("a directory that is or holds an allowed directory", () => 
 
   it("is refused as a value naming the kind, the path as given and the allowed directory", async () => {
     const nested = at("alias/nested");
-    const sandbox = new Sandbox([root, nested]);
+    const sandbox = new Sandbox(runtime, [root, nested]);
     const refusalOf = (p: Promise<unknown>): Promise<unknown> =>
       p.then(
         () => "done",

@@ -64,11 +64,11 @@ function watchDestination(dst: string): Array<string[] | undefined> {
   return seen;
 }
 
-describeEachStrategy("a directory moved or copied", () => {
+describeEachStrategy("a directory moved or copied", (_, runtime) => {
   for (const op of ["move", "copy"] as const) {
     it(`${op}: after every call that can make a name appear, the destination is absent or the whole tree`, async () => {
       const seen = watchDestination(at("dest"));
-      const sandbox = new Sandbox([dir]);
+      const sandbox = new Sandbox(runtime, [dir]);
       if (op === "move") await sandbox.move(at("tree"), at("dest"));
       else await sandbox.copy(at("tree"), at("dest"), { recursive: true });
       vi.restoreAllMocks();
@@ -83,7 +83,7 @@ describeEachStrategy("a directory moved or copied", () => {
   it("a destination made meanwhile is never replaced when it holds anything", async () => {
     await mkdir(at("dest"));
     await writeFile(at("dest/theirs.txt"), "theirs\n");
-    const sandbox = new Sandbox([dir]);
+    const sandbox = new Sandbox(runtime, [dir]);
     await expect(sandbox.move(at("tree"), at("dest"))).rejects.toThrow(/^Destination already exists/);
     await expect(sandbox.copy(at("tree"), at("dest"), { recursive: true })).rejects.toThrow(/^Destination already exists/);
     expect(contentOf(at("dest"))).toEqual(["theirs.txt"]);

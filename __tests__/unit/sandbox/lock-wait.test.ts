@@ -18,9 +18,9 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { __testing, isServerEntry, Sandbox } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
-import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
-const { swapLockName, lockTextFor, lockTiming, heldLockCount } = __testing;
+const { swapLockName, lockTextFor, lockTiming } = __testing;
 const waitBefore = lockTiming.waitMs;
 
 let dir: string;
@@ -42,7 +42,7 @@ afterEach(async () => {
 
 /** Nothing of any lock wait is left: no wait, no timer, no per-file lock held or awaited. */
 function expectNothingWaiting(): void {
-  expect({ waiting: lockTiming.waiting, timers: lockTiming.timers, held: heldLockCount() }).toEqual({ waiting: 0, timers: 0, held: 0 });
+  expect({ waiting: lockTiming.waiting, timers: lockTiming.timers, held: currentRuntime().locks.size }).toEqual({ waiting: 0, timers: 0, held: 0 });
 }
 
 /** Every change that takes f.txt's lock, by name, given the call's signal. */
@@ -55,9 +55,9 @@ const changes: Array<[string, (s: Sandbox, signal: AbortSignal) => Promise<unkno
   ["copy onto", (s, signal) => s.copy(at("src.txt"), at("f.txt"), { recursive: false, signal })],
 ];
 
-describeEachStrategy("a change waiting for a held lock", () => {
+describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
   it.each(changes)("%s: ends as soon as its call is cancelled, leaving no wait, timer or lock behind", async (_name, change) => {
-    const sandbox = new Sandbox([dir]);
+    const sandbox = new Sandbox(runtime, [dir]);
     const controller = new AbortController();
     const settled = change(sandbox, controller.signal).then(
       () => undefined,
@@ -74,7 +74,9 @@ describeEachStrategy("a change waiting for a held lock", () => {
 
   it("gives up at its deadline with a refusal naming the file and the holder", async () => {
     lockTiming.waitMs = 30;
-    const error = await new Sandbox([dir]).writeFile(at("f.txt"), "new\n").catch((e: unknown) => e as { refusal?: unknown; message: string });
+    const error = await new Sandbox(runtime, [dir])
+      .writeFile(at("f.txt"), "new\n")
+      .catch((e: unknown) => e as { refusal?: unknown; message: string });
     expect(error?.refusal).toEqual({
       kind: "lockTimeout",
       path: at("f.txt"),
@@ -87,7 +89,7 @@ describeEachStrategy("a change waiting for a held lock", () => {
   });
 
   it("a call queued behind it in this server ends when cancelled too, and the first still settles", async () => {
-    const sandbox = new Sandbox([dir]);
+    const sandbox = new Sandbox(runtime, [dir]);
     const first = new AbortController();
     const second = new AbortController();
     const settle = (p: Promise<unknown>) =>
@@ -108,7 +110,7 @@ describeEachStrategy("a change waiting for a held lock", () => {
   });
 
   it("through the protocol: a cancelled tool call leaves nothing polling", async () => {
-    const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
+    const server = buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "lock-wait-test", version: "1.0.0" });

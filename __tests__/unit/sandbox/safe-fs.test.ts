@@ -14,17 +14,23 @@ import { applyFileEdits } from "../../../src/lib.js";
 import type { EditOperation } from "../../../src/editing/index.js";
 import { __testHooks, __testing, isServerEntry } from "../../../src/sandbox/index.js";
 import { editFileThrough } from "../../../src/editing/index.js";
+import { createRuntime, type Runtime } from "../../../src/server/runtime.js";
 import { describeEachStrategy } from "../../support/fixtures.js";
 
 // The operations behind path validation, given paths as already validated: their own checks
 // (the opened parent's real path, O_NOFOLLOW, fstat of the handle) are what these tests hold.
-const behind = (dirs: readonly string[]) => __testing.unvalidated(dirs);
-const openRegularFile = async (p: string, dirs: readonly string[]) => (await behind(dirs).openFile(p)).handle;
-const writeFileSafely = (p: string, content: string, dirs: readonly string[]) => behind(dirs).writeFile(p, content);
-const editFileSafely = (p: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) =>
-  editFileThrough(behind(dirs), p, edits, dryRun);
-const moveNoClobber = (source: string, destination: string, dirs: readonly string[]) => behind(dirs).move(source, destination);
-const makeDirectorySafely = (p: string, dirs: readonly string[]) => behind(dirs).createDirectory(p);
+// Made per runtime: the suites under each strategy shadow these with their own strategy's.
+const operations = (runtime: Runtime) => {
+  const behind = (dirs: readonly string[]) => __testing.unvalidated(runtime, dirs);
+  return {
+    openRegularFile: async (p: string, dirs: readonly string[]) => (await behind(dirs).openFile(p)).handle,
+    writeFileSafely: (p: string, content: string, dirs: readonly string[]) => behind(dirs).writeFile(p, content),
+    editFileSafely: (p: string, edits: EditOperation[], dryRun: boolean, dirs: readonly string[]) => editFileThrough(behind(dirs), p, edits, dryRun),
+    moveNoClobber: (source: string, destination: string, dirs: readonly string[]) => behind(dirs).move(source, destination),
+    makeDirectorySafely: (p: string, dirs: readonly string[]) => behind(dirs).createDirectory(p),
+  };
+};
+const { openRegularFile, writeFileSafely, editFileSafely, moveNoClobber, makeDirectorySafely } = operations(createRuntime());
 
 const isWindows = process.platform === "win32";
 const isLinux = process.platform === "linux";
@@ -61,7 +67,8 @@ const exists = (p: string): Promise<boolean> =>
   );
 const tempFiles = async (dir: string): Promise<string[]> => (await fs.readdir(dir)).filter((n) => n.endsWith(".tmp") || isServerEntry(n));
 
-describeEachStrategy("race-safe file operations", () => {
+describeEachStrategy("race-safe file operations", (_, runtime) => {
+  const { openRegularFile, writeFileSafely, editFileSafely, moveNoClobber, makeDirectorySafely } = operations(runtime);
   describe("openRegularFile", () => {
     it("opens a regular file for reading", async () => {
       await fs.writeFile(inAllowed("a.txt"), "hello");

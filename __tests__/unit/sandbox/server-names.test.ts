@@ -19,7 +19,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
-import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
 const { swapLockName, tempName, lockTextFor, lockTiming } = __testing;
 /** Where a stale lock of `name` is moved to be looked at before it goes. */
@@ -39,7 +39,12 @@ const waitBefore = lockTiming.waitMs;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("bfs-server-names-"));
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
+  const server = buildServer({
+    runtime: currentRuntime(),
+    limits: { ...DEFAULTS, maxResultChars: 100_000 },
+    directories: [dir],
+    log: () => undefined,
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "server-names-test", version: "1.0.0" });

@@ -74,7 +74,7 @@ describe("when a lock's holder is gone", () => {
   });
 });
 
-describeEachStrategy("what a killed holder left is settled by the next", () => {
+describeEachStrategy("what a killed holder left is settled by the next", (_, runtime) => {
   let dir: string;
   let remove: () => Promise<void>;
   beforeEach(async () => {
@@ -83,7 +83,7 @@ describeEachStrategy("what a killed holder left is settled by the next", () => {
   afterEach(async () => {
     await remove();
   });
-  const sandbox = () => __testing.unvalidated([dir]);
+  const sandbox = () => __testing.unvalidated(runtime, [dir]);
   const at = (name: string) => path.join(dir, name);
   /** The text of a dead holder's lock, made before what it may leave behind (as the holder makes it first). */
   const staleText = (intent?: Parameters<typeof lockTextFor>[1]) => lockTextFor(deadPid(), intent);

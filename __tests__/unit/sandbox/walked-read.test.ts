@@ -27,8 +27,8 @@ beforeEach(async () => {
 
 afterEach(() => remove());
 
-describeEachStrategy("openWalkedSync", () => {
-  const open = (name: string, reach = root + path.sep) => new Sandbox([root]).openWalkedSync(reach, name, path.join(root, name));
+describeEachStrategy("openWalkedSync", (_, runtime) => {
+  const open = (name: string, reach = root + path.sep) => new Sandbox(runtime, [root]).openWalkedSync(reach, name, path.join(root, name));
   const contentOf = (fd: number): string => {
     try {
       return fs.readFileSync(fd, "utf8");
@@ -65,7 +65,7 @@ describeEachStrategy("openWalkedSync", () => {
   });
 });
 
-describeEachStrategy("walkFiles", () => {
+describeEachStrategy("walkFiles", (_, runtime) => {
   it("hands over every file open, in walk order, each object once, links to files inside followed, others counted", async () => {
     fs.mkdirSync(path.join(root, "sub"));
     fs.writeFileSync(path.join(root, "a.txt"), "a\n");
@@ -86,7 +86,7 @@ describeEachStrategy("walkFiles", () => {
         return undefined;
       },
       (reason, n) => skips.push(`${reason}:${n}`),
-      walkOptions([root]),
+      walkOptions(runtime, [root]),
     );
     await Promise.all(closes);
     expect(seen.filter((s) => s.startsWith("a.txt") || s.startsWith("hard.txt"))).toHaveLength(1);
@@ -94,5 +94,57 @@ describeEachStrategy("walkFiles", () => {
     expect(seen.some((s) => s.startsWith("z-link:2:2") || s.startsWith("sub/c.txt:2:2"))).toBe(true);
     expect(seen.some((s) => s.startsWith("y-out"))).toBe(false);
     expect(skips).toEqual(["outsideLink:1"]);
+  });
+});
+
+describeEachStrategy("openFileOrDirectory", (_, runtime) => {
+  it("resolves once: a file comes back opened, a directory as its real path, a link to outside refused as openFile refuses it", async () => {
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.writeFileSync(path.join(root, "sub", "a.txt"), "alpha\n");
+    fs.symlinkSync(path.join(root, "sub"), path.join(root, "to-sub"));
+    fs.symlinkSync(outside, path.join(root, "out"));
+    const sandbox = new Sandbox(runtime, [root]);
+    const file = await sandbox.openFileOrDirectory(path.join(root, "sub", "a.txt"));
+    try {
+      expect(file.kind).toBe("file");
+      if (file.kind === "file") expect([file.path, (await file.handle.readFile()).toString()]).toEqual([path.join(root, "sub", "a.txt"), "alpha\n"]);
+    } finally {
+      if (file.kind === "file") await file.handle.close();
+    }
+    expect(await sandbox.openFileOrDirectory(path.join(root, "to-sub"))).toEqual({ kind: "directory", path: path.join(root, "sub") });
+    await expect(sandbox.openFileOrDirectory(path.join(root, "out"))).rejects.toThrow(/outside allowed directories/);
+    // The refusal of a missing file is openFile's own, word for word.
+    const missing = path.join(root, "missing.txt");
+    const byOpen = await sandbox.openFile(missing).then(
+      () => "opened",
+      (e: Error) => e.message,
+    );
+    await expect(sandbox.openFileOrDirectory(missing)).rejects.toThrow(byOpen);
+  });
+});
+
+describeEachStrategy("inspect", (_, runtime) => {
+  it("describes a directory without a handle and a file with one open", async () => {
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\n");
+    const sandbox = new Sandbox(runtime, [root]);
+    const dir = await sandbox.inspect(path.join(root, "sub"));
+    expect([dir.stats.isDirectory(), dir.handle]).toEqual([true, undefined]);
+    const file = await sandbox.inspect(path.join(root, "a.txt"));
+    try {
+      expect([file.stats.size, (await file.handle?.readFile())?.toString()]).toEqual([6, "alpha\n"]);
+    } finally {
+      await file.handle?.close();
+    }
+  });
+
+  // Root reads a file of mode 000, so only another user can meet one it may stat but not read.
+  it.skipIf(process.getuid?.() === 0)("describes a file it may not read without a handle", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\n");
+    const sandbox = new Sandbox(runtime, [root]);
+    fs.chmodSync(path.join(root, "a.txt"), 0o000);
+    const unreadable = await sandbox.inspect(path.join(root, "a.txt"));
+    expect([unreadable.stats.isFile(), unreadable.handle]).toEqual([true, undefined]);
+    fs.chmodSync(path.join(root, "a.txt"), 0o644);
   });
 });

@@ -20,6 +20,10 @@ import { buildServer, type ServerOptions } from "../../../src/server/index.js";
 import { type Connection, connectHttpEra, connectStdioEntry, ERAS, type Era } from "../../support/eras.js";
 import { tempDir } from "../../support/fixtures.js";
 import { type Running, startHttp } from "../../support/http.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+
+// The process resources these tests share, as one server process shares them.
+const runtime = createRuntime();
 
 let root: string;
 let inside: string;
@@ -61,7 +65,7 @@ const withRoots = (roots: string[] | undefined) =>
 
 const stdioEntry: Connect = (era, server = {}, client = {}) =>
   connectStdioEntry(
-    () => buildServer({ limits: { ...DEFAULTS, maxResultChars: 1_000 }, directories: [root], log: () => undefined, ...server }),
+    () => buildServer({ runtime, limits: { ...DEFAULTS, maxResultChars: 1_000 }, directories: [root], log: () => undefined, ...server }),
     era,
     withRoots(client.roots),
   );
@@ -148,7 +152,7 @@ describe("roots in the 2026-07-28 era (SPEC §21)", () => {
   it("stdio without a directory on the command line: the client's roots, asked by input_required, replace the empty set", async () => {
     const lines: string[] = [];
     const connection = await connectStdioEntry(
-      () => buildServer({ limits: DEFAULTS, directories: [], log: (line) => lines.push(line) }),
+      () => buildServer({ runtime, limits: DEFAULTS, directories: [], log: (line) => lines.push(line) }),
       "2026-07-28",
       withRoots([inside]),
     );
@@ -168,14 +172,18 @@ describe("roots in the 2026-07-28 era (SPEC §21)", () => {
 
   it("stdio with a directory on the command line: roots are not asked, the command line stands", async () => {
     let asked = 0;
-    const connection = await connectStdioEntry(() => buildServer({ limits: DEFAULTS, directories: [root], log: () => undefined }), "2026-07-28", {
-      capabilities: { roots: {} },
-      prepare: (client) =>
-        client.setRequestHandler("roots/list", () => {
-          asked++;
-          return { roots: [{ uri: `file://${inside}` }] };
-        }),
-    });
+    const connection = await connectStdioEntry(
+      () => buildServer({ runtime, limits: DEFAULTS, directories: [root], log: () => undefined }),
+      "2026-07-28",
+      {
+        capabilities: { roots: {} },
+        prepare: (client) =>
+          client.setRequestHandler("roots/list", () => {
+            asked++;
+            return { roots: [{ uri: `file://${inside}` }] };
+          }),
+      },
+    );
     try {
       expect(textOf(await connection.client.callTool({ name: "list_allowed_directories", arguments: {} }))).toBe(`Allowed directories:\n${root}`);
       expect(asked).toBe(0);

@@ -12,6 +12,7 @@ import { type CallToolResult, Client, InMemoryTransport } from "@modelcontextpro
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildServer } from "../../../src/server/index.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { expectSameSnapshot, snapshot, type EntryState, sandbox } from "../../support/hostile.js";
 
 const CAP = 300;
@@ -62,7 +63,12 @@ beforeAll(async () => {
   outsideBefore = await snapshot(base, [root]);
 
   process.on("unhandledRejection", onRejection);
-  const server = buildServer({ limits: { maxResultChars: CAP, maxMediaBytes: 4096 }, directories: [root], log: () => undefined });
+  const server = buildServer({
+    limits: { maxResultChars: CAP, maxMediaBytes: 4096 },
+    directories: [root],
+    log: () => undefined,
+    runtime: createRuntime(),
+  });
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "fuzz", version: "1.0.0" });

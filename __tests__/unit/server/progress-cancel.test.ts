@@ -14,6 +14,7 @@ import type { CallToolResult, Client, Progress } from "@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { buildServer } from "../../../src/server/index.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { connectStdioEntry, ERAS, type Era } from "../../support/eras.js";
 
 /** One walk seen by the counting hook: entries handed to the visitor, and how it ended. */
@@ -98,7 +99,9 @@ let era: Era = "2025-11-25";
 
 /** A fresh server (empty checkpoint cache) connected to an SDK client in this process, in `era`. */
 function connect(): Promise<{ client: Client; close: () => Promise<void> }> {
-  const build = () => buildServer({ limits: { ...DEFAULTS, maxResultChars: 200_000 }, directories: [root], log: () => undefined });
+  // Every server built shares one runtime, as the servers of one process do.
+  const runtime = createRuntime();
+  const build = () => buildServer({ limits: { ...DEFAULTS, maxResultChars: 200_000 }, directories: [root], log: () => undefined, runtime });
   return connectStdioEntry(build, era);
 }
 

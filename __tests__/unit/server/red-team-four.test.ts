@@ -14,7 +14,7 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { buildServer } from "../../../src/server/index.js";
 import { listInto, listWithSizesInto } from "../../../src/walking/index.js";
 import { __listingHooks } from "../../../src/walking/listing.js";
-import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, walkOptions, currentRuntime } from "../../support/fixtures.js";
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -23,7 +23,12 @@ let closeAll: () => Promise<void>;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("red-team-four-"));
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [dir], log: () => undefined });
+  const server = buildServer({
+    runtime: currentRuntime(),
+    limits: { ...DEFAULTS, maxResultChars: 100_000 },
+    directories: [dir],
+    log: () => undefined,
+  });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "red-team-four", version: "1.0.0" });
@@ -203,7 +208,7 @@ describeEachStrategy("issue 28 row 11: copy_file keeps holes", () => {
   });
 });
 
-describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of entries and lets other work in between batches", () => {
+describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of entries and lets other work in between batches", (_, runtime) => {
   const ENTRIES = 12_000;
   // A cap of 2,000 characters shows at most 2,000 / 8 + 1 lines ("[DIR] x" and its line break is the shortest);
   // the listing holds at most twice that, plus one batch of 256 being sorted in.
@@ -216,8 +221,8 @@ describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of e
   });
 
   for (const [tool, list] of [
-    ["list_directory", (sink: TextSink) => listInto(path.join(dir, "huge"), sink, walkOptions([dir]))],
-    ["list_directory_with_sizes", (sink: TextSink) => listWithSizesInto(path.join(dir, "huge"), "name", sink, walkOptions([dir]))],
+    ["list_directory", (sink: TextSink) => listInto(path.join(dir, "huge"), sink, walkOptions(runtime, [dir]))],
+    ["list_directory_with_sizes", (sink: TextSink) => listWithSizesInto(path.join(dir, "huge"), "name", sink, walkOptions(runtime, [dir]))],
   ] as const) {
     it(`${tool}: entries held stay under the bound, a turn of the event loop passes between batches, the total stays exact`, async () => {
       const held: number[] = [];

@@ -61,7 +61,7 @@ describe("roots", () => {
 /** The text of a result as the v2 client returns it. */
 const textOfV2 = (result: CallToolResult): string => result.content.map((block) => (block.type === "text" ? block.text : "")).join("");
 
-describeEachStrategy("narrowing roots", () => {
+describeEachStrategy("narrowing roots", (_, runtime) => {
   let ceiling: string;
   let outside: string;
   let removeAll: () => Promise<void>;
@@ -84,7 +84,7 @@ describeEachStrategy("narrowing roots", () => {
     roots: V2Root[],
   ): Promise<{ call: (name: string, args: Record<string, unknown>) => Promise<CallToolResult>; log: string[]; close: () => Promise<void> }> {
     const log: string[] = [];
-    const server = buildServer({ limits: DEFAULTS, directories: [ceiling], roots: "narrow", log: (line) => log.push(line) });
+    const server = buildServer({ runtime, limits: DEFAULTS, directories: [ceiling], roots: "narrow", log: (line) => log.push(line) });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await server.connect(serverSide);
     const client = new Client({ name: "roots-narrow-test", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });

@@ -12,6 +12,7 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { describeEachStrategy, walkOptions, materialize, type Spec, spyDirectoryReads } from "../../support/fixtures.js";
 import { buildServer } from "../../../src/server/index.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { directoryTree } from "../../../src/tools/directory_tree.js";
 import { DEPTH_LIMITED, type TreeOptions } from "../../../src/walking/tree.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
@@ -27,7 +28,7 @@ beforeEach(() => {
   tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "tree-depth-test-")));
   root = path.join(tmp, "root");
   fs.mkdirSync(root);
-  opts = walkOptions([root]);
+  opts = walkOptions(createRuntime(), [root]);
 });
 
 afterEach(() => {
@@ -71,8 +72,9 @@ const SAMPLE: Spec = {
   z: { "z1.txt": "" },
 };
 
-describeEachStrategy("directory_tree maxDepth", () => {
+describeEachStrategy("directory_tree maxDepth", (_, runtime) => {
   beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
     materialize(root, SAMPLE);
   });
 
@@ -163,8 +165,9 @@ const REPO: Spec = {
   src: { ".gitignore": "!keep.log\n", "keep.log": "", "drop.log": "", "main.ts": "" },
 };
 
-describeEachStrategy("respectGitignore on both tools", () => {
+describeEachStrategy("respectGitignore on both tools", (_, runtime) => {
   beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
     materialize(root, REPO);
   });
 
@@ -226,7 +229,7 @@ describe("through the MCP server", () => {
   it("passes maxDepth and respectGitignore to the walkers and refuses maxDepth 0 naming it", async () => {
     materialize(root, REPO);
     const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
-    const server = buildServer({ limits: DEFAULTS, directories: [root], log: () => undefined });
+    const server = buildServer({ limits: DEFAULTS, directories: [root], log: () => undefined, runtime: createRuntime() });
     const client = new Client({ name: "tree-depth-test", version: "1.0.0" });
     try {
       await server.connect(serverSide);

@@ -9,8 +9,9 @@ import fs from "node:fs";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from "vitest";
-import { __testing, Sandbox, type StrategyName } from "../../../src/sandbox/index.js";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Sandbox } from "../../../src/sandbox/index.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec, noGit, spyDirectoryReads } from "../../support/fixtures.js";
 import { MAX_GITIGNORE_BYTES, MAX_HELD_GITIGNORE_BYTES, readGitignore } from "../../../src/walking/gitignore.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
@@ -31,7 +32,7 @@ beforeEach(() => {
   outside = path.join(tmp, "outside");
   fs.mkdirSync(root);
   fs.mkdirSync(outside);
-  opts = walkOptions([root]);
+  opts = walkOptions(createRuntime(), [root]);
 });
 
 afterEach(() => {
@@ -126,7 +127,11 @@ async function expectSameAsGit(spec: Spec): Promise<string[]> {
   return expected;
 }
 
-describeEachStrategy("respectGitignore", () => {
+describeEachStrategy("respectGitignore", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it.skipIf(noGit)("nested .gitignore files: rules relative to their directory, deeper files win", async () => {
     const shown = await expectSameAsGit({
       ".gitignore": "*.log\n",
@@ -352,14 +357,14 @@ function specArb(levels: number): fc.Arbitrary<Spec> {
 describe("respectGitignore on random trees and rules", () => {
   it.skipIf(noGit)("lists exactly the files git lists", async () => {
     let run = 0;
-    const before = __testing.strategyName();
-    onTestFinished(() => __testing.useStrategy(before));
+    // One runtime per strategy, picked per run: the two live side by side, nothing process-wide switched.
+    const runtimes = new Map(STRATEGIES.map((name) => [name, createRuntime(name)]));
     await fc.assert(
       fc.asyncProperty(specArb(3), fc.boolean(), async (spec, portable) => {
-        __testing.useStrategy((portable || !STRATEGIES.includes("procfd") ? "portable" : "procfd") satisfies StrategyName);
+        const runtime = runtimes.get(portable || !STRATEGIES.includes("procfd") ? "portable" : "procfd")!;
         root = path.join(tmp, `r${run++}`);
         fs.mkdirSync(root);
-        opts = walkOptions([root]);
+        opts = walkOptions(runtime, [root]);
         await expectSameAsGit(spec);
       }),
       // Each run builds a repository, so a failure is reported as found rather than shrunk at length
@@ -394,24 +399,30 @@ describe("readGitignore", () => {
   it("refuses a file outside the allowed directories, even reached through a directory symlink", async () => {
     fs.writeFileSync(path.join(outside, ".gitignore"), "*\n");
     fs.symlinkSync(outside, path.join(root, "out"));
-    await expect(readGitignore(`${path.join(root, "out")}${path.sep}`, "out/.gitignore", new Sandbox([root]))).rejects.toThrow(
+    await expect(readGitignore(`${path.join(root, "out")}${path.sep}`, "out/.gitignore", new Sandbox(createRuntime(), [root]))).rejects.toThrow(
       /Access denied - path outside allowed directories: out\/\.gitignore/,
     );
   });
 
   it("reads a file inside, without a UTF-8 BOM, and refuses one over the size limit naming both sizes", async () => {
     fs.writeFileSync(path.join(root, ".gitignore"), "\uFEFF*.log\n");
-    expect(await readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).toBe("*.log\n");
+    expect(await readGitignore(root + path.sep, ".gitignore", new Sandbox(createRuntime(), [root]))).toBe("*.log\n");
     fs.writeFileSync(path.join(root, ".gitignore"), Buffer.alloc(MAX_GITIGNORE_BYTES + 1, 0x61));
-    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).rejects.toThrow(/1,048,577 bytes, over the limit of 1,048,576/);
+    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox(createRuntime(), [root]))).rejects.toThrow(
+      /1,048,577 bytes, over the limit of 1,048,576/,
+    );
   });
 
   it("refuses a .gitignore that is a directory or a FIFO without blocking", async () => {
     fs.mkdirSync(path.join(root, ".gitignore"));
-    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).rejects.toThrow(/Not a regular file: .gitignore/);
+    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox(createRuntime(), [root]))).rejects.toThrow(
+      /Not a regular file: .gitignore/,
+    );
     if (process.platform === "win32") return;
     fs.rmdirSync(path.join(root, ".gitignore"));
     execFileSync("mkfifo", [path.join(root, ".gitignore")]);
-    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox([root]))).rejects.toThrow(/Not a regular file: .gitignore/);
+    await expect(readGitignore(root + path.sep, ".gitignore", new Sandbox(createRuntime(), [root]))).rejects.toThrow(
+      /Not a regular file: .gitignore/,
+    );
   });
 });

@@ -15,6 +15,7 @@ import { type CallToolResult, Client, InMemoryTransport, type Root } from "@mode
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { DEFAULTS } from "../../../src/cli/config.js";
 import { buildServer } from "../../../src/server/index.js";
+import type { Runtime } from "../../../src/server/runtime.js";
 import { __walkHooks } from "../../../src/walking/walker.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
@@ -30,7 +31,8 @@ const call = async (name: string, args: Record<string, unknown>): Promise<CallTo
   (await client.callTool({ name, arguments: args })) as CallToolResult;
 const allowed = async (): Promise<string> => textOf(await call("list_allowed_directories", {}));
 
-beforeEach(async () => {
+/** The tree, and a server on `runtime` whose client names project/ as its root. */
+async function start(runtime: Runtime): Promise<void> {
   ({ dir: base, remove } = await tempDir("bfs-roots-midcall-"));
   // project/ is walked; project/second/ is where the walk waits; project/second/deep/ holds what must not come back.
   for (const d of ["project/first", "project/second/deep", "project/third", "elsewhere"]) await mkdir(path.join(base, d), { recursive: true });
@@ -38,7 +40,7 @@ beforeEach(async () => {
     await writeFile(path.join(base, f), "needle\n");
   }
   roots = [rootOf(path.join(base, "project"))];
-  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [], log: () => undefined });
+  const server = buildServer({ limits: { ...DEFAULTS, maxResultChars: 100_000 }, directories: [], log: () => undefined, runtime });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   await server.connect(serverSide);
   client = new Client({ name: "roots-midcall-test", version: "1.0.0" }, { capabilities: { roots: { listChanged: true } } });
@@ -49,7 +51,7 @@ beforeEach(async () => {
     await client.close();
     await server.close();
   };
-});
+}
 
 afterEach(async () => {
   delete __walkHooks.beforeDirectory;
@@ -89,7 +91,9 @@ const WALKS: Array<[string, Record<string, unknown>]> = [
   ["search_file_contents", { query: "needle" }],
 ];
 
-describeEachStrategy("roots replaced while a walk runs", () => {
+describeEachStrategy("roots replaced while a walk runs", (_, runtime) => {
+  beforeEach(() => start(runtime));
+
   it.each(WALKS)("%s ends with an error, and none of its entries, once its directory is no longer allowed", async (name, args) => {
     const result = await changeRootsMidWalk(name, args, [rootOf(path.join(base, "elsewhere"))]);
     expect(result.isError).toBe(true);

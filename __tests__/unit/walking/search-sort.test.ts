@@ -10,7 +10,7 @@ import { afterEach, beforeEach, expect, it, vi } from "vitest";
 import { TextSink } from "../../../src/kernel/bounded.js";
 import { searchInto, type SearchOptions } from "../../../src/walking/glob-search.js";
 import { type Ranked, TopN } from "../../../src/walking/top-n.js";
-import { describeEachStrategy, tempDir, walkOptions } from "../../support/fixtures.js";
+import { describeEachStrategy, tempDir, walkOptions, currentRuntime } from "../../support/fixtures.js";
 import { bigSink } from "../../support/walk-reference.js";
 
 const ADVICE = "narrow it";
@@ -26,7 +26,7 @@ beforeEach(async () => {
 afterEach(() => remove());
 
 async function search(options: SearchOptions, pattern = "**/*", sink: TextSink = bigSink()): Promise<string> {
-  await searchInto(root, pattern, [], sink, walkOptions([root]), options);
+  await searchInto(root, pattern, [], sink, walkOptions(currentRuntime(), [root]), options);
   return sink.render(ADVICE);
 }
 

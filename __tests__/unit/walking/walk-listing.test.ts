@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { TextSink } from "../../../src/kernel/bounded.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { describeEachStrategy, walkOptions } from "../../support/fixtures.js";
 import { listInto, listWithSizesInto } from "../../../src/walking/index.js";
 import type { WalkOptions } from "../../../src/walking/index.js";
@@ -15,7 +16,7 @@ let opts: WalkOptions;
 
 beforeEach(() => {
   tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-")));
-  opts = walkOptions([tmp]);
+  opts = walkOptions(createRuntime(), [tmp]);
 });
 
 afterEach(() => {
@@ -165,10 +166,11 @@ describe("listWithSizesInto", () => {
 
 // Regression: the sizes of symlinks were stat'ed through the link wherever it pointed, so a link
 // to a file outside the allowed directories revealed that file's size.
-describeEachStrategy("listWithSizesInto and symlinks", () => {
+describeEachStrategy("listWithSizesInto and symlinks", (_, runtime) => {
   let outsideDir: string;
 
   beforeEach(() => {
+    opts = walkOptions(runtime, [tmp]);
     outsideDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-listing-outside-")));
     fs.writeFileSync(path.join(outsideDir, "secret.bin"), Buffer.alloc(12_345));
     // Siblings that equal the allowed directory once a trailing space or quote is trimmed.

@@ -7,8 +7,11 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../../../src/lib.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { walkOptions } from "../../support/fixtures.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "../../support/walk-reference.js";
+
+const runtime = createRuntime();
 
 type Node =
   | { kind: "file"; name: string }
@@ -122,12 +125,12 @@ describe("streamed walks equal the in-memory reference", () => {
             (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
           );
           const whole = bigSink();
-          await treeInto(root, excludes, whole, walkOptions([root]));
+          await treeInto(root, excludes, whole, walkOptions(runtime, [root]));
           expect(whole.render("advice")).toBe(expected);
 
           const max = Math.max(1, Math.min(rawMax, expected.length + 1));
           const capped = new TextSink(max);
-          await treeInto(root, excludes, capped, walkOptions([root]));
+          await treeInto(root, excludes, capped, walkOptions(runtime, [root]));
           expect(capped.total).toBe(expected.length);
           const ends = [...expected.matchAll(/"children": \[|"file"\n *\}|"depthLimited": true\n *\}/g)].map((m) => m.index + m[0].length);
           expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", ends));
@@ -152,12 +155,12 @@ describe("streamed walks equal the in-memory reference", () => {
           // The tool shows control characters in names escaped (SPEC §13); lib.ts keeps upstream's raw paths.
           const expected = searchText(reference.map(escapeControls));
           const whole = bigSink();
-          await searchInto(root, pattern, excludes, whole, walkOptions([root]));
+          await searchInto(root, pattern, excludes, whole, walkOptions(runtime, [root]));
           expect(whole.render("advice")).toBe(expected);
 
           const max = Math.max(1, Math.min(rawMax, expected.length + 1));
           const capped = new TextSink(max);
-          await searchInto(root, pattern, excludes, capped, walkOptions([root]));
+          await searchInto(root, pattern, excludes, capped, walkOptions(runtime, [root]));
           expect(capped.total).toBe(expected.length);
           expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", reference.length === 0 ? [] : lineEnds(expected)));
         },

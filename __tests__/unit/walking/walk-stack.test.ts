@@ -9,7 +9,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MAX_WALK_FDS, MIN_WALK_FDS, takeShare } from "../../../src/walking/descriptors.js";
+import { DescriptorBudget, MAX_WALK_FDS, MIN_WALK_FDS } from "../../../src/walking/descriptors.js";
 import { treeInto } from "../../../src/walking/index.js";
 import { walkTree, type WalkVisitor } from "../../../src/walking/walker.js";
 import { describeEachStrategy, STRATEGIES, tempDir, walkOptions } from "../../support/fixtures.js";
@@ -53,6 +53,8 @@ const openFds = (): number => fs.readdirSync("/proc/self/fd").length;
 
 describe("shares of the walks' descriptors", () => {
   it("halve what is left, never go under the minimum, and come back when given back", () => {
+    const budget = new DescriptorBudget();
+    const takeShare = (limit: number) => budget.takeShare(limit);
     const first = takeShare(256);
     const second = takeShare(256);
     const third = takeShare(256);
@@ -71,11 +73,11 @@ describe("shares of the walks' descriptors", () => {
   });
 });
 
-describeEachStrategy("a walk hundreds of levels deep", (strategy) => {
+describeEachStrategy("a walk hundreds of levels deep", (strategy, runtime) => {
   it("lists what the in-memory reference lists", async () => {
     chain(root, LEVELS);
     const sink = bigSink();
-    await treeInto(root, [], sink, walkOptions([root]));
+    await treeInto(root, [], sink, walkOptions(runtime, [root]));
     expect(sink.render("advice")).toBe(JSON.stringify(await buildTreeInMemory(root, []), null, 2));
   });
 
@@ -91,7 +93,7 @@ describeEachStrategy("a walk hundreds of levels deep", (strategy) => {
       },
       leave() {},
     };
-    await walkTree(root, visitor, walkOptions([root]));
+    await walkTree(root, visitor, walkOptions(runtime, [root]));
     expect(entered).toBe(3 * LEVELS);
     // The root's own descriptor is the caller's, and one more may be opening.
     expect(most).toBeGreaterThan(4);
@@ -120,7 +122,7 @@ describeEachStrategy("a walk hundreds of levels deep", (strategy) => {
         },
         leave() {},
       };
-      const skipped = await walkTree(root, visitor, walkOptions([root]));
+      const skipped = await walkTree(root, visitor, walkOptions(runtime, [root]));
       expect(swappedOnce).toBe(true);
       expect(names.some((n) => n.endsWith("planted"))).toBe(false);
       const sink = bigSink();

@@ -4,10 +4,12 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TextSink } from "../../../src/kernel/bounded.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
+import { createRuntime } from "../../../src/server/runtime.js";
 import { describeEachStrategy, STRATEGIES, walkOptions, materialize, type Spec } from "../../support/fixtures.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../../../src/lib.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
 import type { WalkOptions } from "../../../src/walking/index.js";
+import { MAX_WALK_FDS } from "../../../src/walking/descriptors.js";
 import { SkipLog } from "../../../src/walking/skip-log.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "../../support/walk-reference.js";
 
@@ -25,7 +27,7 @@ beforeEach(() => {
   fs.mkdirSync(root);
   fs.mkdirSync(outside);
   fs.writeFileSync(path.join(outside, "secret.txt"), "s");
-  opts = walkOptions([root]);
+  opts = walkOptions(createRuntime(), [root]);
 });
 
 afterEach(() => {
@@ -65,7 +67,31 @@ function mixedTree(): void {
   materialize(root, spec);
 }
 
-describeEachStrategy("treeInto", () => {
+describe("two runtimes side by side", () => {
+  it.skipIf(STRATEGIES.length < 2)("a walk under each strategy at once, in one process, each gives what it gives alone", async () => {
+    mixedTree();
+    const [procfd, portable] = [createRuntime("procfd"), createRuntime("portable")];
+    const alone = [await tree([], walkOptions(procfd, [root])), await tree([], walkOptions(portable, [root]))];
+    const together = await Promise.all([
+      tree([], walkOptions(procfd, [root])),
+      search("**/*", [], walkOptions(portable, [root])),
+      tree([], walkOptions(portable, [root])),
+      search("**/*", [], walkOptions(procfd, [root])),
+    ]);
+    expect(alone[1]).toBe(alone[0]);
+    expect([together[0], together[2]]).toEqual(alone);
+    expect(together[3]).toBe(together[1]);
+    expect(together[1]).toContain(path.join(root, "src", "a.ts"));
+    // Each runtime's descriptor budget is its own and is given back whole.
+    expect([procfd.descriptors.takeShare(256).count, portable.descriptors.takeShare(256).count]).toEqual([MAX_WALK_FDS, MAX_WALK_FDS]);
+  });
+});
+
+describeEachStrategy("treeInto", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it("renders an empty root as []", async () => {
     expect(await tree()).toBe("[]");
   });
@@ -118,7 +144,11 @@ describeEachStrategy("treeInto", () => {
   });
 });
 
-describeEachStrategy("searchInto", () => {
+describeEachStrategy("searchInto", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it("equals upstream's algorithm and lib.ts's searchFilesWithValidation on a real mixed tree", async () => {
     mixedTree();
     const cases: [string, string[]][] = [
@@ -191,7 +221,11 @@ describeEachStrategy("searchInto", () => {
   });
 });
 
-describeEachStrategy("unreadable entries inside a walk", () => {
+describeEachStrategy("unreadable entries inside a walk", (_, runtime) => {
+  beforeEach(() => {
+    opts = walkOptions(runtime, [root]);
+  });
+
   it.skipIf(process.getuid?.() === 0)("treats an unreadable subdirectory as empty and names it in a note", async () => {
     materialize(root, { locked: { inner: "" } });
     const locked = path.join(root, "locked");
@@ -296,7 +330,7 @@ describe("cancellation and progress", () => {
   const TOTAL = 2500;
   let shapesDir: string;
   const shapes = ["nested", "flat"] as const;
-  const shapeOpts = (shape: string): WalkOptions => walkOptions([path.join(shapesDir, shape)]);
+  const shapeOpts = (shape: string): WalkOptions => walkOptions(createRuntime(), [path.join(shapesDir, shape)]);
 
   beforeAll(() => {
     shapesDir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "walk-shapes-")));

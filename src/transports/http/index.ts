@@ -9,9 +9,9 @@ import https from "node:https";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import type { Limits } from "../../kernel/bounded.js";
-import { CheckpointCache } from "../../reading/index.js";
 import { type HttpSettings, isWildcard } from "./settings.js";
 import { buildServer } from "../../server/index.js";
+import type { Runtime } from "../../server/runtime.js";
 import { UsageError } from "../../kernel/usage-error.js";
 import { MCP_PATH, requestListener } from "./app.js";
 import { Authenticator, mayWrite } from "./auth.js";
@@ -29,6 +29,8 @@ export interface HttpServerOptions {
   /** The tools to offer (SPEC §19). @default every tool */
   readonly tools?: readonly string[];
   readonly log: (line: string) => void;
+  /** The process resources every session's server shares (server/runtime.ts). */
+  readonly runtime: Runtime;
 }
 
 /** A listening server. */
@@ -91,7 +93,6 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   const issuer = settings.oauthIssuer;
   const jwksUrl = issuer === undefined ? undefined : (settings.oauthJwksUrl ?? (await discoverJwksUrl(issuer)));
 
-  const cache = new CheckpointCache();
   const sessions = new Sessions({
     build: (roots, sessionLog, auth) =>
       buildServer({
@@ -103,7 +104,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
         roots,
         mayWrite,
         openedWith: auth,
-        cache,
+        runtime: options.runtime,
       }),
     stateless: settings.stateless,
     idleMs: settings.sessionIdleSeconds * 1000,

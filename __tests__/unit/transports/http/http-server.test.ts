@@ -55,10 +55,10 @@ function raw(url: string, options: { method?: string; headers?: Record<string, s
   });
 }
 
-describeEachStrategy("every tool over Streamable HTTP", () => {
+describeEachStrategy("every tool over Streamable HTTP", (_, runtime) => {
   let running: Running;
   beforeAll(async () => {
-    running = await startHttp([root], ["--max-result-chars", "1000"]);
+    running = await startHttp([root], ["--max-result-chars", "1000"], {}, runtime);
   });
   afterAll(() => running.stop());
 
@@ -118,10 +118,10 @@ describeEachStrategy("every tool over Streamable HTTP", () => {
   });
 });
 
-describeEachStrategy("sessions are isolated", () => {
+describeEachStrategy("sessions are isolated", (_, runtime) => {
   let running: Running;
   beforeAll(async () => {
-    running = await startHttp([p("one"), p("two")]);
+    running = await startHttp([p("one"), p("two")], [], {}, runtime);
   });
   afterAll(() => running.stop());
 

@@ -9,6 +9,7 @@ import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
+import type { LockWaits } from "./locks.js";
 import type { OpenedDir, Strategy } from "./strategy.js";
 
 /** Test-only hooks into the race windows; not part of the tool API. */
@@ -47,10 +48,14 @@ export class Target {
 
 /** The allowed directories of one call, and the checks and opens that keep an operation inside them. */
 export class Confinement {
-  /** `strategy` is the runtime's: how directories are opened and handles checked on this platform. */
+  /**
+   * `strategy` is the runtime's: how directories are opened and handles checked on this platform; `lockWaits`
+   * its deadline and count of waits for server lock files.
+   */
   constructor(
     readonly strategy: Strategy,
     readonly dirs: readonly string[],
+    readonly lockWaits: LockWaits,
   ) {}
 
   /** True when the real path `real` lies inside one of the allowed directories (checked as resolved, never trimmed). */

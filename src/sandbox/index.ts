@@ -31,7 +31,6 @@ import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } fr
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseLock } from "./lock-owner.js";
-import { lockTiming } from "./swap-lock.js";
 import type { FileOrDirectory, FilePort, Inspected, TreeOptions, WalkPort } from "./ports.js";
 import type { SandboxRuntime } from "./runtime.js";
 
@@ -82,7 +81,7 @@ export class Sandbox implements FilePort, WalkPort {
     readonly allowedDirs: readonly string[],
     private readonly current?: () => readonly string[],
   ) {
-    this.confinement = new Confinement(runtime.strategy, allowedDirs);
+    this.confinement = new Confinement(runtime.strategy, allowedDirs, runtime.lockWaits);
   }
 
   /**
@@ -95,7 +94,7 @@ export class Sandbox implements FilePort, WalkPort {
     if (now === undefined || now === this.allowedDirs) return true;
     if (now !== this.liveChecked) {
       this.liveChecked = now;
-      this.liveConfinement = new Confinement(this.runtime.strategy, now);
+      this.liveConfinement = new Confinement(this.runtime.strategy, now, this.runtime.lockWaits);
     }
     return this.liveConfinement!.inside(real);
   }
@@ -336,7 +335,6 @@ export const __testing = {
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
   lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseLock(text)?.owner, ageMs, runs),
   /** How long a change waits for a live holder's swap lock (tests shorten it), and the waits and their timers in progress. */
-  lockTiming,
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */

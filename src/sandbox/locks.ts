@@ -79,3 +79,15 @@ export class FileLocks {
     return release;
   }
 }
+
+/**
+ * How long a change waits for a server lock file whose holder lives (`waitMs`), and the waits in progress:
+ * one per runtime, so a test shortens the wait and counts the waits and their timers of its own runtime.
+ */
+export class LockWaits {
+  waitMs = 60_000;
+  /** Lock waits in progress. */
+  waiting = 0;
+  /** Timers of lock waits not yet fired or cleared. */
+  timers = 0;
+}

@@ -1,9 +1,9 @@
 /**
  * The sandbox's share of the process resources (the runtime value the
- * composition roots build): the platform strategy, chosen once, and the table
- * of in-process file locks. Every Sandbox of one runtime acts through them.
+ * composition roots build): the platform strategy, chosen once, the table
+ * of in-process file locks and the waits for server lock files. Every Sandbox of one runtime acts through them.
  */
-import { FileLocks } from "./locks.js";
+import { FileLocks, LockWaits } from "./locks.js";
 import { createStrategy } from "./platform/index.js";
 import type { Strategy, StrategyName } from "./strategy.js";
 
@@ -11,9 +11,10 @@ import type { Strategy, StrategyName } from "./strategy.js";
 export interface SandboxRuntime {
   readonly strategy: Strategy;
   readonly locks: FileLocks;
+  readonly lockWaits: LockWaits;
 }
 
 /** The sandbox's resources with strategy `name` (by default the one this platform runs). */
 export function sandboxRuntime(name?: StrategyName): SandboxRuntime {
-  return { strategy: createStrategy(name), locks: new FileLocks() };
+  return { strategy: createStrategy(name), locks: new FileLocks(), lockWaits: new LockWaits() };
 }

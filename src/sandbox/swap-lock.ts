@@ -15,7 +15,7 @@
  * it holds it. A waiter breaks a lock at once when its holder is a process of
  * this machine that is gone; a holder that cannot be verified (another machine
  * sharing the file system, or no start time to tell a reused pid) is taken for
- * gone once silent for STALE_LOCK_MS. A wait has a deadline (`lockTiming`), ends
+ * gone once silent for STALE_LOCK_MS. A wait has a deadline (the runtime's `LockWaits`), ends
  * with the call's cancellation, and leaves no timer behind.
  */
 import fs from "node:fs/promises";
@@ -25,6 +25,7 @@ import { errnoCode, type LockHolderShown, refused, wrapError } from "./errors.js
 import { LOCK_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { HERE, type Intent, type LockText, lockIsStale, lockTextOf, parseLock } from "./lock-owner.js";
+import type { LockWaits } from "./locks.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { removeEntry } from "./tree.js";
 
@@ -33,18 +34,6 @@ const HEARTBEAT_MS = 2_000;
 const MAX_WAIT_STEP_MS = 25;
 // On Windows a lock file exists, empty, for a moment before its text is written.
 const BEING_WRITTEN_MS = 1_000;
-
-/**
- * How long a change waits for a lock whose holder lives (`waitMs`), and what waits are in progress;
- * tests shorten the wait and count the waits and their timers.
- */
-export const lockTiming = {
-  waitMs: 60_000,
-  /** Lock waits in progress. */
-  waiting: 0,
-  /** Timers of lock waits not yet fired or cleared. */
-  timers: 0,
-};
 
 /**
  * The mode of the empty placeholder directory a holder of an earlier version of this server made at its entry
@@ -195,30 +184,30 @@ function holderShown(seen: Seen): LockHolderShown {
 }
 
 /** Resolves after `ms`, or rejects with the cancellation refusal as soon as `signal` aborts; leaves no timer behind. */
-function pause(ms: number, signal: AbortSignal | undefined, shown: string): Promise<void> {
+function pause(waits: LockWaits, ms: number, signal: AbortSignal | undefined, shown: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const cancelled = (): void => {
       clearTimeout(timer);
-      lockTiming.timers--;
+      waits.timers--;
       reject(refused({ kind: "lockCancelled", path: shown }));
     };
     const timer = setTimeout(() => {
-      lockTiming.timers--;
+      waits.timers--;
       signal?.removeEventListener("abort", cancelled);
       resolve();
     }, ms);
-    lockTiming.timers++;
+    waits.timers++;
     signal?.addEventListener("abort", cancelled, { once: true });
   });
 }
 
 /**
  * Takes the lock at `lock`, waiting while a live holder has it, breaking one that is not honoured.
- * @throws the refusal `lockTimeout` past `lockTiming.waitMs`, `lockCancelled` when `signal` aborts
+ * @throws the refusal `lockTimeout` past `c.lockWaits.waitMs`, `lockCancelled` when `signal` aborts
  */
 async function takeLock(c: Confinement, t: Target, lock: string, text: string, signal: AbortSignal | undefined): Promise<void> {
   const started = Date.now();
-  lockTiming.waiting++;
+  c.lockWaits.waiting++;
   try {
     for (let step = 1; ; step = Math.min(step * 2, MAX_WAIT_STEP_MS)) {
       if (signal?.aborted) throw refused({ kind: "lockCancelled", path: t.shown });
@@ -230,11 +219,11 @@ async function takeLock(c: Confinement, t: Target, lock: string, text: string, s
       const held = await breakUnlessHonoured(c, t, lock);
       if (held === undefined) continue;
       const waitedMs = Date.now() - started;
-      if (waitedMs >= lockTiming.waitMs) throw refused({ kind: "lockTimeout", path: t.shown, holder: holderShown(held), waitedMs });
-      await pause(step, signal, t.shown);
+      if (waitedMs >= c.lockWaits.waitMs) throw refused({ kind: "lockTimeout", path: t.shown, holder: holderShown(held), waitedMs });
+      await pause(c.lockWaits, step, signal, t.shown);
     }
   } finally {
-    lockTiming.waiting--;
+    c.lockWaits.waiting--;
   }
 }
 
@@ -263,7 +252,7 @@ export interface HeldLock {
  * Runs `task` holding the swap lock of the target's entry, waiting while another process holds it and
  * breaking one its holder left; first removes whatever a dead holder left at the entry's temp name.
  * `how.intent` says in the lock what the task may leave half done if it is killed, for the next holder to settle;
- * the wait ends with `how.signal` and past `lockTiming.waitMs` (a refusal naming the holder).
+ * the wait ends with `how.signal` and past `c.lockWaits.waitMs` (a refusal naming the holder).
  */
 export async function underSwapLock<T>(c: Confinement, t: Target, task: (held: HeldLock) => Promise<T>, how: LockOptions = {}): Promise<T> {
   const lock = t.dir.child(lockNameOf(t.name));

@@ -20,8 +20,8 @@ import { __testing, isServerEntry, Sandbox } from "../../../src/sandbox/index.js
 import { buildServer } from "../../../src/server/index.js";
 import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
-const { swapLockName, lockTextFor, lockTiming } = __testing;
-const waitBefore = lockTiming.waitMs;
+const { swapLockName, lockTextFor } = __testing;
+const waitBefore = currentRuntime().lockWaits.waitMs;
 
 let dir: string;
 let remove: () => Promise<void>;
@@ -36,13 +36,14 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  lockTiming.waitMs = waitBefore;
+  currentRuntime().lockWaits.waitMs = waitBefore;
   await remove();
 });
 
 /** Nothing of any lock wait is left: no wait, no timer, no per-file lock held or awaited. */
 function expectNothingWaiting(): void {
-  expect({ waiting: lockTiming.waiting, timers: lockTiming.timers, held: currentRuntime().locks.size }).toEqual({ waiting: 0, timers: 0, held: 0 });
+  const { lockWaits, locks } = currentRuntime();
+  expect({ waiting: lockWaits.waiting, timers: lockWaits.timers, held: locks.size }).toEqual({ waiting: 0, timers: 0, held: 0 });
 }
 
 /** Every change that takes f.txt's lock, by name, given the call's signal. */
@@ -63,7 +64,7 @@ describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
       () => undefined,
       (error: unknown) => error,
     );
-    await vi.waitFor(() => expect(lockTiming.waiting).toBe(1));
+    await vi.waitFor(() => expect(currentRuntime().lockWaits.waiting).toBe(1));
     controller.abort();
     const error = (await settled) as { refusal?: unknown; message?: string };
     expect(error?.refusal).toEqual({ kind: "lockCancelled", path: expect.stringContaining(dir) });
@@ -73,7 +74,7 @@ describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
   });
 
   it("gives up at its deadline with a refusal naming the file and the holder", async () => {
-    lockTiming.waitMs = 30;
+    currentRuntime().lockWaits.waitMs = 30;
     const error = await new Sandbox(runtime, [dir])
       .writeFile(at("f.txt"), "new\n")
       .catch((e: unknown) => e as { refusal?: unknown; message: string });
@@ -98,11 +99,11 @@ describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
         (e: unknown) => e as { refusal?: { kind: string } },
       );
     const a = settle(sandbox.writeFile(at("f.txt"), "a\n", first.signal));
-    await vi.waitFor(() => expect(lockTiming.waiting).toBe(1));
+    await vi.waitFor(() => expect(currentRuntime().lockWaits.waiting).toBe(1));
     const b = settle(sandbox.appendFile(at("f.txt"), "b\n", second.signal));
     second.abort();
     expect((await b)?.refusal?.kind).toBe("lockCancelled");
-    expect(lockTiming.waiting).toBe(1);
+    expect(currentRuntime().lockWaits.waiting).toBe(1);
     first.abort();
     expect((await a)?.refusal?.kind).toBe("lockCancelled");
     expectNothingWaiting();
@@ -123,7 +124,7 @@ describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
       ] as const) {
         const controller = new AbortController();
         const call = client.callTool({ name: tool, arguments: args }, CallToolResultSchema, { signal: controller.signal }).catch((e: unknown) => e);
-        await vi.waitFor(() => expect(lockTiming.waiting).toBe(1));
+        await vi.waitFor(() => expect(currentRuntime().lockWaits.waiting).toBe(1));
         controller.abort(new Error("cancelled by the test"));
         expect(String(await call)).toMatch(/cancelled by the test/);
         // The server's side of the call settles on the cancellation notification.

@@ -21,7 +21,7 @@ import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
 import { buildServer } from "../../../src/server/index.js";
 import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
-const { swapLockName, tempName, lockTextFor, lockTiming } = __testing;
+const { swapLockName, tempName, lockTextFor } = __testing;
 /** Where a stale lock of `name` is moved to be looked at before it goes. */
 const asideName = (name: string): string => tempName(swapLockName(name));
 const textOf = (r: CallToolResult): string => (r.content[0]?.type === "text" ? r.content[0].text : "");
@@ -35,7 +35,7 @@ let closeAll: () => Promise<void>;
 const at = (name: string) => path.join(dir, name);
 const call = async (name: string, args: Record<string, unknown>): Promise<CallToolResult> =>
   (await client.callTool({ name, arguments: args }, CallToolResultSchema)) as CallToolResult;
-const waitBefore = lockTiming.waitMs;
+const waitBefore = currentRuntime().lockWaits.waitMs;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("bfs-server-names-"));
@@ -57,7 +57,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   vi.restoreAllMocks();
-  lockTiming.waitMs = waitBefore;
+  currentRuntime().lockWaits.waitMs = waitBefore;
   await closeAll();
   await remove();
 });
@@ -144,7 +144,7 @@ describeEachStrategy("the server's own names", () => {
     const lock = at(swapLockName("f.txt"));
     await symlink(unverifiable(), lock);
     // Beating (its mtime is now): waited for, up to the deadline, then refused naming the file and the holder.
-    lockTiming.waitMs = 200;
+    currentRuntime().lockWaits.waitMs = 200;
     const held = await call("write_file", { path: at("f.txt"), content: "new\n" });
     expect(held.isError, textOf(held)).toBe(true);
     expect(textOf(held)).toMatch(

@@ -8,7 +8,7 @@
 import { formatCount, TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { ContentSearch, RegexTooCostlyError, type ScanWorkers } from "../grep/index.js";
-import { errnoCode, type FilePort } from "../sandbox/index.js";
+import type { FilePort } from "../sandbox/index.js";
 import { checkPatterns, walkFiles, type WalkOptions } from "../walking/index.js";
 import { compileReplacer, ReplacementLimit, replaceStream, type ReplaceSpec } from "./line-replace.js";
 
@@ -59,26 +59,22 @@ async function countAll(
   files: string[],
   opts: ReplaceFilesOptions,
 ): Promise<string> {
-  // One resolution for a file: it is opened as one, and only a directory (EISDIR) is walked instead.
-  const file = await sandbox.openFile(args.path).catch((error: unknown) => {
-    if (errnoCode(error) !== "EISDIR") throw error;
-    return undefined;
-  });
-  if (file !== undefined) {
+  // One resolution: a file is opened and counted, a directory walked.
+  const target = await sandbox.openFileOrDirectory(args.path);
+  if (target.kind === "file") {
     try {
-      files.push(file.path);
-      await search.searchFile(file.handle, escapeControls(file.path));
+      files.push(target.path);
+      await search.searchFile(target.handle, escapeControls(target.path));
     } finally {
       await search.close();
-      await file.handle.close();
+      await target.handle.close();
     }
     return "";
   }
   try {
-    const target = await sandbox.validate(args.path);
     const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
     const notes = await walkFiles(
-      target,
+      target.path,
       selection,
       (opened, shown, full) => {
         files.push(full);

@@ -16,7 +16,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import type { Confinement, Target } from "./confinement.js";
-import { errnoCode, notRegular, SafeFsError, wrapError } from "./errors.js";
+import { errnoCode, notRegular, refused, SafeFsError, wrapError } from "./errors.js";
 import { DIR_NOFOLLOW_FLAGS, READ_FLAGS, TEMP_FLAGS } from "./flags.js";
 import { closeQuietly } from "./held.js";
 import { sameFile } from "./identity.js";
@@ -322,8 +322,8 @@ export async function copyEntry(c: Confinement, source: string, destination: str
       } catch (err) {
         // A refusal made as a value (a lock wait that timed out or was cancelled) already says nothing was changed.
         if (err instanceof SafeFsError && err.refusal !== undefined) throw err;
-        if (errnoCode(err) === "ECANCELED") throw new SafeFsError(`Copy of ${o.source} cancelled; ${nothing}`, { cause: err, code: "ECANCELED" });
-        if (err instanceof SafeFsError && (err.code === "EEXIST" || err.code === "EISDIR" || err.code === "EACCES")) throw err;
+        if (errnoCode(err) === "ECANCELED") throw refused({ kind: "cancelled", action: "copy", path: o.source, kept: nothing }, err);
+        if (err instanceof SafeFsError && (err.code === "EISDIR" || err.code === "EACCES")) throw err;
         throw wrapError(err, context).withNote(nothing);
       }
     }),

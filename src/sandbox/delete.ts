@@ -103,7 +103,7 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
           const cause = err instanceof PartlyDeleted ? err.reason : err;
           const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there`;
           if (errnoCode(cause) === "ECANCELED") {
-            throw new SafeFsError(`Deleting ${shown} was cancelled: ${rest}`, { cause, code: "ECANCELED" });
+            throw refused({ kind: "cancelled", action: "delete", path: shown, kept: rest }, cause);
           }
           throw wrapError(cause, context).withNote(rest);
         }

@@ -48,7 +48,24 @@ export type Refusal =
   /** A move or delete of `path`, which is (`itself`) or holds the allowed directory `allowed`. */
   | { kind: "holdsAllowed"; action: "move" | "delete"; path: string; allowed: string; itself: boolean }
   /** A change of `path` whose temp or lock name is taken by (a directory holding) the allowed directory `allowed`. */
-  | { kind: "allowedAtServerName"; path: string; allowed: string };
+  | { kind: "allowedAtServerName"; path: string; allowed: string }
+  /** A path that leads outside the allowed directories `allowed` (SPEC §13): nothing about what lies there is said. */
+  | { kind: "outside"; path: string; allowed: readonly string[] }
+  /** A path that names a `what` ("directory", "FIFO", …) where a regular file is needed. */
+  | { kind: "notRegular"; path: string; what: string }
+  /** A path that is not a directory where one is needed (`not` "directory"), or names nothing (`not` "there"). */
+  | { kind: "noDirectory"; path: string; not: "directory" | "there" }
+  /** A destination that already exists (moves and copies never replace one). */
+  | { kind: "exists"; path: string }
+  /** A file whose mode gives the server's user no write permission. */
+  | { kind: "readOnly"; path: string; action: string; mode: string; uid: string; gid: string }
+  /** A file another writer changed while an edit of it read it: nothing was written. */
+  | { kind: "changed"; path: string }
+  /** A copy or delete of `path` cancelled part way; `kept` says what was and was not done. */
+  | { kind: "cancelled"; action: "copy" | "delete"; path: string; kept: string };
+
+/** The code of `changed`, so an operation that may redo itself (append_file) can tell it apart. */
+export const CHANGED = "ECHANGED";
 
 const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   reservedName: "EINVAL",
@@ -56,7 +73,21 @@ const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   lockCancelled: "ECANCELED",
   holdsAllowed: "EPERM",
   allowedAtServerName: "EPERM",
+  outside: "EACCES",
+  notRegular: "EINVAL",
+  noDirectory: "ENOTDIR",
+  exists: "EEXIST",
+  readOnly: "EACCES",
+  changed: CHANGED,
+  cancelled: "ECANCELED",
 };
+
+/** The errno-like code a refusal carries (callers that only read codes, and lib.ts, keep working). */
+function codeOf(r: Refusal): string {
+  if (r.kind === "notRegular" && r.what === "directory") return "EISDIR";
+  if (r.kind === "noDirectory" && r.not === "there") return "ENOENT";
+  return REFUSAL_CODES[r.kind];
+}
 
 /** The one wording of each refusal. */
 function refusalText(r: Refusal): string {
@@ -75,12 +106,40 @@ function refusalText(r: Refusal): string {
         : `Cannot ${r.action} ${r.path}: it holds one of the allowed directories (${r.allowed}), which cannot be ${r.action === "move" ? "moved" : "deleted"}`;
     case "allowedAtServerName":
       return `Cannot change ${r.path}: one of the allowed directories (${r.allowed}) sits at a name this server keeps for its own temp and lock files; nothing was changed`;
+    case "outside":
+      return `Access denied - path outside allowed directories: ${r.path} not in ${r.allowed.join(", ")}`;
+    case "notRegular":
+      return `Not a regular file: ${r.path} (${r.what})`;
+    case "noDirectory":
+      return r.not === "directory" ? `Not a directory: ${r.path}` : `No such directory: ${r.path}`;
+    case "exists":
+      return `Destination already exists: ${r.path}`;
+    case "readOnly":
+      return (
+        `Cannot ${r.action} ${r.path}: it is read-only for this server's user (mode ${r.mode}, owner uid ${r.uid}, ` +
+        `group gid ${r.gid}); refusing to replace it. Change its permissions first if it should be written.`
+      );
+    case "changed":
+      return `File changed during edit: ${r.path}; no changes were written. Read it again and retry.`;
+    case "cancelled":
+      return r.action === "copy" ? `Copy of ${r.path} cancelled; ${r.kept}` : `Deleting ${r.path} was cancelled: ${r.kept}`;
   }
 }
 
-/** The SafeFsError that carries refusal `r`, worded by refusalText. */
-export function refused(r: Refusal): SafeFsError {
-  return new SafeFsError(refusalText(r), { code: REFUSAL_CODES[r.kind], refusal: r });
+/** The SafeFsError that carries refusal `r`, worded by refusalText; `cause`, when given, is the error it stands for. */
+export function refused(r: Refusal, cause?: unknown): SafeFsError {
+  return new SafeFsError(refusalText(r), { cause, code: codeOf(r), refusal: r });
+}
+
+/** The refusal `err` carries, if it is one made as a value. */
+export function refusalOf(err: unknown): Refusal | undefined {
+  return err instanceof SafeFsError ? err.refusal : undefined;
+}
+
+/** True when `err` refuses to open a directory as a regular file. */
+export function isDirectoryRefusal(err: unknown): boolean {
+  const r = refusalOf(err);
+  return r?.kind === "notRegular" && r.what === "directory";
 }
 
 /** The errno code (`ENOENT`, …) of a Node system error, if it is one. */
@@ -133,14 +192,14 @@ export function isSymlinkRefusal(err: unknown): boolean {
 
 /** `Not a directory: <path as given>`, as the shell says it. */
 export function notADirectory(given: string, cause?: unknown): SafeFsError {
-  return new SafeFsError(`Not a directory: ${given}`, { cause, code: "ENOTDIR" });
+  return refused({ kind: "noDirectory", path: given, not: "directory" }, cause);
 }
 
 /** Rewords a failure to open `shown` as a directory when it is missing or not one; other errors pass through. */
 export function directoryError(err: unknown, shown: string): unknown {
   const code = errnoCode(err);
   if (code === "ENOTDIR") return notADirectory(shown, err);
-  if (code === "ENOENT") return new SafeFsError(`No such directory: ${shown}`, { cause: err });
+  if (code === "ENOENT") return refused({ kind: "noDirectory", path: shown, not: "there" }, err);
   return err;
 }
 
@@ -149,17 +208,12 @@ export function directoryError(err: unknown, shown: string): unknown {
  * as shown to the user and nothing about what lies outside, whatever that is.
  */
 export function accessDenied(shown: string, allowedDirs: readonly string[]): SafeFsError {
-  return new SafeFsError(`Access denied - path outside allowed directories: ${shown} not in ${allowedDirs.join(", ")}`, {
-    code: "EACCES",
-  });
+  return refused({ kind: "outside", path: shown, allowed: allowedDirs });
 }
-
-/** The code of `changedDuringEdit`, so an operation that may redo itself (append_file) can tell it apart. */
-export const CHANGED = "ECHANGED";
 
 /** `File changed during edit: <path>; no changes were written.`, for an edit whose file another writer changed. */
 export function changedDuringEdit(shown: string): SafeFsError {
-  return new SafeFsError(`File changed during edit: ${shown}; no changes were written. Read it again and retry.`, { code: CHANGED });
+  return refused({ kind: "changed", path: shown });
 }
 
 /** Human name of what a stat describes ("directory", "FIFO", …). */
@@ -174,9 +228,9 @@ function kindOf(st: Stats | BigIntStats): string {
   return "special file";
 }
 
-/** `Not a regular file: <path> (<kind>)`, with code EISDIR for a directory (callers tell it apart by code). */
+/** `Not a regular file: <path> (<kind>)`: the refusal `notRegular`, whose `what` says "directory" for one. */
 export function notRegular(shown: string, st: Stats | BigIntStats): SafeFsError {
-  return new SafeFsError(`Not a regular file: ${shown} (${kindOf(st)})`, { code: st.isDirectory() ? "EISDIR" : "EINVAL" });
+  return refused({ kind: "notRegular", path: shown, what: kindOf(st) });
 }
 
 /** A Node-style system error for a condition detected without a syscall. */

@@ -18,7 +18,7 @@ const LINK_UNSUPPORTED = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "EXDEV", "EN
 
 /** `Destination already exists: <path>`: nothing there was replaced. */
 export function destinationExists(destination: string, cause?: unknown): SafeFsError {
-  return new SafeFsError(`Destination already exists: ${destination}`, { cause, code: "EEXIST" });
+  return refused({ kind: "exists", path: destination }, cause);
 }
 
 /** The two ends of one move, each in its opened parent. */

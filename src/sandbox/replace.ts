@@ -21,7 +21,7 @@
 import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import { __testHooks, type Confinement } from "./confinement.js";
-import { notRegular, SafeFsError, wrapError } from "./errors.js";
+import { notRegular, refused, SafeFsError, wrapError } from "./errors.js";
 import { TEMP_FLAGS } from "./flags.js";
 import { type HeldLock, underSwapLock } from "./swap-lock.js";
 
@@ -46,11 +46,7 @@ function mayWrite(st: BigIntStats): boolean {
 /** Refuses to change `shown` (described by `st`) when its mode gives the server's user no write permission. */
 export function assertWritable(st: BigIntStats, shown: string, action: string): void {
   if (mayWrite(st)) return;
-  throw new SafeFsError(
-    `Cannot ${action} ${shown}: it is read-only for this server's user (mode ${octal(st.mode)}, owner uid ${st.uid}, ` +
-      `group gid ${st.gid}); refusing to replace it. Change its permissions first if it should be written.`,
-    { code: "EACCES" },
-  );
+  throw refused({ kind: "readOnly", path: shown, action, mode: octal(st.mode), uid: String(st.uid), gid: String(st.gid) });
 }
 
 /**

@@ -10,7 +10,7 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { errnoCode, type FileObjectId, type WalkPort, type WalkedOpen } from "../sandbox/index.js";
+import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { walkTree, type WalkOptions } from "./walker.js";
 
@@ -98,7 +98,7 @@ async function openLinked(sandbox: WalkPort, link: string): Promise<{ handle: Fi
     return { handle: (await sandbox.openFile(verdict.target.real)).handle };
   } catch (error) {
     // A link to a directory is listed by search_files but never descended; it holds no file to search.
-    return errnoCode(error) === "EISDIR" ? "directory" : failed(error);
+    return isDirectoryRefusal(error) ? "directory" : failed(error);
   }
 }
 

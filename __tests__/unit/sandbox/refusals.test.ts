@@ -105,7 +105,12 @@ describeEachStrategy("the sandbox's refusals, by kind and fields", (_, runtime) 
     const copied = await failure(() =>
       sandbox().copy(at("sub"), at("copy"), { recursive: true, signal: stopCopy.signal, onProgress: (done) => done >= 5 && stopCopy.abort() }),
     );
-    expect(refusalOf(copied)).toEqual({ kind: "cancelled", action: "copy", path: at("sub"), kept: `nothing was copied: ${at("copy")} was not created` });
+    expect(refusalOf(copied)).toEqual({
+      kind: "cancelled",
+      action: "copy",
+      path: at("sub"),
+      kept: `nothing was copied: ${at("copy")} was not created`,
+    });
     expect(copied.message).toBe(`Copy of ${at("sub")} cancelled; nothing was copied: ${at("copy")} was not created`);
   });
 });

@@ -128,6 +128,9 @@ export async function moveEntry(c: Confinement, source: string, destination: str
     c.inParent(destination, "move to", async (to) => {
       const m: MoveEnds = { from, to };
       try {
+        // A killed move may have left this source at two names, with its lock beside it: taking that
+        // lock settles it (the other name goes, swap-lock.ts), so the source is moved, not refused.
+        if (await lockPresent(from)) await underSwapLock(c, from, async () => undefined, { signal });
         // Refusals first, before the lock: a refused call leaves both directories as they were.
         await checkMove(c, m, given, context, true);
         // Held so that no other process of this server writes, copies or moves to the destination meanwhile.

@@ -148,4 +148,13 @@ describeEachStrategy("what a killed holder left is settled by the next", (_, run
     expect(await readFile(at("other.txt"), "utf8")).toBe("other\n");
     expect((await readdir(dir)).filter(isServerEntry)).toEqual([]);
   });
+
+  it("moving back a file a killed move left at both names finishes that move first, then moves it", async () => {
+    await writeFile(at("a.txt"), "content\n");
+    await link(at("a.txt"), at("b.txt"));
+    await staleLock("b.txt", { movedFrom: at("a.txt") });
+    await sandbox().move(at("b.txt"), at("a.txt"));
+    expect(await readFile(at("a.txt"), "utf8")).toBe("content\n");
+    expect((await readdir(dir)).sort()).toEqual(["a.txt"]);
+  });
 });

@@ -12,7 +12,7 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
-    // Module state (the active platform strategy, the idle scan workers) is per file: one process each.
+    // The portable strategy changes the working directory (process.chdir) as it walks: one process per file.
     pool: "forks",
     projects: [
       { extends: true, test: { name: "unit", include: ["__tests__/unit/**/*.test.ts"] } },

@@ -1,6 +1,6 @@
 /**
- * The server's own names (SPEC §18, issue 28 rows 1 and 14), through the tools in process (buildServer +
- * InMemoryTransport), under both platform strategies: its temp, lock and aside names are refused as operands
+ * The server's own names (SPEC §18, issue 28 rows 1 and 14), through the tools in process (support/in-process.ts
+ * inProcess), under both platform strategies: its temp, lock and aside names are refused as operands
  * of every tool, as source and as destination; a lock is honoured only in the form the server writes, an
  * unverifiable holder only while it beats; whatever squats a lock, temp or aside name is cleared, never
  * fatal; and no error shows an internal name (`/proc/self/fd/N/…`, `.bfs-…`) or a lock's text.
@@ -12,13 +12,11 @@
 import { spawnSync } from "node:child_process";
 import fsp, { lstat, lutimes, mkdir, readdir, readFile, readlink, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it, vi } from "vitest";
-import { DEFAULTS } from "../../../src/cli/config.js";
 import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
-import { buildServer } from "../../../src/server/index.js";
+import { inProcess } from "../../support/in-process.js";
 import { describeEachStrategy, tempDir, currentRuntime } from "../../support/fixtures.js";
 
 const { swapLockName, tempName, lockTextFor } = __testing;
@@ -39,20 +37,7 @@ const waitBefore = currentRuntime().lockWaits.waitMs;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("bfs-server-names-"));
-  const server = buildServer({
-    runtime: currentRuntime(),
-    limits: { ...DEFAULTS, maxResultChars: 100_000 },
-    directories: [dir],
-    log: () => undefined,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: "server-names-test", version: "1.0.0" });
-  await client.connect(clientSide);
-  closeAll = async () => {
-    await client.close();
-    await server.close();
-  };
+  ({ client, close: closeAll } = await inProcess([dir, "--max-result-chars", "100000"], { runtime: currentRuntime() }));
 });
 
 afterEach(async () => {

@@ -5,15 +5,13 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, expect, it } from "vitest";
-import { DEFAULTS } from "../../../src/cli/config.js";
 import { TextSink } from "../../../src/kernel/bounded.js";
-import { buildServer } from "../../../src/server/index.js";
 import { listInto, listWithSizesInto } from "../../../src/walking/index.js";
 import { __listingHooks } from "../../../src/walking/listing.js";
+import { inProcess } from "../../support/in-process.js";
 import { describeEachStrategy, tempDir, walkOptions, currentRuntime } from "../../support/fixtures.js";
 
 let dir: string;
@@ -23,20 +21,7 @@ let closeAll: () => Promise<void>;
 
 beforeEach(async () => {
   ({ dir, remove } = await tempDir("red-team-four-"));
-  const server = buildServer({
-    runtime: currentRuntime(),
-    limits: { ...DEFAULTS, maxResultChars: 100_000 },
-    directories: [dir],
-    log: () => undefined,
-  });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await server.connect(serverSide);
-  client = new Client({ name: "red-team-four", version: "1.0.0" });
-  await client.connect(clientSide);
-  closeAll = async () => {
-    await client.close();
-    await server.close();
-  };
+  ({ client, close: closeAll } = await inProcess([dir, "--max-result-chars", "100000"], { runtime: currentRuntime() }));
 });
 
 afterEach(async () => {

@@ -14,6 +14,9 @@ export default defineConfig({
     hookTimeout: 30_000,
     // The portable strategy changes the working directory (process.chdir) as it walks: one process per file.
     pool: "forks",
+    // Vitest's default is one fork fewer than the cores: one on a two-core machine, where most test
+    // time waits on spawned servers and the file system. Two forks use both cores.
+    maxWorkers: 2,
     projects: [
       { extends: true, test: { name: "unit", include: ["__tests__/unit/**/*.test.ts"] } },
       { extends: true, test: { name: "e2e", include: ["__tests__/e2e/**/*.test.ts"], globalSetup: ["__tests__/support/global-setup.ts"] } },

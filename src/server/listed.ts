@@ -25,6 +25,14 @@ function withoutNoise(node: unknown): unknown {
   return out;
 }
 
+// What MCP tells a client to assume of a hint a tool leaves out (the protocol's `ToolAnnotations`).
+const PROTOCOL_HINTS: Readonly<Record<string, boolean>> = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
+
+// Each tool states every hint in its file; the list sends only those that differ from what a client assumes anyway.
+function differingHints(annotations: ToolDefinition["annotations"]): Tool["annotations"] {
+  return Object.fromEntries(Object.entries(annotations).filter(([key, value]) => PROTOCOL_HINTS[key] !== value));
+}
+
 /** The tools/list entry of `tool` under `limits`. */
 export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
   const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
@@ -32,6 +40,6 @@ export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
     name: tool.name,
     description: tool.description(limits),
     inputSchema: withoutNoise(schema) as Tool["inputSchema"],
-    annotations: tool.annotations,
+    annotations: differingHints(tool.annotations),
   };
 }

@@ -9,7 +9,7 @@ const createdDirectory = (path: Shown) => text(`Successfully created directory $
 export const createDirectory = defineTool({
   name: "create_directory",
   title: "Create Directory",
-  description: () => "Create a directory and missing parents (mkdir -p); succeeds also if it exists. Fails if part of the path is a file.",
+  description: () => "Create a directory and missing parents (mkdir -p); succeeds if it exists. Fails if part of the path is a file.",
   input: { path: z.string().describe("Directory to create.") },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the path",

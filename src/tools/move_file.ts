@@ -14,7 +14,7 @@ export const moveFile = defineTool({
     "fails with 'Destination already exists', or across file systems.",
   input: {
     source: z.string().describe("What to move."),
-    destination: z.string().describe("Its new path, name included."),
+    destination: z.string().describe("New path, name included."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",

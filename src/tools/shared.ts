@@ -8,9 +8,10 @@ export const PATH_DOC = "File path.";
 export const DIR_DOC = "Directory path.";
 export const EXCLUDE_DOC = "Globs of paths to leave out.";
 export const GITIGNORE_DOC = "true: skip .git and .gitignore'd paths.";
-export const NOT_A_DIR = "Fails on a non-directory.";
-export const REGEX_DOC = "true: query is a JavaScript regex (no slashes or flags).";
-export const FILES_GLOB_DOC = "Glob of the files, e.g. '**/*.ts'; default all.";
+/** respectGitignore where it is on by default (the content tools), said so against its siblings. */
+export const GITIGNORE_ON_DOC = "Skip .git and .gitignore'd paths; on by default here.";
+export const REGEX_DOC = "true: query is a JavaScript regex source.";
+export const FILES_GLOB_DOC = "Glob of files to include; default all.";
 /** How to narrow a cut listing. */
 export const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
 

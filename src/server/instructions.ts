@@ -24,8 +24,8 @@ export function instructions({ maxResultChars }: Limits, tools: readonly Pick<To
   const has = (name: string) => tools.some((tool) => tool.name === name);
   return [
     `Paths: only inside the allowed directories${has("list_allowed_directories") ? " (list_allowed_directories)" : ""}; ` +
-      "absolute, or relative to an allowed directory: the first that holds the path (for a new path, its parent). ~ " +
-      "is home. Symlinks leading outside are refused.",
+      "absolute, or relative to the first allowed directory in which the path exists (for a new path, its parent). " +
+      "~ is home. Symlinks leading outside are refused.",
     `Cap: a text result over ${cap} characters is cut and ends in a notice. If it ends '${PAGED}', call again with ` +
       `that offset; if '${CUT}', narrow the request.`,
     WALKS.some(has) &&

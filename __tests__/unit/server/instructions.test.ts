@@ -37,7 +37,7 @@ describe("the notice forms in the instructions", () => {
 describe("the facts said once", () => {
   it("give one glob rule for every walk, and the path rules and change results every tool shares", () => {
     expect(text).toMatch(/Globs \(pattern, excludePatterns\) match the path relative to the directory given, case-sensitive, dotfiles included/);
-    expect(text).toMatch(/relative to an allowed directory: the first that holds the path \(for a new path, its parent\)/);
+    expect(text).toMatch(/relative to the first allowed directory in which the path exists \(for a new path, its parent\)/);
     expect(text).toContain("A change returns 'Successfully");
     expect(text).toContain("(list_allowed_directories)");
   });

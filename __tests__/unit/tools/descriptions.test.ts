@@ -150,11 +150,11 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(instructions).toContain("over 12,345 characters");
     expect(instructions).toContain("'Call again with offset=N to continue.]'");
     expect(instructions).toContain("'To see the rest, <advice>.]'");
-    expect(instructions).toMatch(/relative to an allowed directory: the first that holds the path \(for a new path, its parent\)/);
+    expect(instructions).toMatch(/relative to the first allowed directory in which the path exists \(for a new path, its parent\)/);
     expect(instructions).toMatch(/~ is home/);
     expect(instructions).toMatch(/Symlinks leading outside are refused/);
     expect(instructions).toMatch(/'\*\.md' top level only, '\*\*\/\*\.md' any depth/);
-    for (const tool of tools) expect(tool.description, tool.name).not.toMatch(/relative to an allowed directory|'\*\*\/\*\.md' any depth/);
+    for (const tool of tools) expect(tool.description, tool.name).not.toMatch(/relative to the first allowed directory|'\*\*\/\*\.md' any depth/);
   });
 
   it("says plainly where a tool differs from the shared rules, and every boolean and enum states its default", () => {

@@ -10,8 +10,8 @@ export const editFile = defineTool({
   description: () =>
     "Replace text in a file, all or nothing, keeping line endings; returns a unified diff. Each oldText must occur " +
     "exactly once. If it occurs nowhere, lines equal to it apart from leading and trailing whitespace match instead " +
-    "(newText is re-indented to fit). No match or several: refused, naming the lines. Whole file: write_file; at the " +
-    "end: append_file; many files: replace_in_files.",
+    "(newText is re-indented to fit). No match, or several without replaceAll: refused, naming the lines. Whole " +
+    "file: write_file; at the end: append_file; many files: replace_in_files.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z

@@ -8,8 +8,8 @@ export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
   description: () =>
-    "List one directory like list_directory with each file's size rounded (1 KB = 1024 B), then total files, " +
-    `directories and bytes. Deeper: directory_tree; exact sizes in a tree: search_files.`,
+    "List one directory like list_directory with each file's size rounded, then total files, directories and bytes. " +
+    "Deeper: directory_tree; exact sizes in a tree: search_files.",
   input: {
     path: z.string().describe(DIR_DOC),
     sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),

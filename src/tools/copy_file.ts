@@ -20,8 +20,7 @@ function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typ
 export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
-  description: () =>
-    "Copy a file, a link as a link, or with recursive a tree. Renaming: move_file. Never replaces: fails with 'Destination already exists'.",
+  description: () => "Copy a file, a link as a link, or with recursive a tree. Renaming: move_file. Fails if the destination exists.",
   input: {
     source: z.string().describe("What to copy."),
     destination: z.string().describe("New path, name included."),

@@ -20,7 +20,7 @@ export const directoryTree = defineTool({
       .int()
       .min(1)
       .optional()
-      .describe("Levels to list, default all; a directory not expanded gets depthLimited: true (an empty one: children: [])."),
+      .describe("Levels to list, default all; a directory cut there gets depthLimited: true (if empty, children: [])."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,

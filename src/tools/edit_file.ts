@@ -9,15 +9,15 @@ export const editFile = defineTool({
   title: "Edit File",
   description: () =>
     "Replace text in a file, all or nothing, keeping line endings; returns a unified diff. Each oldText must occur " +
-    "exactly once. If it occurs nowhere, lines equal to it apart from leading and trailing whitespace match instead " +
-    "(newText is re-indented to fit). No match, or several without replaceAll: refused, naming the lines. Whole " +
+    "exactly once; if it occurs nowhere, lines equal to it but for leading and trailing whitespace match (newText " +
+    "is re-indented to fit). No match, or several without replaceAll: refused, naming the lines. Whole " +
     "file: write_file; at the end: append_file; many files: replace_in_files.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, with enough context to be unique."),
+          oldText: z.string().describe("Text to replace; add context to make it unique."),
           newText: z.string().describe("Replacement, literal ($ is not special)."),
           replaceAll: z.boolean().default(false).describe("true: replace every exact occurrence; fails if none."),
         }),

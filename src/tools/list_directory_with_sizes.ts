@@ -12,7 +12,7 @@ export const listDirectoryWithSizes = defineTool({
     "Deeper: directory_tree; exact sizes in a tree: search_files.",
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("'size': largest first."),
     limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
   },
   annotations: READ_ONLY,

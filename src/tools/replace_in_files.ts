@@ -18,7 +18,7 @@ export const replaceInFilesTool = defineTool({
     `Refused past ${formatCount(MAX_FILE_REPLACEMENTS)} replacements, writing nothing. One place or ` +
     "across lines: edit_file; find: search_file_contents; names: search_files.",
   input: {
-    path: z.string().describe("Directory (recursive) or file."),
+    path: z.string().describe("Directory or file."),
     query: z.string().min(1).describe("Text to replace; literal unless regex."),
     replacement: z.string().describe("New text; with regex, $1 or $<name> insert groups."),
     pattern: z.string().optional().describe(FILES_GLOB_DOC),

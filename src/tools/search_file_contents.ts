@@ -88,7 +88,7 @@ export const searchFileContents = defineTool({
     pattern: z.string().optional().describe(FILES_GLOB_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(true).describe(GITIGNORE_ON_DOC),
-    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after each match; default 0."),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines before and after each match; default 0."),
     outputMode: z
       .enum(["lines", "files", "count"])
       .default("lines")

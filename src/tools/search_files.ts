@@ -8,11 +8,11 @@ export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose path matches a glob; returns absolute paths, one a line, or 'No matches " +
-    `found'. Text in files: search_file_contents, replace_in_files; one level: list_directory.`,
+    "Find files and directories whose path matches a glob; returns absolute paths, one a line. " +
+    `Text in files: search_file_contents, replace_in_files; one level: list_directory.`,
   input: {
     path: z.string().describe(DIR_DOC),
-    pattern: z.string().describe("Glob the paths must match."),
+    pattern: z.string().describe("Glob to match."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
     type: z.enum(["file", "directory"]).optional().describe("Default both; a link counts as its target."),
@@ -20,7 +20,7 @@ export const searchFiles = defineTool({
       .enum(["name", "size", "modified"])
       .optional()
       .describe(
-        "Default: unsorted. 'name': by path; 'size': largest first, lines '<path>\\t<bytes>'; 'modified': newest first, '<path>\\t<ISO time>'.",
+        "Default unsorted. 'name': by path; 'size': largest first, lines '<path>\\t<bytes>'; 'modified': newest first, '<path>\\t<ISO time>'.",
       ),
     limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
     outputMode: z.enum(["paths", "count"]).default("paths").describe("'count': only the number of matches."),

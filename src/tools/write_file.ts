@@ -12,8 +12,8 @@ export const writeFile = defineTool({
   title: "Write File",
   description: () =>
     "Create or replace a file with UTF-8 text. Part of a file: edit_file; at the end: append_file. " +
-    "Refuses text ending in a '[Result truncated: …]' notice. Fails if the parent directory is missing " +
-    "(create_directory) or the file is read-only.",
+    "Refuses text ending in a '[Result truncated: …]' notice. Fails on a missing parent directory " +
+    "(create_directory) or a read-only file.",
   input: {
     path: z.string().describe(PATH_DOC),
     content: z.string().describe("The whole new text."),

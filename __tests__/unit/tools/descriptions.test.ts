@@ -158,12 +158,12 @@ describe("tool definitions and instructions as a client sees them, under configu
   });
 
   it("says plainly where a tool differs from the shared rules, and every boolean and enum states its default", () => {
-    // .gitignore: on by default in search_file_contents and replace_in_files, off in the others; every schema says which.
+    // .gitignore: on by default in search_file_contents and replace_in_files, off in the others; every schema's default says which.
     const gitignoreDefault = (name: string) =>
       (byName(tools, name).inputSchema.properties?.respectGitignore as { default?: unknown } | undefined)?.default;
     for (const name of ["search_file_contents", "replace_in_files"]) {
       expect(gitignoreDefault(name), name).toBe(true);
-      expect(paramDoc(tools, name, "respectGitignore"), name).toMatch(/on by default here/);
+      expect(paramDoc(tools, name, "respectGitignore"), name).toMatch(/^Skip /);
     }
     for (const name of ["search_files", "directory_tree"]) {
       expect(gitignoreDefault(name), name).toBe(false);
@@ -199,7 +199,7 @@ describe("tool definitions and instructions as a client sees them, under configu
     ]);
     for (const text of texts) expect(text).not.toMatch(/\bthe cap\b|a cut notice|Fails like|missing parent(?!s| directory)/);
     for (const name of ["write_file", "append_file"])
-      expect(descriptionOf(tools, name), name).toMatch(/parent directory is missing \(create_directory\)/);
+      expect(descriptionOf(tools, name), name).toMatch(/missing parent directory \(create_directory\)/);
     expect(descriptionOf(tools, "read_multiple_files")).toMatch(/reread a file cut there with read_text_file/);
     expect(descriptionOf(tools, "get_file_info")).toMatch(/text \(false if binary: a NUL byte in the first 8 KiB, or a UTF-16 mark\)/);
     expect(descriptionOf(tools, "replace_in_files")).toContain("100,000 replacements");
@@ -267,7 +267,7 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(clash.isError).toBe(true);
   });
 
-  it("carries no schema noise: no $schema, no safe-integer bounds, no defaults of 0 or [], no hint a client assumes anyway", () => {
+  it("carries no schema noise: no $schema, no safe-integer bounds, no defaults of 0 or [], no bare minimum of 0, no hint a client assumes anyway", () => {
     const json = JSON.stringify(tools);
     for (const tool of tools) {
       const assumed = hintsOf({ ...tool, annotations: {} });
@@ -278,6 +278,12 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(json).not.toMatch(/"default":(0|\[\])/);
     expect(json).toContain('"default":false');
     expect(json).toContain('"default":"name"');
+    const params = tools.flatMap((t) => paramsOf(t.inputSchema as Record<string, unknown>, t.name));
+    expect(params.filter((p) => p.schema.minimum === 0 && p.schema.maximum === undefined).map((p) => p.where)).toEqual([]);
+    // A range keeps its 0, and what strict clients refuse without stays: an enum's type, a parameterless tool's properties.
+    expect(params.find((p) => p.where === "search_file_contents.contextLines")?.schema).toMatchObject({ minimum: 0, maximum: 10 });
+    for (const p of params.filter((p) => Array.isArray(p.schema.enum))) expect(p.schema.type, p.where).toBe("string");
+    expect(byName(tools, "list_allowed_directories").inputSchema).toEqual({ type: "object", properties: {} });
   });
 });
 

@@ -1,6 +1,6 @@
 /** What a test does with a connected client, whether the server is spawned (spawn.ts) or in process (in-process.ts). */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 
 /** Calls a tool and returns the result (tool errors are results, not throws). */
 export async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
@@ -12,12 +12,4 @@ export function textOf(result: CallToolResult): string {
   const block = result.content[0];
   if (block?.type !== "text") throw new Error(`expected a text block, got ${JSON.stringify(result).slice(0, 200)}`);
   return block.text;
-}
-
-/** What MCP tells a client to assume of each hint a tool's annotations leave out. */
-const HINT_DEFAULTS = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
-
-/** A listed tool's hints as a client reads them: those it sends, MCP's defaults for the others. */
-export function hintsOf(tool: Tool): Record<string, unknown> {
-  return { ...HINT_DEFAULTS, ...tool.annotations };
 }

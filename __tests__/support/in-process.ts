@@ -12,7 +12,7 @@ import type { StrategyName } from "../../src/sandbox/index.js";
 import { buildServer } from "../../src/server/index.js";
 import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 
-export { call, hintsOf, textOf } from "./client.js";
+export { call, textOf } from "./client.js";
 
 /** A connected client and the server behind it. */
 export interface InProcess {

@@ -3,7 +3,8 @@
  * character of the list, issue 26): the JSON Schema of its input
  * without the noise a model pays for and cannot use (`$schema`, the safe-integer
  * bounds zod adds to every integer, a minimum of 0 on a count that cannot be negative anyway, and defaults
- * of 0 or [] — what an absent optional number or list means anyway).
+ * of 0 or [] — what an absent optional number or list means anyway), and its annotations exactly as the tool
+ * sets them (STYLE 11, SPEC §3): no hint is dropped for being what MCP would assume anyway.
  */
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
@@ -30,14 +31,6 @@ function withoutNoise(node: unknown): unknown {
   return out;
 }
 
-// What MCP tells a client to assume of a hint a tool leaves out (the protocol's `ToolAnnotations`).
-const PROTOCOL_HINTS: Readonly<Record<string, boolean>> = { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true };
-
-// Each tool states every hint in its file; the list sends only those that differ from what a client assumes anyway.
-function differingHints(annotations: ToolDefinition["annotations"]): Tool["annotations"] {
-  return Object.fromEntries(Object.entries(annotations).filter(([key, value]) => PROTOCOL_HINTS[key] !== value));
-}
-
 /** The tools/list entry of `tool` under `limits`. */
 export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
   const schema = z.toJSONSchema(z.object(tool.input), { target: "draft-7", io: "input" });
@@ -45,6 +38,6 @@ export function listedTool(tool: ToolDefinition, limits: Limits): Tool {
     name: tool.name,
     description: tool.description(limits),
     inputSchema: withoutNoise(schema) as Tool["inputSchema"],
-    annotations: differingHints(tool.annotations),
+    annotations: tool.annotations,
   };
 }

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { __testing } from "../../../src/sandbox/index.js";
 import { materialize, tempDir } from "../../support/fixtures.js";
 import { type EntryState, expectSameSnapshot, snapshot } from "../../support/hostile.js";
-import { call, hintsOf, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 let base: string;
 let root: string;
@@ -47,11 +47,7 @@ beforeEach(async () => {
   materialize(root, FIXTURE);
 });
 
-const annotationsOf = (name: string) => {
-  const tool = tools.find((t) => t.name === name);
-  if (!tool) throw new Error(`tools/list has no ${name}`);
-  return hintsOf(tool);
-};
+const annotationsOf = (name: string) => tools.find((t) => t.name === name)?.annotations ?? {};
 const run = (name: string, args: Record<string, unknown>) => call(s.client, name, args);
 /** A snapshot without mtimes, which a rewrite with the same content changes. */
 const state = async (): Promise<Map<string, Omit<EntryState, "mtimeNs">>> =>

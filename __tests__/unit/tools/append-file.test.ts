@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { truncationNotice } from "../../../src/kernel/bounded.js";
 import { isServerEntry } from "../../../src/sandbox/index.js";
 import { STRATEGIES, tempDir } from "../../support/fixtures.js";
-import { call, hintsOf, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
 const leftovers = async (dir: string) => (await readdir(dir)).filter((n) => isServerEntry(n) || n.endsWith(".tmp"));
 
@@ -115,8 +115,8 @@ describe("write_file is upstream's again", () => {
     const tools = (await s.client.listTools()).tools;
     const write = tools.find((t) => t.name === "write_file")!;
     expect(Object.keys(write.inputSchema.properties ?? {}).sort()).toEqual(["content", "path"]);
-    expect(hintsOf(write).idempotentHint).toBe(true);
-    expect(hintsOf(tools.find((t) => t.name === "append_file")!)).toMatchObject({
+    expect(write.annotations?.idempotentHint).toBe(true);
+    expect(tools.find((t) => t.name === "append_file")!.annotations).toMatchObject({
       idempotentHint: false,
       destructiveHint: false,
       readOnlyHint: false,

@@ -6,7 +6,7 @@ import { mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { call, hintsOf, inProcess, textOf, type InProcess } from "../../support/in-process.js";
+import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 import { tempDir } from "../../support/fixtures.js";
 
 let root: string;
@@ -86,7 +86,7 @@ describe("initialize and tools/list", () => {
       // No title: it repeats the name, and a model pays for it (issue 26).
       expect(tool).not.toHaveProperty("title");
       expect(tool.description?.length, tool.name).toBeGreaterThan(40);
-      expect(hintsOf(tool)).toMatchObject({ ...expected[tool.name], openWorldHint: false });
+      expect(tool.annotations).toEqual({ ...expected[tool.name], openWorldHint: false });
       expect(tool).not.toHaveProperty("outputSchema");
       const described = (schema: Record<string, unknown>, where: string): void => {
         const properties = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;

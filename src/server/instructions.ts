@@ -23,18 +23,16 @@ export function instructions({ maxResultChars }: Limits, tools: readonly Pick<To
   const cap = formatCount(maxResultChars);
   const has = (name: string) => tools.some((tool) => tool.name === name);
   return [
-    `Files inside the allowed directories only${has("list_allowed_directories") ? " (list_allowed_directories)" : ""}.`,
-    "Paths: absolute, or relative to an allowed directory: the first that holds the path (for a new path, its " +
-      "parent). ~ is home. Symlinks are followed only inside; outside is 'Access denied - path outside allowed directories'.",
-    `Cap: a text result over ${cap} characters is cut and ends in a notice. One ending '${PAGED}' pages: call ` +
-      `again with that offset. One ending '${CUT}' does not: narrow the request. Never write a cut text back.`,
-    has("read_multiple_files") && "read_multiple_files' notice counts the joined text: reread a cut file with read_text_file from offset 0.",
+    `Paths: only inside the allowed directories${has("list_allowed_directories") ? " (list_allowed_directories)" : ""}; ` +
+      "absolute, or relative to the first allowed directory in which the path exists (for a new path, its parent). " +
+      "~ is home. Symlinks leading outside are refused.",
+    `Cap: a text result over ${cap} characters is cut and ends in a notice. If it ends '${PAGED}', call again with ` +
+      `that offset; if '${CUT}', narrow the request.`,
     WALKS.some(has) &&
       "Globs (pattern, excludePatterns) match the path relative to the directory given, case-sensitive, dotfiles " +
-        "included: '*.md' top level only, '**/*.md' any depth. Excluded directories are not entered. Walks never " +
-        "enter linked directories.",
-    `${tools.some((tool) => tool.annotations.readOnlyHint !== true) ? "A change returns 'Successfully <done> <path as given>'. " : ""}` +
-      "Errors name the path or parameter and the limit.",
+        "included: '*.md' top level only, '**/*.md' any depth. Walks enter neither excluded directories nor links to " +
+        "directories.",
+    tools.some((tool) => tool.annotations.readOnlyHint !== true) && "A change returns 'Successfully <done> <path as given>'.",
   ]
     .filter((line) => line !== false)
     .join("\n");

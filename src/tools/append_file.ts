@@ -21,9 +21,9 @@ export const appendFile = defineTool({
   name: "append_file",
   title: "Append to File",
   description: () =>
-    "Add UTF-8 text at the end of a file (created if missing); returns the bytes added and whether the file ended " +
-    "with a line break. All or nothing. Whole file: write_file; inside: edit_file. Fails if the parent directory is " +
-    "missing or the file is read-only.",
+    "Add UTF-8 text at the end of a file (created if missing); says whether it ended with a line break. Whole " +
+    "file: write_file; inside: edit_file. Refuses text ending in a '[Result truncated: …]' notice. Fails on a " +
+    "missing parent directory (create_directory) or a read-only file.",
   input: {
     path: z.string().describe(PATH_DOC),
     content: z.string().describe("Text to add, as is."),

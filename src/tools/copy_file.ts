@@ -20,11 +20,10 @@ function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typ
 export const copyFile = defineTool({
   name: "copy_file",
   title: "Copy File",
-  description: () =>
-    "Copy a file byte for byte (mode kept), a link as a link, or with recursive a tree. Renaming: move_file. Never replaces: fails with 'Destination already exists'; a failed copy leaves nothing.",
+  description: () => "Copy a file, a link as a link, or with recursive a tree. Renaming: move_file. Fails if the destination exists.",
   input: {
     source: z.string().describe("What to copy."),
-    destination: z.string().describe("Its new path, name included."),
+    destination: z.string().describe("New path, name included."),
     recursive: z.boolean().default(false).describe("true: copy a directory tree."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },

@@ -12,8 +12,7 @@ export const deleteFile = defineTool({
   name: "delete_file",
   title: "Delete File",
   description: () =>
-    "Delete a file, a link (not its target) or an empty directory; with recursive, a whole tree, links not " +
-    "followed. Fails on a non-empty directory without recursive, or an allowed directory.",
+    "Delete a file, a link (not its target) or an empty directory; with recursive, a tree (links not " + "followed). Refuses an allowed directory.",
   input: {
     path: z.string().describe("What to delete."),
     recursive: z.boolean().default(false).describe("true: also a non-empty directory."),

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { formatCount } from "../kernel/bounded.js";
 import { checkPatterns, treeInto } from "../walking/index.js";
 import { READ_ONLY, defineTool, streamed, walkOptions } from "./context.js";
-import { DIR_DOC, GITIGNORE_DOC, NOT_A_DIR, excludeParams } from "./shared.js";
+import { DIR_DOC, GITIGNORE_DOC, excludeParams } from "./shared.js";
 
 /** directory_tree: the recursive JSON tree, streamed. */
 export const directoryTree = defineTool({
@@ -10,8 +10,8 @@ export const directoryTree = defineTool({
   title: "Directory Tree",
   description: ({ maxResultChars }) =>
     "Return the tree under a directory as indented JSON [{name, type: 'file'|'directory', children}]; links are " +
-    `files. Past ${formatCount(maxResultChars)} characters the JSON is cut, so invalid: start with maxDepth 2. One level: ` +
-    `list_directory; sizes: list_directory_with_sizes. ${NOT_A_DIR}`,
+    `files. Past ${formatCount(maxResultChars)} characters it is cut and invalid: start with maxDepth 2. One level: ` +
+    `list_directory; sizes: list_directory_with_sizes.`,
   input: {
     path: z.string().describe(DIR_DOC),
     excludePatterns: z.array(z.string()).default([]).describe("Globs to leave out; one without * also matches a name at any depth."),
@@ -20,7 +20,7 @@ export const directoryTree = defineTool({
       .int()
       .min(1)
       .optional()
-      .describe("Levels to list; a directory cut there gets depthLimited: true, an empty one children: []."),
+      .describe("Levels to list, default all; a directory cut there gets depthLimited: true (if empty, children: [])."),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
   },
   annotations: READ_ONLY,

@@ -8,18 +8,18 @@ export const editFile = defineTool({
   name: "edit_file",
   title: "Edit File",
   description: () =>
-    "Replace text in a file; returns a unified diff (diff: false: one line). Edits apply in order; each oldText must " +
-    "occur once, else lines differing only in leading or trailing whitespace match (newText takes their indentation). " +
-    "Several matches are refused, naming lines, unless replaceAll. Line endings kept; all or nothing. Whole file: " +
-    "write_file; at the end: append_file; many files: replace_in_files.",
+    "Replace text in a file, all or nothing, keeping line endings; returns a unified diff. Each oldText must occur " +
+    "exactly once; if it occurs nowhere, lines equal to it but for leading and trailing whitespace match (newText " +
+    "is re-indented to fit). No match, or several without replaceAll: refused, naming the lines. Whole " +
+    "file: write_file; at the end: append_file; many files: replace_in_files.",
   input: {
     path: z.string().describe(PATH_DOC),
     edits: z
       .array(
         z.object({
-          oldText: z.string().describe("Text to replace, enough to be unique."),
-          newText: z.string().describe("Its replacement, literal ($ is not special)."),
-          replaceAll: z.boolean().default(false).describe("true: every exact occurrence (none: error)."),
+          oldText: z.string().describe("Text to replace; add context to make it unique."),
+          newText: z.string().describe("Replacement, literal ($ is not special)."),
+          replaceAll: z.boolean().default(false).describe("true: replace every exact occurrence; fails if none."),
         }),
       )
       .min(1)

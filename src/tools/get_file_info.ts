@@ -8,10 +8,10 @@ export const getFileInfo = defineTool({
   name: "get_file_info",
   title: "Get File Info",
   description: () =>
-    "Return one path's metadata as 'key: value' lines: size (bytes), created, modified, accessed, isDirectory, " +
-    "isFile, permissions (octal); for a file also lineEndings (LF, CRLF, mixed, none), endsWithNewline, and text " +
-    "(false if binary: a NUL byte in the first 8 KiB, or a UTF-16 mark).",
-  input: { path: z.string().describe("File or directory path.") },
+    "Return a path's metadata as 'key: value' lines: size (bytes), times, isDirectory, isFile, permissions " +
+    "(octal); for a file also lineEndings (LF, CRLF, mixed, none), endsWithNewline, text (false if binary: a " +
+    "NUL byte in the first 8 KiB, or a UTF-16 mark).",
+  input: { path: z.string().describe("File or directory.") },
   annotations: READ_ONLY,
   advice: "shorten the path",
   async handler({ path }, ctx) {

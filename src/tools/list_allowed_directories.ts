@@ -8,7 +8,7 @@ const allowedList = (dirs: readonly Shown[]): string => `Allowed directories:\n$
 export const listAllowedDirectories = defineTool({
   name: "list_allowed_directories",
   title: "List Allowed Directories",
-  description: () => "List the directories this server may access, one per line after 'Allowed directories:'.",
+  description: () => "List the directories this server may access.",
   input: {},
   annotations: READ_ONLY,
   advice: "use the directories shown",

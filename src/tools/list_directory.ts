@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listInto } from "../walking/index.js";
 import { READ_ONLY, defineTool, streamed, walkOptions } from "./context.js";
-import { DIR_DOC, LIST_ADVICE, NOT_A_DIR, withDirectory } from "./shared.js";
+import { DIR_DOC, LIST_ADVICE, withDirectory } from "./shared.js";
 
 /** list_directory: one directory's entries. */
 export const listDirectory = defineTool({
@@ -9,7 +9,7 @@ export const listDirectory = defineTool({
   title: "List Directory",
   description: () =>
     "List one directory, a line per entry: '[DIR] name' (a link to a directory too) or '[FILE] name'. Sizes: " +
-    `list_directory_with_sizes; deeper: directory_tree. ${NOT_A_DIR}`,
+    `list_directory_with_sizes; deeper: directory_tree.`,
   input: { path: z.string().describe(DIR_DOC) },
   annotations: READ_ONLY,
   advice: LIST_ADVICE,

@@ -1,18 +1,18 @@
 import { z } from "zod";
 import { listWithSizesInto } from "../walking/index.js";
 import { READ_ONLY, defineTool, streamed, walkOptions } from "./context.js";
-import { DIR_DOC, LIST_ADVICE, NOT_A_DIR, withDirectory } from "./shared.js";
+import { DIR_DOC, LIST_ADVICE, withDirectory } from "./shared.js";
 
 /** list_directory_with_sizes: entries with sizes and totals. */
 export const listDirectoryWithSizes = defineTool({
   name: "list_directory_with_sizes",
   title: "List Directory with Sizes",
   description: () =>
-    "List one directory like list_directory with each file's size (1 KB = 1024 B), then total files, directories " +
-    `and bytes. Names only: list_directory; deeper: directory_tree; exact sizes in a tree: search_files. ${NOT_A_DIR}`,
+    "List one directory like list_directory with each file's size rounded, then total files, directories and bytes. " +
+    "Deeper: directory_tree; exact sizes in a tree: search_files.",
   input: {
     path: z.string().describe(DIR_DOC),
-    sortBy: z.enum(["name", "size"]).default("name").describe("By name, or by size (largest first)."),
+    sortBy: z.enum(["name", "size"]).default("name").describe("'size': largest first."),
     limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
   },
   annotations: READ_ONLY,

@@ -10,11 +10,11 @@ export const moveFile = defineTool({
   name: "move_file",
   title: "Move File",
   description: () =>
-    "Move or rename a file, directory or symlink (the link itself). To keep the source: copy_file. Never replaces: " +
-    "fails with 'Destination already exists', or across file systems.",
+    "Move or rename a file, directory or symlink (the link itself). To keep the source: copy_file. Fails if the " +
+    "destination exists or is on another file system.",
   input: {
     source: z.string().describe("What to move."),
-    destination: z.string().describe("Its new path, name included."),
+    destination: z.string().describe("New path, name included."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",

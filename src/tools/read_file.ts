@@ -5,12 +5,12 @@ import { PATH_DOC } from "./shared.js";
 // read_text_file's parameters, each described briefly: read_text_file's own descriptions say more.
 const input = {
   path: readTextInput.path.describe(PATH_DOC),
-  offset: readTextInput.offset.describe("Character to start at."),
-  limit: readTextInput.limit.describe("Characters to read."),
-  head: readTextInput.head.describe("Only the first N lines."),
-  tail: readTextInput.tail.describe("Only the last N lines."),
-  startLine: readTextInput.startLine.describe("Line to start at (1-based)."),
-  lineCount: readTextInput.lineCount.describe("Lines to read."),
+  offset: readTextInput.offset.describe("Characters to skip; default 0."),
+  limit: readTextInput.limit.describe("Characters to return."),
+  head: readTextInput.head.describe("First N lines."),
+  tail: readTextInput.tail.describe("Last N lines."),
+  startLine: readTextInput.startLine.describe("First line, 1-based; default 1."),
+  lineCount: readTextInput.lineCount.describe("Lines to return."),
 };
 
 /** read_file: the deprecated alias of read_text_file. */

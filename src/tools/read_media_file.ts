@@ -9,9 +9,8 @@ export const readMediaFile = defineTool({
   name: "read_media_file",
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
-    "Return a file as base64: image (.png .jpg .jpeg .gif .webp .bmp .svg), audio (.mp3 .wav .ogg .flac), else a " +
-    `resource. Over ${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 ` +
-    "characters): refused before reading. Text: read_text_file.",
+    "Return an image, audio or other file as a base64 block, typed by extension. Refused over " +
+    `${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 characters). Text: read_text_file.`,
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

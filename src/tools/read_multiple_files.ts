@@ -9,10 +9,10 @@ export const readMultipleFiles = defineTool({
   name: "read_multiple_files",
   title: "Read Multiple Files",
   description: ({ maxResultChars }) =>
-    "Read several text files in order: each as '<path>:' then its text, joined by lines '---'; a failed one as " +
-    `'<path>: Error - <reason>'. At most ${formatCount(maxResultChars)} characters in all. One file: read_text_file.`,
+    "Read text files in order: each as '<path>:' then its text, joined by '---' lines; a failed one as '<path>: " +
+    `Error - <reason>'. At most ${formatCount(maxResultChars)} characters in all; reread a file cut there with read_text_file.`,
   input: {
-    paths: z.array(z.string()).min(1).describe("The files, in the order wanted."),
+    paths: z.array(z.string()).min(1).describe("File paths."),
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",

@@ -11,12 +11,12 @@ const count = z.number().int().min(0);
 
 export const readTextInput = {
   path: z.string().describe(PATH_DOC),
-  offset: count.optional().describe("Character to start at."),
-  limit: z.number().int().min(1).optional().describe("Characters to return; default: all that fit."),
-  head: count.optional().describe("Only the first N lines."),
-  tail: count.optional().describe("Only the last N lines."),
-  startLine: z.number().int().min(1).optional().describe("Line to start at (1-based)."),
-  lineCount: z.number().int().min(1).optional().describe("Lines to return; default: all that fit."),
+  offset: count.optional().describe("Characters to skip; default 0."),
+  limit: z.number().int().min(1).optional().describe("Characters to return; default: the per-call maximum."),
+  head: count.optional().describe("First N lines."),
+  tail: count.optional().describe("Last N lines."),
+  startLine: z.number().int().min(1).optional().describe("First line, 1-based; default 1."),
+  lineCount: z.number().int().min(1).optional().describe("Lines to return; default: up to the per-call maximum."),
 };
 
 type ReadTextArgs = {
@@ -67,9 +67,9 @@ export const readTextFile = defineTool({
   name: "read_text_file",
   title: "Read Text File",
   description: ({ maxResultChars }) =>
-    `Read a UTF-8 text file, at most ${formatCount(maxResultChars)} characters a call; a longer one ends with a ` +
-    "notice giving the next offset. Use characters (offset, limit) or lines (startLine, lineCount; head; tail), one " +
-    "way per call. Many files: read_multiple_files; media: read_media_file. Fails on a directory or FIFO.",
+    `Read a UTF-8 text file, at most ${formatCount(maxResultChars)} characters a call; if more follows, a notice ` +
+    "gives the next offset. Pick one: offset/limit, startLine/lineCount, head, tail. Many files: " +
+    "read_multiple_files; media: read_media_file. Fails on a directory or FIFO.",
   input: readTextInput,
   annotations: READ_ONLY,
   advice: HEAD_TAIL_ADVICE,

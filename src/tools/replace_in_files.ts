@@ -3,7 +3,7 @@ import { z } from "zod";
 import { MAX_FILE_REPLACEMENTS, replaceInFiles } from "../editing/index.js";
 import { formatCount } from "../kernel/bounded.js";
 import { defineTool, walkOptions } from "./context.js";
-import { EXCLUDE_DOC, FILES_GLOB_DOC, REGEX_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC } from "./shared.js";
 
 // A batch's descriptors, for each of the batches a count holds at once: a small share of the process's.
 const batchDescriptors = (limit: number): number => (Number.isFinite(limit) ? Math.max(4, Math.floor(limit / 32)) : 256);
@@ -13,21 +13,21 @@ export const replaceInFilesTool = defineTool({
   name: "replace_in_files",
   title: "Replace In Files",
   description: () =>
-    "Replace a text or regex in every text file under a directory, or in one file, line by line; returns totals, " +
-    "skips, then '<path>: N replacements' per file. Each file atomic, line endings kept; a failed one is listed as not " +
-    `changed. Refuses past ${formatCount(MAX_FILE_REPLACEMENTS)} replacements, writing nothing. One place or across ` +
-    "lines: edit_file; find: search_file_contents; names: search_files.",
+    "Replace a text or regex in every text file under a directory, or in one file; a match never spans lines. " +
+    "Returns totals, skips, then '<path>: N replacements' per file; on a failure, says which files changed. " +
+    `Refused past ${formatCount(MAX_FILE_REPLACEMENTS)} replacements, writing nothing. One place or ` +
+    "across lines: edit_file; find: search_file_contents; names: search_files.",
   input: {
-    path: z.string().describe("Directory (recursive) or file."),
+    path: z.string().describe("Directory or file."),
     query: z.string().min(1).describe("Text to replace; literal unless regex."),
-    replacement: z.string().describe("With regex, $1 or $<name> insert groups."),
+    replacement: z.string().describe("New text; with regex, $1 or $<name> insert groups."),
     pattern: z.string().optional().describe(FILES_GLOB_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; on by default here."),
+    respectGitignore: z.boolean().default(true).describe(GITIGNORE_ON_DOC),
     regex: z.boolean().default(false).describe(REGEX_DOC),
     caseSensitive: z.boolean().default(true).describe("false: ignore case."),
-    wholeWord: z.boolean().default(false).describe("true: not inside a longer word."),
-    dryRun: z.boolean().default(false).describe("true: write nothing, list the same."),
+    wholeWord: z.boolean().default(false).describe("true: only whole words."),
+    dryRun: z.boolean().default(false).describe("true: write nothing, only report."),
   },
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the replacements were still made unless dryRun was set; pass a narrower path or pattern to see one part",

@@ -5,7 +5,7 @@ import { escapeControls } from "../kernel/escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
-import { EXCLUDE_DOC, FILES_GLOB_DOC, REGEX_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC } from "./shared.js";
 
 type Args = {
   path: string;
@@ -78,10 +78,8 @@ export const searchFileContents = defineTool({
   name: "search_file_contents",
   title: "Search File Contents",
   description: () =>
-    "Find lines holding a text or regex in a file or tree (names: search_files; to replace: replace_in_files). Modes: " +
-    "lines ('<path>', then '<n>:<line>' per match, '<n>-<line>' per context line; n is read_text_file's startLine), " +
-    "files ('<path>: N matching lines, M occurrences'), count. Ends with exact totals and skips. Fails on a bad or too " +
-    "costly regex.",
+    "Find lines holding a text or regex in a file or tree; ends with exact totals and skips. Names: " +
+    "search_files; to replace: replace_in_files. Fails on an invalid or too costly regex.",
   input: {
     path: z.string().describe("File or directory."),
     query: z.string().min(1).describe("Text to find; literal unless regex."),
@@ -89,10 +87,16 @@ export const searchFileContents = defineTool({
     caseSensitive: z.boolean().default(false).describe("true: match case. Unlike grep, off by default."),
     pattern: z.string().optional().describe(FILES_GLOB_DOC),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
-    respectGitignore: z.boolean().default(true).describe("Skip .git and .gitignore'd paths; on by default here."),
-    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines shown before and after a match."),
-    outputMode: z.enum(["lines", "files", "count"]).default("lines").describe("Show matching lines, files, or totals."),
-    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip."),
+    respectGitignore: z.boolean().default(true).describe(GITIGNORE_ON_DOC),
+    contextLines: z.number().int().min(0).max(MAX_CONTEXT_LINES).default(0).describe("Lines before and after each match; default 0."),
+    outputMode: z
+      .enum(["lines", "files", "count"])
+      .default("lines")
+      .describe(
+        "'lines': '<path>', then '<n>:<line>' per match, '<n>-<line>' per context line (n: read_text_file's startLine); " +
+          "'files': '<path>: N matching lines, M occurrences'; 'count': totals only.",
+      ),
+    offset: z.number().int().min(0).default(0).describe("Matches (files mode: files) to skip; default 0."),
   },
   annotations: READ_ONLY,
   advice: "pass a deeper path, a narrower pattern or query, or continue with the offset given above",

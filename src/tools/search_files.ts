@@ -1,26 +1,27 @@
 import { z } from "zod";
 import { checkPatterns, searchInto } from "../walking/index.js";
 import { READ_ONLY, defineTool, streamed, walkOptions } from "./context.js";
-import { DIR_DOC, EXCLUDE_DOC, GITIGNORE_DOC, NOT_A_DIR, excludeParams } from "./shared.js";
+import { DIR_DOC, EXCLUDE_DOC, GITIGNORE_DOC, excludeParams } from "./shared.js";
 
 /** search_files: paths matching a glob, streamed. */
 export const searchFiles = defineTool({
   name: "search_files",
   title: "Search Files",
   description: () =>
-    "Find files and directories whose path relative to the directory matches a glob: absolute paths, a line each " +
-    "(sorted by size or time: '<path>\\t<bytes or ISO time>'), or 'No matches found'. Text inside: " +
-    `search_file_contents, replace_in_files; one level: list_directory. ${NOT_A_DIR}`,
+    "Find files and directories whose path matches a glob; returns absolute paths, one a line. " +
+    `Text in files: search_file_contents, replace_in_files; one level: list_directory.`,
   input: {
     path: z.string().describe(DIR_DOC),
-    pattern: z.string().describe("Glob of the paths, e.g. '**/*.ts'."),
+    pattern: z.string().describe("Glob to match."),
     excludePatterns: z.array(z.string()).default([]).describe(EXCLUDE_DOC),
     respectGitignore: z.boolean().default(false).describe(GITIGNORE_DOC),
-    type: z.enum(["file", "directory"]).optional().describe("Default both. A link counts as its target."),
+    type: z.enum(["file", "directory"]).optional().describe("Default both; a link counts as its target."),
     sortBy: z
       .enum(["name", "size", "modified"])
       .optional()
-      .describe("Default: order found. 'name': by path; 'size': largest first; 'modified': newest first."),
+      .describe(
+        "Default unsorted. 'name': by path; 'size': largest first, lines '<path>\\t<bytes>'; 'modified': newest first, '<path>\\t<ISO time>'.",
+      ),
     limit: z.number().int().min(1).optional().describe("Only the first N after sorting; totals count all."),
     outputMode: z.enum(["paths", "count"]).default("paths").describe("'count': only the number of matches."),
   },

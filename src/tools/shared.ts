@@ -5,12 +5,13 @@ import type { FilePort } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
-export const DIR_DOC = "Directory path.";
-export const EXCLUDE_DOC = "Globs of paths to leave out.";
+export const DIR_DOC = "Directory.";
+export const EXCLUDE_DOC = "Globs to leave out.";
 export const GITIGNORE_DOC = "true: skip .git and .gitignore'd paths.";
-export const NOT_A_DIR = "Fails on a non-directory.";
-export const REGEX_DOC = "true: query is a JavaScript regex (no slashes or flags).";
-export const FILES_GLOB_DOC = "Glob of the files, e.g. '**/*.ts'; default all.";
+/** respectGitignore where it is on by default (the content tools): the schema's default says so, as the siblings' false. */
+export const GITIGNORE_ON_DOC = "Skip .git and .gitignore'd paths.";
+export const REGEX_DOC = "true: query is a JavaScript regex source.";
+export const FILES_GLOB_DOC = "Glob of files to include; default all.";
 /** How to narrow a cut listing. */
 export const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
 

@@ -11,12 +11,12 @@ export const writeFile = defineTool({
   name: "write_file",
   title: "Write File",
   description: () =>
-    "Create or wholly replace a file with UTF-8 text, atomically, keeping owner and mode. Part of a file: edit_file; " +
-    "at the end: append_file. Refuses text ending in this server's '[Result truncated: …]' notice. Fails if the parent " +
-    "directory is missing (create_directory) or the file is read-only.",
+    "Create or replace a file with UTF-8 text. Part of a file: edit_file; at the end: append_file. " +
+    "Refuses text ending in a '[Result truncated: …]' notice. Fails on a missing parent directory " +
+    "(create_directory) or a read-only file.",
   input: {
     path: z.string().describe(PATH_DOC),
-    content: z.string().describe("The whole new content."),
+    content: z.string().describe("The whole new text."),
   },
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: true, openWorldHint: false },
   advice: "shorten the path",

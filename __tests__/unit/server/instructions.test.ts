@@ -35,9 +35,9 @@ describe("the notice forms in the instructions", () => {
 });
 
 describe("the facts said once", () => {
-  it("give one glob rule for every walk, and how to continue a cut read_multiple_files file", () => {
+  it("give one glob rule for every walk, and the path rules and change results every tool shares", () => {
     expect(text).toMatch(/Globs \(pattern, excludePatterns\) match the path relative to the directory given, case-sensitive, dotfiles included/);
-    expect(text).toMatch(/read_multiple_files' notice counts the joined text: reread a cut file with read_text_file from offset 0/);
+    expect(text).toMatch(/relative to the first allowed directory in which the path exists \(for a new path, its parent\)/);
     expect(text).toContain("A change returns 'Successfully");
     expect(text).toContain("(list_allowed_directories)");
   });
@@ -52,7 +52,7 @@ describe("the facts said once", () => {
     );
     for (const absent of ["Globs", "read_multiple_files", "list_allowed_directories", "A change returns"]) expect(one).not.toContain(absent);
     expect(one).toContain("over 12,345 characters");
-    expect(one).toContain("Errors name the path or parameter and the limit.");
+    expect(one).toContain("Symlinks leading outside are refused.");
     for (const name of ["search_files", "directory_tree", "search_file_contents", "replace_in_files"]) {
       expect(
         instructions(

@@ -2,8 +2,9 @@
  * The tool definitions a model reads before its first call (SPEC §4, §19, STYLE 11),
  * as a client gets them from the built server: every parameter described, the
  * siblings a model could confuse named by each other, the configured limits quoted,
- * the annotations of each tool, none of the over-compressed phrases of issue 21, and
- * the size of the whole surface within budget — for every tool set README prints.
+ * every annotation hint of each tool as sent, none of
+ * the over-compressed phrases of issues 21 and 26, and the size of the whole surface within budget —
+ * for every tool set README prints.
  */
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
@@ -13,12 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 import { tempDir } from "../../support/fixtures.js";
 
-/**
- * Most characters tools/list (compact JSON) and the initialize instructions may cost together, every tool offered.
- * SPEC §22 asks 14,500 with 19 tools; the definitions issue 26 asked for (read_file's seven parameters, replace_in_files,
- * search_files' sorting, every default stated, tools readable alone) cost 15,594 even without titles: the gap is open.
- */
-const BUDGET = 15_600;
+/** Most characters tools/list (compact JSON) and the initialize instructions may cost together, every tool offered (SPEC §22). */
+const BUDGET = 14_500;
 
 /** Tools a model could take for one another: each names every other one of its group. */
 const SIBLING_GROUPS = [
@@ -37,7 +34,10 @@ const POINTERS: [string, string][] = [
   ["search_files", "list_directory"],
 ];
 
-/** Each tool's annotations (SPEC §4, §15); every one also has openWorldHint: false. */
+/**
+ * Each tool's annotations exactly as sent (SPEC §3, §4, §15): a tool that changes files states all four hints, a
+ * read-only one readOnlyHint (MCP gives destructive and idempotent meaning only when it is false); all add openWorldHint: false.
+ */
 const READS = { readOnlyHint: true };
 const ANNOTATIONS: Record<string, Record<string, boolean>> = {
   read_file: READS,
@@ -60,9 +60,15 @@ const ANNOTATIONS: Record<string, Record<string, boolean>> = {
   get_file_info: READS,
   list_allowed_directories: READS,
 };
+const hintsFor = (name: string) => ({ ...ANNOTATIONS[name], openWorldHint: false });
 
-/** Phrases issue 21 quoted as misread by a hurried reader, and the telegraphese of their kind. */
+/** Phrases issues 21 and 26 quoted as misread by a hurried reader, and the telegraphese of their kind. */
 const OVER_COMPRESSED = [
+  /must match once: exactly, else/,
+  /else the first that holds its parent/,
+  /\(none: error\)/,
+  /list the same/,
+  /None or several/,
   /Most characters; default and most/,
   /the first where (the path|it), else its parent, exists/,
   /its notice counts the files in full/,
@@ -133,7 +139,7 @@ describe("tool definitions and instructions as a client sees them, under configu
 
   it("lists the 19 tools, each with the annotations of the table", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(Object.keys(ANNOTATIONS).sort());
-    for (const tool of tools) expect(tool.annotations, tool.name).toEqual({ ...ANNOTATIONS[tool.name], openWorldHint: false });
+    for (const tool of tools) expect(tool.annotations, tool.name).toEqual(hintsFor(tool.name));
   });
 
   it("describes every parameter, nested ones included", () => {
@@ -144,25 +150,24 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(undocumented.map((p) => p.where)).toEqual([]);
   });
 
-  it("says the shared facts once, in the instructions: the cap, paths, ~, symlinks, globs, .gitignore, cut multi-file reads", () => {
+  it("says the shared facts once, in the instructions: the cap, paths, ~, symlinks, globs", () => {
     expect(instructions).toContain("over 12,345 characters");
     expect(instructions).toContain("'Call again with offset=N to continue.]'");
     expect(instructions).toContain("'To see the rest, <advice>.]'");
-    expect(instructions).toMatch(/relative to an allowed directory: the first that holds the path \(for a new path, its parent\)/);
+    expect(instructions).toMatch(/relative to the first allowed directory in which the path exists \(for a new path, its parent\)/);
     expect(instructions).toMatch(/~ is home/);
-    expect(instructions).toMatch(/Symlinks are followed only inside/);
+    expect(instructions).toMatch(/Symlinks leading outside are refused/);
     expect(instructions).toMatch(/'\*\.md' top level only, '\*\*\/\*\.md' any depth/);
-    expect(instructions).toMatch(/reread a cut file with read_text_file from offset 0/);
-    for (const tool of tools) expect(tool.description, tool.name).not.toMatch(/relative to an allowed directory|'\*\*\/\*\.md' any depth/);
+    for (const tool of tools) expect(tool.description, tool.name).not.toMatch(/relative to the first allowed directory|'\*\*\/\*\.md' any depth/);
   });
 
   it("says plainly where a tool differs from the shared rules, and every boolean and enum states its default", () => {
-    // .gitignore: on by default in search_file_contents and replace_in_files, off in the others; every schema says which.
+    // .gitignore: on by default in search_file_contents and replace_in_files, off in the others; every schema's default says which.
     const gitignoreDefault = (name: string) =>
       (byName(tools, name).inputSchema.properties?.respectGitignore as { default?: unknown } | undefined)?.default;
     for (const name of ["search_file_contents", "replace_in_files"]) {
       expect(gitignoreDefault(name), name).toBe(true);
-      expect(paramDoc(tools, name, "respectGitignore"), name).toMatch(/on by default here/);
+      expect(paramDoc(tools, name, "respectGitignore"), name).toMatch(/^Skip /);
     }
     for (const name of ["search_files", "directory_tree"]) {
       expect(gitignoreDefault(name), name).toBe(false);
@@ -177,6 +182,18 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(choices.length).toBeGreaterThan(15);
     const silent = choices.filter((p) => p.schema.default === undefined && !/\bdefault\b/i.test(String(p.schema.description)));
     expect(silent.map((p) => p.where)).toEqual([]);
+    // A default of 0 is not sent in the schema (noise), so the numbers that have one say it, as do the other numbers with a default.
+    const numbers = ["read_text_file.offset", "read_text_file.limit", "read_text_file.startLine", "read_text_file.lineCount"];
+    for (const where of [
+      ...numbers,
+      "read_file.offset",
+      "read_file.startLine",
+      "search_file_contents.contextLines",
+      "search_file_contents.offset",
+      "directory_tree.maxDepth",
+    ]) {
+      expect(String(params.find((p) => p.where === where)?.schema.description), where).toMatch(/\bdefault\b/);
+    }
   });
 
   it("stands alone: no tool leans on the instructions for its own limits or failures", () => {
@@ -185,7 +202,9 @@ describe("tool definitions and instructions as a client sees them, under configu
       ...paramsOf(t.inputSchema as Record<string, unknown>, t.name).map((p) => String(p.schema.description)),
     ]);
     for (const text of texts) expect(text).not.toMatch(/\bthe cap\b|a cut notice|Fails like|missing parent(?!s| directory)/);
-    expect(descriptionOf(tools, "write_file")).toMatch(/parent directory is missing \(create_directory\)/);
+    for (const name of ["write_file", "append_file"])
+      expect(descriptionOf(tools, name), name).toMatch(/missing parent directory \(create_directory\)/);
+    expect(descriptionOf(tools, "read_multiple_files")).toMatch(/reread a file cut there with read_text_file/);
     expect(descriptionOf(tools, "get_file_info")).toMatch(/text \(false if binary: a NUL byte in the first 8 KiB, or a UTF-16 mark\)/);
     expect(descriptionOf(tools, "replace_in_files")).toContain("100,000 replacements");
   });
@@ -211,7 +230,9 @@ describe("tool definitions and instructions as a client sees them, under configu
   it("starts each description with what the tool does, and says how it fails where it can fail in its own way", () => {
     const verb = /^(Deprecated: use read_text_file|Read|Create|Replace|List|Return|Find|Move|Add|Copy|Delete)\b/;
     for (const tool of tools) expect(tool.description, tool.name).toMatch(verb);
-    const ownFailures = Object.keys(ANNOTATIONS).filter((n) => !["read_file", "list_allowed_directories", "get_file_info"].includes(n));
+    // The listings fail in no way of their own: only on a path that is not a directory, which their parameter asks for.
+    const listings = ["list_directory", "list_directory_with_sizes", "directory_tree", "search_files"];
+    const ownFailures = Object.keys(ANNOTATIONS).filter((n) => ![...listings, "read_file", "list_allowed_directories", "get_file_info"].includes(n));
     for (const name of ownFailures) expect(descriptionOf(tools, name), name).toMatch(/\bfail|\brefus/i);
   });
 
@@ -220,7 +241,7 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(descriptionOf(tools, "list_directory")).toMatch(/'\[DIR\] name' \(a link to a directory too\)/);
   });
 
-  it("has none of the over-compressed phrases issue 21 quoted", () => {
+  it("has none of the over-compressed phrases issues 21 and 26 quoted", () => {
     const texts = [
       instructions,
       ...tools.flatMap((t) => [
@@ -250,13 +271,19 @@ describe("tool definitions and instructions as a client sees them, under configu
     expect(clash.isError).toBe(true);
   });
 
-  it("carries no schema noise: no $schema, no safe-integer bounds, no defaults of 0 or []", () => {
+  it("carries no schema noise: no $schema, no safe-integer bounds, no defaults of 0 or [], no bare minimum of 0", () => {
     const json = JSON.stringify(tools);
     expect(json).not.toContain("$schema");
     expect(json).not.toContain(String(Number.MAX_SAFE_INTEGER));
     expect(json).not.toMatch(/"default":(0|\[\])/);
     expect(json).toContain('"default":false');
     expect(json).toContain('"default":"name"');
+    const params = tools.flatMap((t) => paramsOf(t.inputSchema as Record<string, unknown>, t.name));
+    expect(params.filter((p) => p.schema.minimum === 0 && p.schema.maximum === undefined).map((p) => p.where)).toEqual([]);
+    // A range keeps its 0, and what strict clients refuse without stays: an enum's type, a parameterless tool's properties.
+    expect(params.find((p) => p.where === "search_file_contents.contextLines")?.schema).toMatchObject({ minimum: 0, maximum: 10 });
+    for (const p of params.filter((p) => Array.isArray(p.schema.enum))) expect(p.schema.type, p.where).toBe("string");
+    expect(byName(tools, "list_allowed_directories").inputSchema).toEqual({ type: "object", properties: {} });
   });
 });
 

@@ -137,7 +137,7 @@ describe("static tokens", () => {
       expect(tools.length).toBeGreaterThan(0);
       for (const tool of tools) expect(tool.annotations?.readOnlyHint, tool.name).toBe(true);
       // Its instructions, too, say nothing of the changes it may not make.
-      expect(session.client.getInstructions()).toContain("Errors name the path or parameter");
+      expect(session.client.getInstructions()).toContain("Symlinks leading outside are refused");
       expect(session.client.getInstructions()).not.toContain("A change returns");
       const target = path.join(root, "never.txt");
       const refused = (await session.client.callTool({ name: "write_file", arguments: { path: target, content: "x" } })) as CallToolResult;

@@ -56,7 +56,7 @@ const REQUEST_TYPES = new Map<string, SpecTypeName>([
  * result with isError (what the model sees); otherwise a JSON-RPC error. Without
  * an id there is nobody to answer: a drop.
  */
-export function refusal(head: ScannedHead, code: number, message: string, asToolError = false): Verdict {
+function refusal(head: ScannedHead, code: number, message: string, asToolError = false): Verdict {
   if (head.id === undefined) return { kind: "drop", reason: message };
   if (asToolError && head.method === "tools/call") {
     // A line refused unread has no era to tell: `resultType` is what a 2026-07-28 client requires of every

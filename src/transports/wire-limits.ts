@@ -54,10 +54,12 @@ export const QUEUED_REQUEST_BYTES = 8 * 1024 * 1024;
 
 /**
  * HTTP: bytes of request bodies read (or being read) and not yet answered, over
- * all requests, sessions and both eras. Room for one body at the message bound
- * and as much again for everything else; a body that would pass it gets 503.
+ * all requests, sessions and both eras (156 MiB): one body at the message bound,
+ * and 56 MiB beside it for everything else; a body that would pass it gets 503.
+ * Reading, decoding and parsing a body holds about three times its size for a
+ * moment, so this also bounds the memory bodies cost (measured: BENCHMARKS.md).
  */
-export const HTTP_BODY_BYTES_IN_FLIGHT = 2 * MAX_REQUEST_LINE_BYTES;
+export const HTTP_BODY_BYTES_IN_FLIGHT = MAX_REQUEST_LINE_BYTES + 56 * 1024 * 1024;
 
 /**
  * HTTP: bytes of answers held for clients that have not read them, over all

@@ -114,7 +114,14 @@ export async function readMessage(
     return true;
   });
   if (outcome !== "end") return undefined;
-  const verdict = deep ? tooDeep(scanner.head(), maxDepth) : classifyLine(parts.join("") + decoder.decode(), scanner.head());
+  let verdict: Verdict;
+  if (deep) verdict = tooDeep(scanner.head(), maxDepth);
+  else {
+    const text = parts.join("") + decoder.decode();
+    // The pieces go before the parse: at most the text and its parsed value are held at once.
+    parts.length = 0;
+    verdict = classifyLine(text, scanner.head());
+  }
   if (verdict.kind === "message") return verdict.message;
   answer(res, verdict);
   return undefined;

@@ -16,15 +16,13 @@
  * - every message the SDK sends passes memory.ts's screen, as in the 2025
  *   era: progress left out for a response its client is not reading, an
  *   answer replaced by an error past the server's bound;
- * - a client that goes away aborts its request's work (toNodeHandler aborts
+ * - a client that goes away aborts its request's work (web-serve.ts aborts
  *   the request's signal; the SDK cancels the handler).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { toNodeHandler } from "@modelcontextprotocol/node";
 import {
   type AuthInfo,
   createMcpHandler,
-  type JSONRPCMessage,
   type McpHttpHandler,
   type Server,
   SUPPORTED_PROTOCOL_VERSIONS,
@@ -36,6 +34,7 @@ import { currentExchange, Exchange } from "./exchange.js";
 import { Lane } from "./lane.js";
 import { type HttpMemory, screen } from "./memory.js";
 import { refuse } from "./refuse.js";
+import { serveParsed } from "./web-serve.js";
 
 /** What the 2026-era requests need: a server per request, their bound, and the log. */
 export interface ModernOptions {
@@ -57,7 +56,7 @@ export function isModernRequest(req: IncomingMessage): boolean {
 /** Serves the 2026-07-28 era's requests, each on its own server. */
 export class ModernRequests {
   private readonly handler: McpHttpHandler;
-  private readonly serve: (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, body?: JSONRPCMessage) => Promise<void>;
+  private readonly onerror: (error: Error) => void;
   private readonly lane: Lane;
   private inFlight = 0;
   private dropped = 0;
@@ -65,13 +64,12 @@ export class ModernRequests {
 
   constructor(private readonly options: ModernOptions) {
     this.lane = new Lane(options.memory, true);
-    const onerror = (error: Error) => options.log(`2026-07-28 request failed: ${error.message}`);
+    this.onerror = (error: Error) => options.log(`2026-07-28 request failed: ${error.message}`);
     this.handler = createMcpHandler(({ authInfo }) => this.screened(options.build(authInfo)), {
       legacy: "reject",
       maxRequestBodySize: MAX_REQUEST_LINE_BYTES,
-      onerror,
+      onerror: this.onerror,
     });
-    this.serve = toNodeHandler(this.handler, { maxRequestBodySize: MAX_REQUEST_LINE_BYTES, onerror });
   }
 
   /** Requests being served now. */
@@ -116,7 +114,7 @@ export class ModernRequests {
   }
 
   /** Serves one request, `auth` passed on to the handlers (without the token). */
-  async handle(req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
     if (this.inFlight >= this.options.maxInFlight) {
       return refuse(res, 503, `Too many requests at once: ${this.options.maxInFlight} are being served (--max-sessions)`, { "Retry-After": "1" });
     }
@@ -135,8 +133,7 @@ export class ModernRequests {
       await this.lane.room();
       const body = req.method === "POST" ? await readMessage(req, res, this.options.memory) : undefined;
       if (req.method === "POST" && body === undefined) return;
-      if (auth) req.auth = auth;
-      await currentExchange.run(exchange, () => this.serve(req, res, body));
+      await currentExchange.run(exchange, () => serveParsed(this.handler, req, res, body, auth, this.onerror));
     } finally {
       this.inFlight--;
     }

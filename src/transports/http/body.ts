@@ -67,8 +67,9 @@ export async function readMessage(
 ): Promise<JSONRPCMessage | undefined> {
   const maxBytes = bounds.maxBytes ?? MAX_REQUEST_LINE_BYTES;
   const maxDepth = bounds.maxDepth ?? MAX_MESSAGE_DEPTH;
-  const header = req.headers["content-length"];
-  const declared = header === undefined || header === "" ? undefined : Number(header);
+  // Node's parser refuses a malformed Content-Length; anything but a whole number is treated as absent all the same.
+  const length = Number(req.headers["content-length"] ?? Number.NaN);
+  const declared = Number.isSafeInteger(length) && length >= 0 ? length : undefined;
   const tooLargeText = (bytes: number, exact: boolean) =>
     `Payload Too Large: the request body is ${exact ? "" : "over "}${formatCount(bytes)} bytes; the limit is ${formatCount(maxBytes)} bytes ` +
     "per message. Its bytes were not read; send less in one call.";

@@ -15,6 +15,7 @@ import path from "node:path";
 import { ensureFixtures, SPECS } from "./fixtures.mjs";
 import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, replaceAllScenario, tolerantEditScenario } from "./edit.mjs";
+import { httpLimitsScenario } from "./http-limits.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
 import { multiInstanceScenario } from "./multi-instance.mjs";
 import { bigAppendScenario, bigCopyScenario, treeCopyDeleteScenario } from "./file-ops.mjs";
@@ -124,6 +125,7 @@ async function main() {
     )),
   ]);
   await step("50 HTTP sessions at once", () => httpLoadScenario({ sessions: 50, seconds: quick ? 10 : 20, log }));
+  await step("64 HTTP clients at the memory limits", () => httpLimitsScenario({ log }));
   await step("three instances behind nginx, one killed", () => multiInstanceScenario({ log }));
 
   const seconds = ((performance.now() - started) / 1000).toFixed(1);

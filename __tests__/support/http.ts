@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { parseCommand } from "../../src/cli/config.js";
 import { createRuntime, type Runtime } from "../../src/server/runtime.js";
 import { startHttpServer, type HttpServer } from "../../src/transports/http/index.js";
+import type { MemoryBounds } from "../../src/transports/http/memory.js";
 import { SERVER_JS } from "./spawn.js";
 
 /** A server running in this test process. */
@@ -22,12 +23,13 @@ export interface Running {
   stop(): Promise<void>;
 }
 
-/** Starts the HTTP server in process with `flags` (before the directories) on 127.0.0.1 and a free port, on `runtime`. */
+/** Starts the HTTP server in process with `flags` (before the directories) on 127.0.0.1 and a free port, on `runtime`, within `memory`'s bounds. */
 export async function startHttp(
   dirs: readonly string[],
   flags: readonly string[] = [],
   env: Record<string, string> = {},
   runtime: Runtime = createRuntime(),
+  memory?: MemoryBounds,
 ): Promise<Running> {
   const command = parseCommand(["--http", "127.0.0.1:0", ...flags, ...dirs], env);
   if (command.kind !== "serve" || !command.http) throw new Error("expected an HTTP command");
@@ -40,6 +42,7 @@ export async function startHttp(
     tools: command.tools,
     log: (line) => lines.push(line),
     runtime,
+    ...(memory !== undefined && { memory }),
   });
   return { server, url: server.url, lines, stop: () => server.shutdown(0) };
 }

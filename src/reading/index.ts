@@ -8,5 +8,6 @@ export { fileInfo, type FileInfo, sampleEnds } from "./file-info.js";
 export { headInto, tailInto } from "./lines.js";
 export { readLineWindow } from "./line-window.js";
 export { readMedia } from "./media.js";
+export { MediaSlots } from "./media-slots.js";
 export type { ReadOptions } from "./scan.js";
 export { countChars, readWindow, streamInto } from "./window.js";

@@ -6,7 +6,7 @@
  * side in one process.
  */
 import { ScanWorkers } from "../grep/index.js";
-import { CheckpointCache } from "../reading/index.js";
+import { CheckpointCache, MediaSlots } from "../reading/index.js";
 import { sandboxRuntime, type SandboxRuntime, type StrategyName } from "../sandbox/index.js";
 import type { ToolRuntime } from "../tools/context.js";
 import { DescriptorBudget } from "../walking/index.js";
@@ -24,6 +24,7 @@ export function createRuntime(strategy?: StrategyName): Runtime {
     cache: new CheckpointCache(),
     descriptors: new DescriptorBudget(),
     scanWorkers: new ScanWorkers(),
+    media: new MediaSlots(),
     catalogs: new WeakMap(),
   };
 }

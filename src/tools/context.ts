@@ -7,7 +7,7 @@ import type { ToolAnnotations } from "@modelcontextprotocol/server";
 import type { z } from "zod";
 import type { Bounds, Limits, ToolOutput } from "../kernel/bounded.js";
 import type { ScanWorkers } from "../grep/index.js";
-import type { CheckpointCache, ReadOptions } from "../reading/index.js";
+import type { CheckpointCache, MediaSlots, ReadOptions } from "../reading/index.js";
 import type { FilePort, WalkPort } from "../sandbox/index.js";
 import type { DescriptorBudget, WalkOptions } from "../walking/index.js";
 
@@ -19,6 +19,8 @@ export interface ToolRuntime {
   readonly descriptors: DescriptorBudget;
   /** The scan workers kept idle between search calls. */
   readonly scanWorkers: ScanWorkers;
+  /** How many media files are read into memory at once. */
+  readonly media: MediaSlots;
 }
 
 /** Per-call context: limits, the call's sandbox and bounds, the runtime, cancellation and progress. */

@@ -15,11 +15,16 @@ export const readMediaFile = defineTool({
   annotations: READ_ONLY,
   advice: "read a smaller file",
   async handler({ path }, ctx) {
-    const { handle, path: realPath } = await ctx.sandbox.openFile(path);
-    try {
-      return { content: [await readMedia(handle, realPath, ctx.limits.maxMediaBytes, ctx.signal)] };
-    } finally {
-      await handle.close();
-    }
+    // In one of the process's media slots, from the open on: only so many files and their base64 texts are built
+    // in memory at once, and a call waiting for its turn holds no descriptor.
+    const block = await ctx.runtime.media.run(ctx.signal, async () => {
+      const { handle, path: realPath } = await ctx.sandbox.openFile(path);
+      try {
+        return await readMedia(handle, realPath, ctx.limits.maxMediaBytes, ctx.signal);
+      } finally {
+        await handle.close();
+      }
+    });
+    return { content: [block] };
   },
 });

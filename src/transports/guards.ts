@@ -7,6 +7,7 @@
  * get -32602 (or -32700/-32600) naming what was wrong.
  */
 import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type SpecTypeName, specTypeSchemas } from "@modelcontextprotocol/server";
+import { formatCount } from "../kernel/bounded.js";
 import type { ScannedHead } from "./line-scan.js";
 
 /** A line turned into what the transport does with it (a refused batch: several replies, and what could not be answered). */
@@ -55,12 +56,37 @@ const REQUEST_TYPES = new Map<string, SpecTypeName>([
  * result with isError (what the model sees); otherwise a JSON-RPC error. Without
  * an id there is nobody to answer: a drop.
  */
-export function refusal(head: ScannedHead, code: number, message: string, asToolError = false): Verdict {
+function refusal(head: ScannedHead, code: number, message: string, asToolError = false): Verdict {
   if (head.id === undefined) return { kind: "drop", reason: message };
   if (asToolError && head.method === "tools/call") {
-    return { kind: "reply", reply: { jsonrpc: "2.0", id: head.id, result: { content: [{ type: "text", text: message }], isError: true } } };
+    // A line refused unread has no era to tell: `resultType` is what a 2026-07-28 client requires of every
+    // result, and a 2025 client's result schema lets an unknown key through.
+    const result = { content: [{ type: "text", text: message }], isError: true, resultType: "complete" };
+    return { kind: "reply", reply: { jsonrpc: "2.0", id: head.id, result } as JSONRPCMessage };
   }
   return { kind: "reply", reply: { jsonrpc: "2.0", id: head.id, error: { code, message } } };
+}
+
+/** The refusal of a message over the size bound, answered by the id its scan found (a tool error for tools/call). */
+export function tooLarge(head: ScannedHead, bytes: number, maxBytes: number): Verdict {
+  return refusal(
+    head,
+    ErrorCode.InvalidRequest,
+    `Request too large: the ${head.method ?? "request"} message is ${formatCount(bytes)} bytes; the limit is ` +
+      `${formatCount(maxBytes)} bytes per message. Its bytes were discarded; send less in one call.`,
+    true,
+  );
+}
+
+/** The refusal of a message nested deeper than `maxDepth`, answered by the id its scan found (a tool error for tools/call). */
+export function tooDeep(head: ScannedHead, maxDepth: number): Verdict {
+  return refusal(
+    head,
+    ErrorCode.InvalidParams,
+    `Request nested too deep: the ${head.method ?? "request"} message nests arrays and objects more than ` +
+      `${maxDepth} levels deep (the limit is ${maxDepth}); it was not read.`,
+    true,
+  );
 }
 
 /** Classifies one complete line (its nesting already checked by the scanner). */

@@ -1,8 +1,9 @@
 /**
- * The bounds of the stdio wire (SPEC §13), in one place: how long a request
+ * The bounds of the wire (SPEC §13, §17), in one place: how long a request
  * line may be, how deep it may nest, how much unsent output and unstarted
- * work the server holds before it stops reading, and the media bound that
- * keeps every answer within what SDK clients accept.
+ * work the server holds before it stops reading, the media bound that
+ * keeps every answer within what SDK clients accept, and over HTTP the
+ * bounds across all requests and sessions.
  */
 
 /**
@@ -50,3 +51,20 @@ export const MAX_IN_FLIGHT = 32;
 
 /** Bytes of received requests waiting to start, above which stdin is no longer read. */
 export const QUEUED_REQUEST_BYTES = 8 * 1024 * 1024;
+
+/**
+ * HTTP: bytes of request bodies read (or being read) and not yet answered, over
+ * all requests, sessions and both eras (156 MiB): one body at the message bound,
+ * and 56 MiB beside it for everything else; a body that would pass it gets 503.
+ * Reading, decoding and parsing a body holds about three times its size for a
+ * moment, so this also bounds the memory bodies cost (measured: BENCHMARKS.md).
+ */
+export const HTTP_BODY_BYTES_IN_FLIGHT = MAX_REQUEST_LINE_BYTES + 56 * 1024 * 1024;
+
+/**
+ * HTTP: bytes of answers held for clients that have not read them, over all
+ * sessions and both eras. Past it no new session or stateless request is
+ * served (503), a session that has not read its answers reads no more requests,
+ * and a further answer to such a client is replaced by an error saying so.
+ */
+export const HTTP_HELD_OUTPUT_BYTES = 64 * 1024 * 1024;

@@ -26,6 +26,8 @@ export class Exchange {
   private written = 0;
   /** Progress notifications left out because the client was not reading. */
   droppedProgress = 0;
+  /** Answers replaced by an error because the client was not reading and the server held too much (memory.ts). */
+  withheldAnswers = 0;
   /** True once the response ended or the connection closed. */
   closed = false;
 

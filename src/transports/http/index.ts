@@ -17,6 +17,7 @@ import { MCP_PATH, requestListener } from "./app.js";
 import { Authenticator, mayWrite } from "./auth.js";
 import { allowedHostnames } from "./headers.js";
 import { discoverJwksUrl, jwtVerifier, metadataUrl, protectedResourceMetadata } from "./oauth.js";
+import type { MemoryBounds } from "./memory.js";
 import { Sessions, type SessionStats } from "./sessions.js";
 import { parseTokenFile, TokenFileError, type StaticTokens } from "./tokens.js";
 
@@ -31,6 +32,8 @@ export interface HttpServerOptions {
   readonly log: (line: string) => void;
   /** The process resources every session's server shares (server/runtime.ts). */
   readonly runtime: Runtime;
+  /** The bounds of bodies in flight and answers held over all requests (tests lower them). @default wire-limits.ts's */
+  readonly memory?: MemoryBounds;
 }
 
 /** A listening server. */
@@ -41,6 +44,8 @@ export interface HttpServer {
   readonly publicUrl: string;
   /** Each open session's traffic (tests, and the drain). */
   stats(): SessionStats[];
+  /** Bytes of request bodies in flight and of answers held for clients now, over all requests. */
+  memory(): { readonly bodyBytes: number; readonly heldBytes: number };
   /** Stops accepting, lets calls in flight finish for up to `graceMs`, then closes every session. */
   shutdown(graceMs?: number): Promise<void>;
 }
@@ -110,6 +115,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     idleMs: settings.sessionIdleSeconds * 1000,
     maxSessions: settings.maxSessions,
     ...(settings.instanceName !== undefined && { idPrefix: `${settings.instanceName}.` }),
+    ...(options.memory !== undefined && { memory: options.memory }),
     log,
   });
   // The request listener is added once the URL, and with it the token audience, is known.
@@ -149,6 +155,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     url,
     publicUrl,
     stats: () => sessions.stats(),
+    memory: () => ({ bodyBytes: sessions.memory.bodyBytes, heldBytes: sessions.memory.held() }),
     async shutdown(graceMs = DRAIN_MS) {
       sessions.stopAccepting();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

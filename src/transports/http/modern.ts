@@ -9,18 +9,32 @@
  *   2026-07-28 client sends on every request and a 2025 client never sends
  *   with a 2026 value;
  * - a body is read only while the output all these requests hold for their
- *   clients is under the high-water mark (Lane), up to the 100 MiB bound;
- * - at most `maxInFlight` requests are served at once, beyond that 503;
- * - a client that goes away aborts its request's work (toNodeHandler aborts
+ *   clients is under the high-water mark (Lane), as stdio reads a line
+ *   (body.ts: the server's budget of bodies, the nesting bound, the guards);
+ * - at most `maxInFlight` requests are served at once, beyond that 503, and
+ *   none while clients that do not read hold the server's bound (memory.ts);
+ * - every message the SDK sends passes memory.ts's screen, as in the 2025
+ *   era: progress left out for a response its client is not reading, an
+ *   answer replaced by an error past the server's bound;
+ * - a client that goes away aborts its request's work (web-serve.ts aborts
  *   the request's signal; the SDK cancels the handler).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { toNodeHandler } from "@modelcontextprotocol/node";
-import { type AuthInfo, createMcpHandler, type McpHttpHandler, type Server, SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/server";
+import {
+  type AuthInfo,
+  createMcpHandler,
+  type McpHttpHandler,
+  type Server,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type Transport,
+} from "@modelcontextprotocol/server";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
-import { Exchange } from "./exchange.js";
+import { readMessage } from "./body.js";
+import { currentExchange, Exchange } from "./exchange.js";
 import { Lane } from "./lane.js";
+import { type HttpMemory, screen } from "./memory.js";
 import { refuse } from "./refuse.js";
+import { serveParsed } from "./web-serve.js";
 
 /** What the 2026-era requests need: a server per request, their bound, and the log. */
 export interface ModernOptions {
@@ -28,6 +42,8 @@ export interface ModernOptions {
   readonly build: (auth: AuthInfo | undefined) => Server;
   /** Requests served at once, beyond which 503. */
   readonly maxInFlight: number;
+  /** The server-wide account of bodies and held answers. */
+  readonly memory: HttpMemory;
   readonly log: (line: string) => void;
 }
 
@@ -40,18 +56,20 @@ export function isModernRequest(req: IncomingMessage): boolean {
 /** Serves the 2026-07-28 era's requests, each on its own server. */
 export class ModernRequests {
   private readonly handler: McpHttpHandler;
-  private readonly serve: (req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse) => Promise<void>;
-  private readonly lane = new Lane();
+  private readonly onerror: (error: Error) => void;
+  private readonly lane: Lane;
   private inFlight = 0;
+  private dropped = 0;
+  private withheld = 0;
 
   constructor(private readonly options: ModernOptions) {
-    const onerror = (error: Error) => options.log(`2026-07-28 request failed: ${error.message}`);
-    this.handler = createMcpHandler(({ authInfo }) => options.build(authInfo), {
+    this.lane = new Lane(options.memory, true);
+    this.onerror = (error: Error) => options.log(`2026-07-28 request failed: ${error.message}`);
+    this.handler = createMcpHandler(({ authInfo }) => this.screened(options.build(authInfo)), {
       legacy: "reject",
       maxRequestBodySize: MAX_REQUEST_LINE_BYTES,
-      onerror,
+      onerror: this.onerror,
     });
-    this.serve = toNodeHandler(this.handler, { maxRequestBodySize: MAX_REQUEST_LINE_BYTES, onerror });
   }
 
   /** Requests being served now. */
@@ -64,11 +82,43 @@ export class ModernRequests {
     return this.lane.unsent();
   }
 
+  /** Progress notifications left out, and answers replaced by an error, so far (memory.ts's screen). */
+  screenedOut(): { droppedProgress: number; withheldAnswers: number } {
+    return { droppedProgress: this.dropped, withheldAnswers: this.withheld };
+  }
+
+  /**
+   * `server`, whose transport (the SDK's per-request one, connected by createMcpHandler) sends through the
+   * screen and is counted against the request's exchange, found by the async context the request runs in.
+   */
+  private screened(server: Server): Server {
+    const connect = server.connect.bind(server);
+    server.connect = async (transport: Transport) => {
+      const exchange = currentExchange.getStore();
+      if (exchange) {
+        const send = transport.send.bind(transport);
+        transport.send = async (original, options) => {
+          const message = screen(original, exchange, this.options.memory, this.lane.lagging(exchange));
+          if (message === undefined) {
+            this.dropped++;
+            return;
+          }
+          if (message !== original) this.withheld++;
+          exchange.enqueue(message);
+          await send(message, options);
+        };
+      }
+      await connect(transport);
+    };
+    return server;
+  }
+
   /** Serves one request, `auth` passed on to the handlers (without the token). */
-  async handle(req: IncomingMessage & { auth?: AuthInfo }, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
+  async handle(req: IncomingMessage, res: ServerResponse, auth: AuthInfo | undefined): Promise<void> {
     if (this.inFlight >= this.options.maxInFlight) {
       return refuse(res, 503, `Too many requests at once: ${this.options.maxInFlight} are being served (--max-sessions)`, { "Retry-After": "1" });
     }
+    if (this.options.memory.over) return refuse(res, 503, this.options.memory.heldMessage(), { "Retry-After": "2" });
     this.inFlight++;
     const exchange = new Exchange(
       res,
@@ -81,8 +131,9 @@ export class ModernRequests {
     this.lane.exchanges.add(exchange);
     try {
       await this.lane.room();
-      if (auth) req.auth = auth;
-      await this.serve(req, res);
+      const body = req.method === "POST" ? await readMessage(req, res, this.options.memory) : undefined;
+      if (req.method === "POST" && body === undefined) return;
+      await currentExchange.run(exchange, () => serveParsed(this.handler, req, res, body, auth, this.onerror));
     } finally {
       this.inFlight--;
     }

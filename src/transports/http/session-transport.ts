@@ -2,10 +2,14 @@
  * SessionTransport: the SDK's NodeStreamableHTTPServerTransport with the
  * promises of SPEC §13 kept per session (§17). Everything on the wire is the
  * SDK's; around it:
+ * - a POST body is read as stdio reads a line (body.ts: the server's budget
+ *   of bodies in flight, the nesting bound, the same guards and errors);
  * - requests start through a RequestFlow (at most MAX_IN_FLIGHT at once,
  *   none while the client has not taken OUTPUT_HIGH_WATER of output);
- * - progress notifications for a response the client is not reading are
- *   left out (its result is still sent), so a paused stream stays bounded;
+ * - every outgoing message passes memory.ts's screen: progress for a
+ *   response the client is not reading is left out (its result is still
+ *   sent), and past the server's bound an answer to a client that is not
+ *   reading is replaced by an error, so paused streams stay bounded;
  * - a client that goes away mid-call cancels the calls of that request, as
  *   notifications/cancelled would, so their walks and reads stop;
  * - the stream of a request cancelled by the client is closed, so the
@@ -24,11 +28,10 @@ import {
 } from "@modelcontextprotocol/server";
 import { RequestFlow, requestKey } from "../flow.js";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
+import { readMessage } from "./body.js";
 import { currentExchange, Exchange } from "./exchange.js";
 import type { Lane } from "./lane.js";
-
-/** A response holding more than this (bytes not taken by the client) gets no further progress notifications. */
-const PROGRESS_HOLD_BYTES = 256 * 1024;
+import { screen } from "./memory.js";
 
 interface Received {
   readonly message: JSONRPCMessage;
@@ -46,6 +49,8 @@ export interface TrafficStats {
   /** HTTP responses still open (the GET stream included). */
   readonly responses: number;
   readonly droppedProgress: number;
+  /** Answers replaced by an error because the client was not reading past the server's bound. */
+  readonly withheldAnswers: number;
 }
 
 const isResponse = (m: JSONRPCMessage): m is JSONRPCMessage & { id: RequestId } => !("method" in m) && "id" in m;
@@ -61,6 +66,7 @@ export class SessionTransport implements Transport {
   private readonly exchangeOf = new Map<string, Exchange>();
   private standalone: Exchange | undefined;
   private droppedProgress = 0;
+  private withheldAnswers = 0;
   private readonly detach: (() => void)[] = [];
 
   constructor(
@@ -70,7 +76,7 @@ export class SessionTransport implements Transport {
     this.inner = new NodeStreamableHTTPServerTransport({ ...options, maxRequestBodySize: MAX_REQUEST_LINE_BYTES });
     this.flow = new RequestFlow<Received>(
       ({ message, extra }) => this.onmessage?.(message, extra),
-      () => lane.unsent(),
+      () => lane.gateBytes(),
     );
     this.detach.push(
       lane.onDrain(this.flow.pump),
@@ -88,11 +94,13 @@ export class SessionTransport implements Transport {
     const { lane, flow } = this;
     return {
       inFlight: flow.inFlight,
-      queued: flow.queued,
+      // A body waiting at its session's gate is a request received and not started, as one in the flow's queue is.
+      queued: flow.queued + (lane.shared ? 0 : lane.waiting),
       unsent: lane.unsent(),
       largestHeld: lane.largestHeld(),
       responses: lane.exchanges.size,
       droppedProgress: this.droppedProgress,
+      withheldAnswers: this.withheldAnswers,
     };
   }
 
@@ -117,20 +125,26 @@ export class SessionTransport implements Transport {
     );
     this.lane.exchanges.add(exchange);
     if (req.method === "GET") this.standalone = exchange;
-    if (req.method === "POST") await this.lane.room();
+    let body: JSONRPCMessage | undefined;
+    if (req.method === "POST") {
+      await this.lane.room();
+      body = await readMessage(req, res, this.lane.memory);
+      if (body === undefined) return;
+    }
     if (auth) req.auth = auth;
-    await currentExchange.run(exchange, () => this.inner.handleRequest(req, res));
+    await currentExchange.run(exchange, () => this.inner.handleRequest(req, res, body));
   }
 
   /** Sends one message through the SDK transport, recording it against the response it goes to. */
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    const id = isResponse(message) ? message.id : options?.relatedRequestId;
+  async send(original: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    const id = isResponse(original) ? original.id : options?.relatedRequestId;
     const exchange = id === undefined ? this.standalone : this.exchangeOf.get(requestKey(id));
-    if ("method" in message && message.method === "notifications/progress" && exchange && exchange.held > PROGRESS_HOLD_BYTES) {
-      exchange.droppedProgress++;
+    const message = screen(original, exchange, this.lane.memory, this.lane.lagging(exchange));
+    if (message === undefined) {
       this.droppedProgress++;
       return;
     }
+    if (message !== original) this.withheldAnswers++;
     exchange?.enqueue(message);
     if (isResponse(message)) {
       this.flow.answered(message.id);

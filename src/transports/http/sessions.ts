@@ -13,6 +13,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AuthInfo, Server } from "@modelcontextprotocol/server";
 import type { RootsMode } from "../../server/roots.js";
 import { Lane } from "./lane.js";
+import { HttpMemory, type MemoryBounds } from "./memory.js";
 import { refuse } from "./refuse.js";
 import { isModernRequest, ModernRequests } from "./modern.js";
 import { SessionTransport, type TrafficStats } from "./session-transport.js";
@@ -27,6 +28,8 @@ export interface SessionOptions {
   readonly maxSessions: number;
   /** What every session id starts with (the instance's name and a dot, behind a balancer). @default "" */
   readonly idPrefix?: string;
+  /** The server-wide bounds of bodies in flight and answers held (tests lower them). @default wire-limits.ts's */
+  readonly memory?: MemoryBounds;
   readonly log: (line: string) => void;
 }
 
@@ -51,16 +54,21 @@ const short = (id: string): string => id.slice(0, 8);
 export class Sessions {
   private readonly open = new Map<string, Session>();
   private opening = 0;
-  private readonly statelessLane = new Lane();
+  /** Request bodies in flight and answers held, over every session and both eras. */
+  readonly memory: HttpMemory;
+  private readonly statelessLane: Lane;
   private readonly stateless = new Set<SessionTransport>();
   private closing = false;
   private readonly modern: ModernRequests;
 
   constructor(private readonly options: SessionOptions) {
+    this.memory = new HttpMemory(options.memory);
+    this.statelessLane = new Lane(this.memory, true);
     // 2026-07-28 requests narrow by the roots each one carries back, never by a session's.
     this.modern = new ModernRequests({
       build: (auth) => options.build("narrow", options.log, auth),
       maxInFlight: options.maxSessions,
+      memory: this.memory,
       log: options.log,
     });
   }
@@ -98,10 +106,11 @@ export class Sessions {
         { "Retry-After": "5" },
       );
     }
+    if (this.memory.over) return refuse(res, 503, this.memory.heldMessage(), { "Retry-After": "2" });
     this.opening++;
     let session: Session | undefined;
     let log = this.options.log;
-    const lane = new Lane();
+    const lane = new Lane(this.memory);
     const transport = new SessionTransport(lane, {
       sessionIdGenerator: () => `${this.options.idPrefix ?? ""}${randomUUID()}`,
       onsessioninitialized: (id) => {
@@ -122,6 +131,7 @@ export class Sessions {
       // Not an initialize after all (the SDK answered 400): nothing to keep.
       if (!session) {
         this.opening--;
+        lane.release();
         await server.close();
       }
     }
@@ -133,6 +143,7 @@ export class Sessions {
     if (this.stateless.size >= this.options.maxSessions) {
       return refuse(res, 503, `Too many requests at once: ${this.options.maxSessions} are being served (--max-sessions)`, { "Retry-After": "1" });
     }
+    if (this.memory.over) return refuse(res, 503, this.memory.heldMessage(), { "Retry-After": "2" });
     const transport = new SessionTransport(this.statelessLane, {});
     const server = this.options.build("fixed", this.options.log, auth);
     this.stateless.add(transport);
@@ -176,13 +187,14 @@ export class Sessions {
     const all = [...this.open.values()].map((s) => ({ id: short(s.id), ...s.transport.stats() }));
     if (this.stateless.size > 0) {
       const each = [...this.stateless].map((t) => t.stats());
-      const sum = (key: "inFlight" | "queued" | "droppedProgress") => each.reduce((n, s) => n + s[key], 0);
+      const sum = (key: "inFlight" | "queued" | "droppedProgress" | "withheldAnswers") => each.reduce((n, s) => n + s[key], 0);
       const lane = this.statelessLane;
       all.push({
         id: "stateless",
         inFlight: sum("inFlight"),
         queued: sum("queued"),
         droppedProgress: sum("droppedProgress"),
+        withheldAnswers: sum("withheldAnswers"),
         unsent: lane.unsent(),
         largestHeld: lane.largestHeld(),
         responses: lane.exchanges.size,
@@ -191,7 +203,7 @@ export class Sessions {
     const modern = this.modern.busy();
     if (modern > 0) {
       const unsent = this.modern.unsent();
-      all.push({ id: "2026-07-28", inFlight: modern, queued: 0, droppedProgress: 0, unsent, largestHeld: unsent, responses: modern });
+      all.push({ id: "2026-07-28", inFlight: modern, queued: 0, ...this.modern.screenedOut(), unsent, largestHeld: unsent, responses: modern });
     }
     return all;
   }

@@ -14,10 +14,9 @@
  */
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
-import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type Transport } from "@modelcontextprotocol/server";
-import { formatCount } from "../../kernel/bounded.js";
+import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { RequestFlow } from "../flow.js";
-import { classifyLine, refusal, type Verdict } from "../guards.js";
+import { classifyLine, tooDeep, tooLarge, type Verdict } from "../guards.js";
 import { LineScanner } from "../line-scan.js";
 import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 
@@ -131,24 +130,9 @@ export class BoundedStdioTransport implements Transport {
   private endLine(): void {
     const head = this.scanner.head();
     let verdict: Verdict | undefined;
-    if (this.discarding === "size") {
-      const what = head.method ?? "request";
-      verdict = refusal(
-        head,
-        ErrorCode.InvalidRequest,
-        `Request too large: the ${what} message is ${formatCount(this.lineBytes)} bytes; the limit is ` +
-          `${formatCount(this.maxLineBytes)} bytes per message. Its bytes were discarded; send less in one call.`,
-        true,
-      );
-    } else if (this.discarding === "depth") {
-      verdict = refusal(
-        head,
-        ErrorCode.InvalidParams,
-        `Request nested too deep: the ${head.method ?? "request"} message nests arrays and objects more than ` +
-          `${this.maxDepth} levels deep (the limit is ${this.maxDepth}); it was not read.`,
-        true,
-      );
-    } else if (this.lineBytes > 0) {
+    if (this.discarding === "size") verdict = tooLarge(head, this.lineBytes, this.maxLineBytes);
+    else if (this.discarding === "depth") verdict = tooDeep(head, this.maxDepth);
+    else if (this.lineBytes > 0) {
       const text = Buffer.concat(this.pieces).toString("utf8").replace(/\r$/, "");
       if (text.trim() !== "") verdict = classifyLine(text, head);
     }

@@ -5,6 +5,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { escapeControls, type Shown } from "../kernel/escape.js";
+import { countLineFeeds } from "../reading/index.js";
 import { completePrefix, countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
@@ -189,7 +190,7 @@ export class SourceIndex {
       if (lastLf !== -1) index.lastEnding = crlf[crlf.length - 1] === lastLf ? "\r\n" : "\n";
       raw += take;
       norm += text.length;
-      line += countLines(text);
+      line += countLineFeeds(text);
       await visit(block);
     }
     if (carry.length > 0) throw index.notUtf8(raw - carry.length);

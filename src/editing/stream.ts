@@ -13,7 +13,7 @@ import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
-import { writeOut } from "./write-out.js";
+import { type Copied, writeOut } from "./write-out.js";
 
 export type { ByteSource } from "./source-index.js";
 
@@ -43,6 +43,8 @@ export interface StreamEditOptions {
    * used for the unchanged part before the first edit when it is a large share of the file.
    */
   copyPrefix?: (length: number) => Promise<void>;
+  /** Told where each stretch of the source copied unchanged lands in the output (the rewrite sink's `copied`). */
+  copied?: Copied;
 }
 
 /** What streamEdit did. */
@@ -233,7 +235,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const counts = await applyAll(edits, options.edits, search, pause);
   const lines = await changedLines(doc);
   if (options.withDiff === false) {
-    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
+    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied);
     return { diff: "", bytesWritten, counts, lines };
   }
   const streamed = await streamedDiff(doc, path, pause);
@@ -244,6 +246,6 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts, edits) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
+  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied);
   return { diff, bytesWritten, counts, lines };
 }

@@ -53,6 +53,11 @@ class OutBuffer {
     this.spare = Buffer.allocUnsafe(capacity);
   }
 
+  /** The output position the next byte added lands at. */
+  get position(): number {
+    return this.written + this.used;
+  }
+
   get free(): number {
     return this.buf.length - this.used;
   }
@@ -100,6 +105,9 @@ class OutBuffer {
   }
 }
 
+/** Told that output bytes [at, at + length) are the source's bytes from `from` (the rewrite sink's `copied`). */
+export type Copied = (at: number, from: number, length: number) => void;
+
 /** Reads raw bytes at increasing positions, short ones through one window read ahead. */
 class RawReader {
   private window: Buffer = Buffer.alloc(0);
@@ -109,10 +117,12 @@ class RawReader {
   constructor(
     private readonly source: ByteSource,
     private readonly changed: () => Error,
+    private readonly copied?: Copied,
   ) {}
 
   /** Copies source bytes [from, to) into `out`. */
   async copy(from: number, to: number, out: OutBuffer, pause: () => Promise<void>): Promise<void> {
+    if (from < to) this.copied?.(out.position, from, to - from);
     while (from < to) {
       await pause();
       const inWindow = from >= this.start && from < this.start + this.window.length;
@@ -144,7 +154,7 @@ class RawReader {
 /**
  * Streams the original raw bytes with each patch's range replaced by its text in the file's line endings
  * into `write`, in chunks of at most `capacity` bytes (WRITE_BYTES unless told), after a `copyPrefix` of the
- * unchanged start when it is long; returns the bytes of the output.
+ * unchanged start when it is long, telling `copied` where each unchanged stretch went; returns the bytes of the output.
  */
 export async function writeOut(
   doc: PatchedDoc,
@@ -152,10 +162,11 @@ export async function writeOut(
   pause: () => Promise<void>,
   capacity = WRITE_BYTES,
   copyPrefix?: (length: number) => Promise<void>,
+  copied?: Copied,
 ): Promise<number> {
   const { index } = doc;
   const out = new OutBuffer(capacity, write);
-  const reader = new RawReader(index.source, () => index.changed());
+  const reader = new RawReader(index.source, () => index.changed(), copied);
   let cursor = 0;
   const first = doc.patches[0];
   const prefix = first === undefined ? index.source.size : await index.rawOf(first.start);

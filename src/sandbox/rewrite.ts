@@ -13,8 +13,9 @@ import type { Confinement } from "./confinement.js";
 import type { Strategy } from "./strategy.js";
 import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
 import { sameVersion } from "./identity.js";
-import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
+import { FileSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
+import { Origin } from "./origin.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { underSwapLock } from "./swap-lock.js";
 
@@ -29,6 +30,12 @@ interface RewriteSink {
    * them); the writes then go on after them. Absent where the sink has no source.
    */
   copyPrefix?(length: number): Promise<void>;
+  /**
+   * Says that output bytes [at, at + length) are the source's bytes from `from`, copied unchanged. Such stretches
+   * are not hashed: after the swap they are compared with the old file, and only if another writer touched it.
+   * Absent where the sink has no source.
+   */
+  copied?(at: number, from: number, length: number): void;
 }
 
 /** The editing algorithm: reads `source`, writes the new content to `sink` (null on a dry run), returns its report. */
@@ -49,29 +56,42 @@ export interface Rewritten<T> {
 /**
  * A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are
  * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes,
- * made by the source's platform strategy.
+ * made by the source's platform strategy, and the stretches copied are recorded in the source's `origin`.
  */
 export function sinkFor(
   handle: FileHandle,
   context: string,
   start = 0,
-  source?: { handle: FileHandle; shown: string; strategy: Strategy },
-): RewriteSink {
+  source?: { handle: FileHandle; shown: string; strategy: Strategy; origin: Origin },
+): RewriteSink & { finish(): Promise<void> } {
   let position = start;
+  // How far the file reaches: a prefix copy may leave more than its length, which the writes go over.
+  let extent = start;
   const from = start === 0 ? source : undefined;
   const copyPrefix = async (length: number): Promise<void> => {
     if (from === undefined || position !== 0) throw new Error("copyPrefix: no source, or after a write");
     try {
-      await from.strategy.copyContent(from.handle.fd, handle.fd, length);
+      await from.strategy.copyContent(from.handle.fd, handle.fd, length, false);
     } catch (err) {
       throw wrapError(err, context);
     }
     // The copy takes the source's size when it is reopened: shorter means it changed since it was read.
-    if ((await handle.stat()).size !== length) throw changedDuringEdit(from.shown);
+    extent = (await handle.stat()).size;
+    if (extent < length) throw changedDuringEdit(from.shown);
+    from.origin.copied(0, 0, length);
     position = length;
   };
   return {
-    ...(from === undefined ? {} : { copyPrefix }),
+    ...(from === undefined ? {} : { copyPrefix, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
+    /** Cuts what a prefix copy left past the last write; called once the engine is done. */
+    async finish() {
+      if (extent <= position) return;
+      try {
+        await handle.truncate(position);
+      } catch (err) {
+        throw wrapError(err, context);
+      }
+    },
     async write(data) {
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
@@ -106,7 +126,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
       if (options.dryRun) {
         const { handle, stat } = await openRegularIn(c, t);
         try {
-          return { value: await engine(new DigestingSource(handle, Number(stat.size), false, t.shown), null, options.signal), appendedBytes: 0 };
+          return { value: await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal), appendedBytes: 0 };
         } finally {
           await handle.close();
         }
@@ -129,28 +149,27 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
             const { handle: old, stat: before } = await openRegularIn(c, t);
             try {
               assertWritable(before, t.shown, "edit");
-              const source = new DigestingSource(old, Number(before.size), true, t.shown);
+              const size = Number(before.size);
+              const origin = new Origin();
               const { value, written } = await replaceWith(
                 held,
                 before,
                 async (temp) => {
-                  const report = await engine(
-                    source,
-                    sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown, strategy: c.strategy }),
-                    options.signal,
-                  ).catch((error: unknown) => {
+                  const sink = sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown, strategy: c.strategy, origin });
+                  const report = await engine(new FileSource(old, size, t.shown), sink, options.signal).catch((error: unknown) => {
                     throw new EngineFailed(error);
                   });
-                  const digest = await source.digest();
+                  await sink.finish();
+                  await origin.seal(old, size);
                   checkAborted(options.signal, t.shown);
-                  return { report, digest };
+                  return report;
                 },
                 async () => {
                   if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
                 },
               );
-              const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
-              return { value: value.report, appendedBytes };
+              const appendedBytes = await keepLateWrites({ held, old, before, written, unchanged: () => origin.unchanged(old, size, t.at, written) });
+              return { value, appendedBytes };
             } finally {
               await old.close();
             }

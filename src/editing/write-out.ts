@@ -12,10 +12,10 @@ import type { ByteSource } from "./source-index.js";
 export const WRITE_BYTES = 2 * 1024 * 1024;
 // Stretches shorter than this are served from the read window; longer ones are read into the output.
 const WINDOW_BYTES = 256 * 1024;
-// The unchanged start is copied by the kernel when it is at least this long and this share of the file:
-// the copy takes the whole file (then cut), at about a sixth of the kernel time a read and a write took.
-const PREFIX_MIN_BYTES = 1024 * 1024;
-const PREFIX_MIN_SHARE = 1 / 4;
+// A file at least this long is copied whole by the kernel beside the first pass (streamEdit's copyAhead), at about a
+// sixth of the kernel time a read and a write took; its unchanged start is then taken from that copy, whatever its length,
+// and the rest written over it.
+export const PREFIX_MIN_BYTES = 1024 * 1024;
 
 /** `text` with each LF not already after a CR written as `ending`. */
 function withEnding(text: Buffer, ending: string): Buffer {
@@ -170,7 +170,7 @@ export async function writeOut(
   let cursor = 0;
   const first = doc.patches[0];
   const prefix = first === undefined ? index.source.size : await index.rawOf(first.start);
-  if (copyPrefix !== undefined && prefix >= PREFIX_MIN_BYTES && prefix >= PREFIX_MIN_SHARE * index.source.size) {
+  if (copyPrefix !== undefined && prefix > 0 && index.source.size >= PREFIX_MIN_BYTES) {
     await pause();
     await copyPrefix(prefix);
     out.written = prefix;

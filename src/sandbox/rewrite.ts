@@ -31,6 +31,11 @@ interface RewriteSink {
    */
   copyPrefix?(length: number): Promise<void>;
   /**
+   * Starts the platform's copy of the whole source now, beside the engine's reading, so that a `copyPrefix`
+   * later finds it done; the writes wait for it and go over what it copied. Absent where the sink has no source.
+   */
+  copyAhead?(): void;
+  /**
    * Says that output bytes [at, at + length) are the source's bytes from `from`, copied unchanged. Such stretches
    * are not hashed: after the swap they are compared with the old file, and only if another writer touched it.
    * Absent where the sink has no source.
@@ -53,38 +58,73 @@ export interface Rewritten<T> {
   appendedBytes: number;
 }
 
+/** The source a sink may copy from: the old file, its size when opened, and where its copied stretches are recorded. */
+interface SinkSource {
+  handle: FileHandle;
+  size: number;
+  shown: string;
+  strategy: Strategy;
+  origin: Origin;
+}
+
 /**
  * A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are
  * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes,
- * made by the source's platform strategy, and the stretches copied are recorded in the source's `origin`.
+ * made by the source's platform strategy (started ahead by `copyAhead`), and the stretches copied are recorded in
+ * the source's `origin`. `finish` cuts what a copy left past the last write; `settle` waits for a copy in flight
+ * (the handle must outlive it).
  */
 export function sinkFor(
   handle: FileHandle,
   context: string,
   start = 0,
-  source?: { handle: FileHandle; shown: string; strategy: Strategy; origin: Origin },
-): RewriteSink & { finish(): Promise<void> } {
+  source?: SinkSource,
+): RewriteSink & { finish(): Promise<void>; settle(): Promise<void> } {
   let position = start;
-  // How far the file reaches: a prefix copy may leave more than its length, which the writes go over.
+  // How far the file reaches: a copy may leave more than the prefix it is used for, which the writes go over.
   let extent = start;
   const from = start === 0 ? source : undefined;
+  // The copy of the whole source started ahead, and whether the writes may go on (it is done, or there is none).
+  let copying: Promise<void> | undefined;
+  let copied = false;
+  const copyWhole = (): Promise<void> => {
+    if (from === undefined) throw new Error("copy: no source");
+    copying ??= (async () => {
+      try {
+        await from.strategy.copyContent(from.handle.fd, handle.fd, from.size, false);
+      } catch (err) {
+        throw wrapError(err, context);
+      }
+      extent = (await handle.stat()).size;
+    })();
+    return copying;
+  };
+  // The kernel's copy must land before any write, or it would overwrite them.
+  const writable = async (): Promise<void> => {
+    if (copying === undefined || copied) return;
+    await copying;
+    copied = true;
+  };
   const copyPrefix = async (length: number): Promise<void> => {
-    if (from === undefined || position !== 0) throw new Error("copyPrefix: no source, or after a write");
-    try {
-      await from.strategy.copyContent(from.handle.fd, handle.fd, length, false);
-    } catch (err) {
-      throw wrapError(err, context);
-    }
+    if (from === undefined || position !== 0 || length > from.size) throw new Error("copyPrefix: no source, after a write, or too long");
+    await copyWhole();
+    copied = true;
     // The copy takes the source's size when it is reopened: shorter means it changed since it was read.
-    extent = (await handle.stat()).size;
     if (extent < length) throw changedDuringEdit(from.shown);
     from.origin.copied(0, 0, length);
     position = length;
   };
+  const copyAhead = (): void => {
+    if (position !== 0) return;
+    // Awaited by the first write, copyPrefix or settle; a failure is theirs to report.
+    copyWhole().catch(() => undefined);
+  };
   return {
-    ...(from === undefined ? {} : { copyPrefix, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
-    /** Cuts what a prefix copy left past the last write; called once the engine is done. */
+    ...(from === undefined
+      ? {}
+      : { copyPrefix, copyAhead, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
     async finish() {
+      await writable();
       if (extent <= position) return;
       try {
         await handle.truncate(position);
@@ -92,7 +132,11 @@ export function sinkFor(
         throw wrapError(err, context);
       }
     },
+    async settle() {
+      await copying?.catch(() => undefined);
+    },
     async write(data) {
+      await writable();
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
       try {
@@ -155,10 +199,16 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
                 held,
                 before,
                 async (temp) => {
-                  const sink = sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown, strategy: c.strategy, origin });
-                  const report = await engine(new FileSource(old, size, t.shown), sink, options.signal).catch((error: unknown) => {
+                  const sink = sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, size, shown: t.shown, strategy: c.strategy, origin });
+                  let report: T;
+                  try {
+                    report = await engine(new FileSource(old, size, t.shown), sink, options.signal);
+                  } catch (error) {
                     throw new EngineFailed(error);
-                  });
+                  } finally {
+                    // A copy started ahead writes into the temp file: it ends before the file is closed or removed.
+                    await sink.settle();
+                  }
                   await sink.finish();
                   await origin.seal(old, size);
                   checkAborted(options.signal, t.shown);

@@ -511,10 +511,13 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
   async function withPrefix(raw: Buffer, edits: EditOperation[]) {
     const chunks: Buffer[] = [];
     const prefixes: number[] = [];
+    // When the copy was started ahead, counted in bytes written by then (it must come before any write).
+    const aheads: number[] = [];
     const result = await streamEdit({
       source: memSource(raw),
       edits,
       write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+      copyAhead: () => void aheads.push(chunks.length),
       // What a sink's kernel copy puts first: the source's first `length` bytes.
       copyPrefix: async (length) => {
         if (chunks.length > 0) throw new Error("copyPrefix after a write");
@@ -522,7 +525,7 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
         chunks.push(Buffer.from(raw.subarray(0, length)));
       },
     });
-    return { out: Buffer.concat(chunks), prefixes, result };
+    return { out: Buffer.concat(chunks), prefixes, aheads, result };
   }
 
   it("an edit three quarters in: the start up to the edited bytes is copied, the rest written, CRLF kept", async () => {
@@ -534,10 +537,21 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
     expect(result.bytesWritten).toBe(out.length);
   });
 
-  it("an edit near the start copies nothing ahead: the whole file is written", async () => {
+  it("an edit near the start of a large file: the copy started ahead still gives the bytes before it", async () => {
     const raw = Buffer.from(lines(0, 120_000, "\n"));
-    const { out, prefixes } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
-    expect(prefixes).toEqual([]);
+    const { out, prefixes, aheads } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
+    expect(aheads).toEqual([0]);
+    expect(prefixes).toEqual([raw.indexOf("line 100 of")]);
     expect(out.toString()).toBe(raw.toString().replace("line 100 of", "row 100 of"));
+  });
+
+  it("a file under 1 MiB is neither copied ahead nor copied: the whole file is written", async () => {
+    const raw = Buffer.from(lines(0, 20_000, "\n"));
+    expect(raw.length).toBeLessThan(1024 * 1024);
+    const target = "line 19000 of";
+    const { out, prefixes, aheads } = await withPrefix(raw, [{ oldText: target, newText: "row 19000 of" }]);
+    expect(aheads).toEqual([]);
+    expect(prefixes).toEqual([]);
+    expect(out.toString()).toBe(raw.toString().replace(target, "row 19000 of"));
   });
 });

@@ -2,7 +2,8 @@
  * What a new version was made from (sandbox/origin.ts), and edit_file's late writers through it under
  * both strategies (SPEC §12): the copied stretches are compared with the old file after the swap and
  * the replaced ranges checked by their digest, so a change in place anywhere (in a kernel-copied start,
- * in a stretch copied by the engine, in the replaced text) is put back, and an append is kept.
+ * in a stretch copied by the engine, in the replaced text) is put back, and an append is kept; and the
+ * rewrite sink's copy started ahead (rewrite.ts), written over and cut, or abandoned with the edit.
  */
 import { appendFile, open, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -144,6 +145,24 @@ describeEachStrategy("edit_file: a late writer after a large copied start", (_na
     await expect(editIt(file), label).rejects.toThrow(/^File changed during edit: .*; no changes were written/);
     // Compared as text: a deep equality of 1.6 MB buffers takes seconds.
     expect(await readFile(file, "utf8")).toBe(text.slice(0, at) + change + text.slice(at + change.length));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("an edit near the start that shortens the file: the copy started ahead is written over and cut", async () => {
+    const file = path.join(root, `start-${runtime.strategy.name}.txt`);
+    await writeFile(file, text);
+    const shorter = [{ oldText: "line 000000000000000000000000000000001\n", newText: "" }];
+    await editFileThrough(__testing.unvalidated(runtime, [root]), file, shorter, false);
+    expect(await readFile(file, "utf8")).toBe(text.replace("line 000000000000000000000000000000001\n", ""));
+    expect(await leftovers()).toEqual([]);
+  });
+
+  it("an edit refused after the copy started ahead leaves the file as it was and no temp file", async () => {
+    const file = path.join(root, `refused-${runtime.strategy.name}.txt`);
+    await writeFile(file, text);
+    const absent = [{ oldText: "no such line", newText: "x" }];
+    await expect(editFileThrough(__testing.unvalidated(runtime, [root]), file, absent, false)).rejects.toThrow(/Could not find exact match/);
+    expect(await readFile(file, "utf8")).toBe(text);
     expect(await leftovers()).toEqual([]);
   });
 });

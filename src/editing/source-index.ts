@@ -23,7 +23,7 @@ export interface NormBlock {
   readonly lineStart: number;
   readonly norm: Buffer;
   /** Block-local normalized offsets of the "\n"s that were "\r\n". */
-  readonly crlf: readonly number[];
+  readonly crlf: ArrayLike<number>;
 }
 
 const CR = 0x0d;
@@ -41,7 +41,7 @@ export interface IndexOptions {
 }
 
 /** The number of the sorted block-local CRLF offsets below `local` (a replaceAll asks per range). */
-function crlfBefore(crlf: readonly number[], local: number): number {
+function crlfBefore(crlf: ArrayLike<number>, local: number): number {
   let lo = 0;
   let hi = crlf.length;
   while (lo < hi) {

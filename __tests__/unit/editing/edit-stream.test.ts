@@ -200,6 +200,17 @@ describe("streamEdit with a block cache of 4 blocks", () => {
   });
 });
 
+describe("streamEdit over blocks dense with CRLFs", () => {
+  it("more CRLFs in a block than its first gathering holds: a replaceAll and its reloads keep every ending", async () => {
+    // 64 KiB blocks of 3-byte lines: over 20,000 CRLFs each, re-read for each of the replacements.
+    const lines = Array.from({ length: 60_000 }, (_, i) => (i % 997 === 0 ? "z" : "a")).join("\r\n");
+    const raw = Buffer.from(`${lines}\r\n`);
+    const { out, diff } = await run(raw, [{ oldText: "z\na", newText: "Z\nA", replaceAll: true }]);
+    expect(out.toString()).toBe(raw.toString().replaceAll("z\r\na", "Z\r\nA"));
+    expect(diff).toContain("edits[0]: replaced 61 occurrences");
+  });
+});
+
 describe("streamEdit with many edits in one call", () => {
   it("many long exact edits (found together by the rolling hash) equal the reference", async () => {
     const many = fc.array(fc.record({ a: fc.nat(), b: fc.nat(32), newText: fc.constantFrom("", "X", "line\nbreak", "gamma77") }), {

@@ -45,6 +45,8 @@ export interface StreamEditOptions {
   copyPrefix?: (length: number) => Promise<void>;
   /** Starts the kernel's copy of the whole file beside the first pass, for a later `copyPrefix` (the sink's `copyAhead`). */
   copyAhead?: () => void;
+  /** Ends the output with the source's rest, left in place by the copy started ahead (the sink's `keepRest`); false when it cannot. */
+  keepRest?: (from: number) => Promise<boolean>;
   /** Told where each stretch of the source copied unchanged lands in the output (the rewrite sink's `copied`). */
   copied?: Copied;
 }
@@ -240,7 +242,8 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const counts = await applyAll(edits, options.edits, search, pause);
   const lines = await changedLines(doc);
   if (options.withDiff === false) {
-    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied);
+    const bytesWritten =
+      write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied, options.keepRest);
     return { diff: "", bytesWritten, counts, lines };
   }
   const streamed = await streamedDiff(doc, path, pause);
@@ -251,6 +254,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts, edits) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied);
+  const bytesWritten =
+    write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied, options.keepRest);
   return { diff, bytesWritten, counts, lines };
 }

@@ -154,7 +154,8 @@ class RawReader {
 /**
  * Streams the original raw bytes with each patch's range replaced by its text in the file's line endings
  * into `write`, in chunks of at most `capacity` bytes (WRITE_BYTES unless told), after a `copyPrefix` of the
- * unchanged start when it is long, telling `copied` where each unchanged stretch went; returns the bytes of the output.
+ * unchanged start when it is long, telling `copied` where each unchanged stretch went, and leaving the rest to
+ * `keepRest` when the edits changed no length in total; returns the bytes of the output.
  */
 export async function writeOut(
   doc: PatchedDoc,
@@ -163,6 +164,7 @@ export async function writeOut(
   capacity = WRITE_BYTES,
   copyPrefix?: (length: number) => Promise<void>,
   copied?: Copied,
+  keepRest?: (from: number) => Promise<boolean>,
 ): Promise<number> {
   const { index } = doc;
   const out = new OutBuffer(capacity, write);
@@ -184,7 +186,15 @@ export async function writeOut(
       if (text.length > 0) await out.add(text);
       cursor = await index.rawOf(patch.end);
     }
-    await reader.copy(cursor, index.source.size, out, pause);
+    // Edits that changed no length in total leave the rest where the copy started ahead put it: nothing to write.
+    let kept = false;
+    if (keepRest !== undefined && cursor < index.source.size && out.position === cursor) {
+      await out.flush();
+      await out.settle();
+      kept = await keepRest(cursor);
+    }
+    if (kept) out.written = index.source.size;
+    else await reader.copy(cursor, index.source.size, out, pause);
     await out.flush();
     await out.settle();
   } finally {

@@ -36,6 +36,12 @@ interface RewriteSink {
    */
   copyAhead?(): void;
   /**
+   * Ends the output with the source's bytes from `from` on, left where the copy started ahead put them: only when
+   * that copy was made and the output has reached exactly `from` (the edits before it changed no length in total).
+   * Resolves false, with nothing done, otherwise: the engine then writes the rest itself.
+   */
+  keepRest?(from: number): Promise<boolean>;
+  /**
    * Says that output bytes [at, at + length) are the source's bytes from `from`, copied unchanged. Such stretches
    * are not hashed: after the swap they are compared with the old file, and only if another writer touched it.
    * Absent where the sink has no source.
@@ -114,6 +120,14 @@ export function sinkFor(
     from.origin.copied(0, 0, length);
     position = length;
   };
+  const keepRest = async (rest: number): Promise<boolean> => {
+    if (from === undefined || copying === undefined || position !== rest || rest > from.size) return false;
+    await writable();
+    if (extent < from.size) throw changedDuringEdit(from.shown);
+    from.origin.copied(rest, rest, from.size - rest);
+    position = from.size;
+    return true;
+  };
   const copyAhead = (): void => {
     if (position !== 0) return;
     // Awaited by the first write, copyPrefix or settle; a failure is theirs to report.
@@ -122,7 +136,7 @@ export function sinkFor(
   return {
     ...(from === undefined
       ? {}
-      : { copyPrefix, copyAhead, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
+      : { copyPrefix, copyAhead, keepRest, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
     async finish() {
       await writable();
       if (extent <= position) return;

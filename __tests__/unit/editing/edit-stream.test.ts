@@ -524,11 +524,19 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
     const prefixes: number[] = [];
     // When the copy was started ahead, counted in bytes written by then (it must come before any write).
     const aheads: number[] = [];
+    // Where the output was ended by the source's rest left in place (the copy ahead holds it at the same offsets).
+    const rests: number[] = [];
     const result = await streamEdit({
       source: memSource(raw),
       edits,
       write: async (chunk) => void chunks.push(Buffer.from(chunk)),
       copyAhead: () => void aheads.push(chunks.length),
+      keepRest: async (from) => {
+        if (aheads.length === 0 || Buffer.concat(chunks).length !== from) return false;
+        rests.push(from);
+        chunks.push(Buffer.from(raw.subarray(from)));
+        return true;
+      },
       // What a sink's kernel copy puts first: the source's first `length` bytes.
       copyPrefix: async (length) => {
         if (chunks.length > 0) throw new Error("copyPrefix after a write");
@@ -536,7 +544,7 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
         chunks.push(Buffer.from(raw.subarray(0, length)));
       },
     });
-    return { out: Buffer.concat(chunks), prefixes, aheads, result };
+    return { out: Buffer.concat(chunks), prefixes, aheads, rests, result };
   }
 
   it("an edit three quarters in: the start up to the edited bytes is copied, the rest written, CRLF kept", async () => {
@@ -554,6 +562,25 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
     expect(aheads).toEqual([0]);
     expect(prefixes).toEqual([raw.indexOf("line 100 of")]);
     expect(out.toString()).toBe(raw.toString().replace("line 100 of", "row 100 of"));
+  });
+
+  it("edits that change no length in total leave the rest after the last one to the copy; others write it", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\r\n"));
+    const shorter = { oldText: "line 50000 of", newText: "line 50000 o" };
+    const longer = { oldText: "line 70000 of", newText: "line 70000 off" };
+    const endOf = (text: string) => raw.indexOf(text) + text.length;
+    const cases = [
+      { edits: [{ oldText: "line 50000 of", newText: "LINE 50000 of" }], rests: [endOf("line 50000 of")] },
+      { edits: [shorter, longer], rests: [endOf("line 70000 of")] },
+      { edits: [longer], rests: [] },
+    ];
+    for (const { edits, rests } of cases) {
+      const done = await withPrefix(raw, edits);
+      const expected = edits.reduce((text, e) => text.replace(e.oldText, e.newText), raw.toString());
+      expect(done.rests).toEqual(rests);
+      expect(done.out.toString()).toBe(expected);
+      expect(done.result.bytesWritten).toBe(Buffer.byteLength(expected));
+    }
   });
 
   it("a file under 1 MiB is neither copied ahead nor copied: the whole file is written", async () => {

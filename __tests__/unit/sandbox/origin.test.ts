@@ -165,4 +165,21 @@ describeEachStrategy("edit_file: a late writer after a large copied start", (_na
     expect(await readFile(file, "utf8")).toBe(text);
     expect(await leftovers()).toEqual([]);
   });
+
+  it("a same-length edit near the start: the rest is left where the copy put it, and a late change there is put back", async () => {
+    const same = [{ oldText: "line 000000000000000000000000000000002", newText: "LINE 000000000000000000000000000000002" }];
+    const kept = path.join(root, `same-${runtime.strategy.name}.txt`);
+    await writeFile(kept, text);
+    await editFileThrough(__testing.unvalidated(runtime, [root]), kept, same, false);
+    expect(await readFile(kept, "utf8")).toBe(text.replace(same[0]!.oldText, same[0]!.newText));
+    const changed = path.join(root, `same-late-${runtime.strategy.name}.txt`);
+    await writeFile(changed, text);
+    __testHooks.afterCheck = async () => {
+      delete __testHooks.afterCheck;
+      await overwrite(changed, editAt, "THE");
+    };
+    await expect(editFileThrough(__testing.unvalidated(runtime, [root]), changed, same, false)).rejects.toThrow(/^File changed during edit: /);
+    expect(await readFile(changed, "utf8")).toBe(`${body}THE line to edit\n${"tail line\n".repeat(100)}`);
+    expect(await leftovers()).toEqual([]);
+  });
 });

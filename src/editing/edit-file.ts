@@ -28,7 +28,11 @@ export async function editFileThrough(
     const shown = escapeControls(source.path);
     // The unchanged start of a large file is copied by the kernel (the sink's copyPrefix), not read and written.
     const copyPrefix = sink?.copyPrefix?.bind(sink);
-    const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff, copyPrefix });
+    const copyAhead = sink?.copyAhead?.bind(sink);
+    const keepRest = sink?.keepRest?.bind(sink);
+    // Unchanged stretches are compared with the old file after the swap only if a late writer is seen, not hashed.
+    const copied = sink?.copied?.bind(sink);
+    const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff, copyPrefix, copyAhead, copied, keepRest });
     return { text: withDiff ? result.diff : summary(path, dryRun, result, edits), shown };
   });
   if (appendedBytes === 0) return value.text;

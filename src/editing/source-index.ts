@@ -5,6 +5,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import { escapeControls, type Shown } from "../kernel/escape.js";
+import { countLineFeeds } from "../reading/index.js";
 import { completePrefix, countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
@@ -22,7 +23,7 @@ export interface NormBlock {
   readonly lineStart: number;
   readonly norm: Buffer;
   /** Block-local normalized offsets of the "\n"s that were "\r\n". */
-  readonly crlf: readonly number[];
+  readonly crlf: ArrayLike<number>;
 }
 
 const CR = 0x0d;
@@ -40,7 +41,7 @@ export interface IndexOptions {
 }
 
 /** The number of the sorted block-local CRLF offsets below `local` (a replaceAll asks per range). */
-function crlfBefore(crlf: readonly number[], local: number): number {
+function crlfBefore(crlf: ArrayLike<number>, local: number): number {
   let lo = 0;
   let hi = crlf.length;
   while (lo < hi) {
@@ -189,7 +190,7 @@ export class SourceIndex {
       if (lastLf !== -1) index.lastEnding = crlf[crlf.length - 1] === lastLf ? "\r\n" : "\n";
       raw += take;
       norm += text.length;
-      line += countLines(text);
+      line += countLineFeeds(text);
       await visit(block);
     }
     if (carry.length > 0) throw index.notUtf8(raw - carry.length);

@@ -13,7 +13,7 @@ import { EditSearch, type FirstPass } from "./match-search.js";
 import { type ByteSource, checkAbort, SourceIndex } from "./source-index.js";
 import { DIFF_BUDGET_BYTES, streamedDiff } from "./stream-diff.js";
 import { LinePattern, rebase, TolerantFinder, type LineMatch } from "./tolerant.js";
-import { writeOut } from "./write-out.js";
+import { type Copied, PREFIX_MIN_BYTES, writeOut } from "./write-out.js";
 
 export type { ByteSource } from "./source-index.js";
 
@@ -43,6 +43,12 @@ export interface StreamEditOptions {
    * used for the unchanged part before the first edit when it is a large share of the file.
    */
   copyPrefix?: (length: number) => Promise<void>;
+  /** Starts the kernel's copy of the whole file beside the first pass, for a later `copyPrefix` (the sink's `copyAhead`). */
+  copyAhead?: () => void;
+  /** Ends the output with the source's rest, left in place by the copy started ahead (the sink's `keepRest`); false when it cannot. */
+  keepRest?: (from: number) => Promise<boolean>;
+  /** Told where each stretch of the source copied unchanged lands in the output (the rewrite sink's `copied`). */
+  copied?: Copied;
 }
 
 /** What streamEdit did. */
@@ -187,6 +193,9 @@ async function changedLines(doc: PatchedDoc): Promise<{ first: number; last: num
 export async function streamEdit(options: StreamEditOptions): Promise<StreamEditResult> {
   const { source, signal, write, path = escapeControls("file") } = options;
   const edits = prepare(options.edits);
+  // A large file's copy runs beside the first pass (on another core, where there is one): the unchanged start is then
+  // taken from it, and what follows the first change is written over it.
+  if (write !== undefined && options.copyPrefix !== undefined && source.size >= PREFIX_MIN_BYTES) options.copyAhead?.();
   const pause = pauser(signal, options.sliceMs ?? 10);
   const maxLineBytes = options.maxLineBytes ?? 1024 * 1024;
   const exact = new ExactFinder(
@@ -233,7 +242,8 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
   const counts = await applyAll(edits, options.edits, search, pause);
   const lines = await changedLines(doc);
   if (options.withDiff === false) {
-    const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
+    const bytesWritten =
+      write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied, options.keepRest);
     return { diff: "", bytesWritten, counts, lines };
   }
   const streamed = await streamedDiff(doc, path, pause);
@@ -244,6 +254,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       : `[The diff leaves out ${formatCount(cut.regions)} changed region${cut.regions === 1 ? "" : "s"} from line ` +
         `${formatCount(cut.fromLine)} on (it reads at most ${formatCount(DIFF_BUDGET_BYTES)} bytes); the edits apply there too]\n`;
   const diff = countLines(counts, edits) + fenceDiff(streamed.diff) + note;
-  const bytesWritten = write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix);
+  const bytesWritten =
+    write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied, options.keepRest);
   return { diff, bytesWritten, counts, lines };
 }

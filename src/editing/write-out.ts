@@ -12,10 +12,10 @@ import type { ByteSource } from "./source-index.js";
 export const WRITE_BYTES = 2 * 1024 * 1024;
 // Stretches shorter than this are served from the read window; longer ones are read into the output.
 const WINDOW_BYTES = 256 * 1024;
-// The unchanged start is copied by the kernel when it is at least this long and this share of the file:
-// the copy takes the whole file (then cut), at about a sixth of the kernel time a read and a write took.
-const PREFIX_MIN_BYTES = 1024 * 1024;
-const PREFIX_MIN_SHARE = 1 / 4;
+// A file at least this long is copied whole by the kernel beside the first pass (streamEdit's copyAhead), at about a
+// sixth of the kernel time a read and a write took; its unchanged start is then taken from that copy, whatever its length,
+// and the rest written over it.
+export const PREFIX_MIN_BYTES = 1024 * 1024;
 
 /** `text` with each LF not already after a CR written as `ending`. */
 function withEnding(text: Buffer, ending: string): Buffer {
@@ -51,6 +51,11 @@ class OutBuffer {
   ) {
     this.buf = Buffer.allocUnsafe(capacity);
     this.spare = Buffer.allocUnsafe(capacity);
+  }
+
+  /** The output position the next byte added lands at. */
+  get position(): number {
+    return this.written + this.used;
   }
 
   get free(): number {
@@ -100,6 +105,9 @@ class OutBuffer {
   }
 }
 
+/** Told that output bytes [at, at + length) are the source's bytes from `from` (the rewrite sink's `copied`). */
+export type Copied = (at: number, from: number, length: number) => void;
+
 /** Reads raw bytes at increasing positions, short ones through one window read ahead. */
 class RawReader {
   private window: Buffer = Buffer.alloc(0);
@@ -109,10 +117,12 @@ class RawReader {
   constructor(
     private readonly source: ByteSource,
     private readonly changed: () => Error,
+    private readonly copied?: Copied,
   ) {}
 
   /** Copies source bytes [from, to) into `out`. */
   async copy(from: number, to: number, out: OutBuffer, pause: () => Promise<void>): Promise<void> {
+    if (from < to) this.copied?.(out.position, from, to - from);
     while (from < to) {
       await pause();
       const inWindow = from >= this.start && from < this.start + this.window.length;
@@ -144,7 +154,8 @@ class RawReader {
 /**
  * Streams the original raw bytes with each patch's range replaced by its text in the file's line endings
  * into `write`, in chunks of at most `capacity` bytes (WRITE_BYTES unless told), after a `copyPrefix` of the
- * unchanged start when it is long; returns the bytes of the output.
+ * unchanged start when it is long, telling `copied` where each unchanged stretch went, and leaving the rest to
+ * `keepRest` when the edits changed no length in total; returns the bytes of the output.
  */
 export async function writeOut(
   doc: PatchedDoc,
@@ -152,14 +163,16 @@ export async function writeOut(
   pause: () => Promise<void>,
   capacity = WRITE_BYTES,
   copyPrefix?: (length: number) => Promise<void>,
+  copied?: Copied,
+  keepRest?: (from: number) => Promise<boolean>,
 ): Promise<number> {
   const { index } = doc;
   const out = new OutBuffer(capacity, write);
-  const reader = new RawReader(index.source, () => index.changed());
+  const reader = new RawReader(index.source, () => index.changed(), copied);
   let cursor = 0;
   const first = doc.patches[0];
   const prefix = first === undefined ? index.source.size : await index.rawOf(first.start);
-  if (copyPrefix !== undefined && prefix >= PREFIX_MIN_BYTES && prefix >= PREFIX_MIN_SHARE * index.source.size) {
+  if (copyPrefix !== undefined && prefix > 0 && index.source.size >= PREFIX_MIN_BYTES) {
     await pause();
     await copyPrefix(prefix);
     out.written = prefix;
@@ -173,7 +186,15 @@ export async function writeOut(
       if (text.length > 0) await out.add(text);
       cursor = await index.rawOf(patch.end);
     }
-    await reader.copy(cursor, index.source.size, out, pause);
+    // Edits that changed no length in total leave the rest where the copy started ahead put it: nothing to write.
+    let kept = false;
+    if (keepRest !== undefined && cursor < index.source.size && out.position === cursor) {
+      await out.flush();
+      await out.settle();
+      kept = await keepRest(cursor);
+    }
+    if (kept) out.written = index.source.size;
+    else await reader.copy(cursor, index.source.size, out, pause);
     await out.flush();
     await out.settle();
   } finally {

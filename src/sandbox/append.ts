@@ -22,7 +22,8 @@ import type { Confinement, Target } from "./confinement.js";
 import { CHANGED, changedDuringEdit, errnoCode, isIoFailure, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { APPEND_EXISTING_FLAGS } from "./flags.js";
 import { sameFile, sameVersion } from "./identity.js";
-import { digestOfCopy, keepLateWrites } from "./late-writes.js";
+import { keepLateWrites } from "./late-writes.js";
+import { Origin } from "./origin.js";
 import { openRegularIn } from "./open.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { sinkFor } from "./rewrite.js";
@@ -99,6 +100,9 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
       await appendInPlace(t, before, text);
       return ending;
     }
+    // The new version is a copy of the old bytes, then the text: compared with the old file only if a late writer is seen.
+    const origin = new Origin();
+    origin.copied(0, 0, size);
     const { written } = await replaceWith(
       held,
       before,
@@ -106,12 +110,13 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
         await c.strategy.copyContent(old.fd, temp.fd, size);
         if ((await temp.stat()).size !== size) throw changedDuringEdit(t.shown);
         await sinkFor(temp, `Cannot append to ${t.shown}`, size).write(text);
+        await origin.seal(old, size);
       },
       async () => {
         if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
       },
     );
-    await keepLateWrites({ held, old, before, written, digest: () => digestOfCopy(held, written, size) });
+    await keepLateWrites({ held, old, before, written, unchanged: () => origin.unchanged(old, size, t.at, written) });
     return ending;
   } finally {
     await old.close();

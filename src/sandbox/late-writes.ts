@@ -1,16 +1,15 @@
 /**
  * What a rewrite read, and what it must not lose (rewrite.ts, SPEC §12): the
- * engine's byte source remembers what it read as a digest, so that after the
+ * new version knows what it was made from (origin.ts), so that after the
  * swap, at any file size in flat memory, a writer that wrote to the old file
  * between the last check and the swap is noticed. A pure append is carried
  * over to the new file; any other change is put back in place of the edit,
  * which is then refused.
  */
-import { createHash } from "node:crypto";
 import { type BigIntStats, readSync } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import { changedDuringEdit, SafeFsError, wrapError } from "./errors.js";
-import { APPEND_EXISTING_FLAGS, READ_FLAGS } from "./flags.js";
+import { APPEND_EXISTING_FLAGS } from "./flags.js";
 import { sameFile } from "./identity.js";
 import { replaceWith } from "./replace.js";
 import type { HeldLock } from "./swap-lock.js";
@@ -21,18 +20,6 @@ const CHUNK = 1024 * 1024;
 // When to look at the replaced file again after the swap: at once, and once more a
 // little later for a writer that opened it before the swap but wrote only afterwards.
 const LOOK_AFTER_MS = [0, 5];
-
-/** SHA-256 of bytes [0, end) of `handle`, read in chunks. */
-async function digestOf(handle: FileHandle, end: number): Promise<string> {
-  const hash = createHash("sha256");
-  for (let at = 0; at < end; ) {
-    const chunk = await readAt(handle, at, Math.min(CHUNK, end - at));
-    if (chunk.length === 0) break;
-    hash.update(chunk);
-    at += chunk.length;
-  }
-  return hash.digest("hex");
-}
 
 /** The file being rewritten, as the engine sees it: readable any number of times, at any position. */
 export interface RewriteSource {
@@ -45,37 +32,22 @@ export interface RewriteSource {
   read(position: number, length: number, into?: Buffer): Promise<Buffer>;
 }
 
-/** The opened file as a RewriteSource (its first `size` bytes), hashing what is read in order from the start. */
-export class DigestingSource implements RewriteSource {
-  private readonly hash = createHash("sha256");
-  private next = 0;
-
+/** The opened file as a RewriteSource (its first `size` bytes). */
+export class FileSource implements RewriteSource {
   constructor(
     private readonly handle: FileHandle,
     readonly size: number,
-    private readonly track: boolean,
     readonly path: string,
   ) {}
 
   async read(position: number, length: number, into?: Buffer): Promise<Buffer> {
-    let bytes: Buffer;
     try {
       // Synchronous: the engine reads in pieces of 64 KiB to 2 MiB, each a copy from the page cache, and a
       // thread-pool round trip per piece made a large edit several times slower on busy cores.
-      bytes = readAtSync(this.handle.fd, position, Math.max(0, Math.min(length, this.size - position)), into);
+      return readAtSync(this.handle.fd, position, Math.max(0, Math.min(length, this.size - position)), into);
     } catch (err) {
       throw wrapError(err, `Cannot read ${this.path}`);
     }
-    if (this.track && position === this.next) {
-      this.hash.update(bytes);
-      this.next += bytes.length;
-    }
-    return bytes;
-  }
-
-  /** The digest of the `size` bytes read; read again in one pass if the engine did not read them in order. */
-  async digest(): Promise<string> {
-    return this.next === this.size ? this.hash.digest("hex") : digestOf(this.handle, this.size);
   }
 }
 
@@ -137,21 +109,8 @@ export interface SwapDone {
   old: FileHandle;
   before: BigIntStats;
   written: BigIntStats;
-  /** Digest of the `before.size` bytes the edit read (asked only when the old file changed after the swap). */
-  digest: () => Promise<string>;
-}
-
-/**
- * The digest of the first `size` bytes of the file the swap put in place, which began with a copy of them,
- * or "" when the entry no longer holds it; for a rewrite that copied the old bytes without reading them.
- */
-export async function digestOfCopy(held: HeldLock, written: BigIntStats, size: number): Promise<string> {
-  const handle = await fs.open(held.t.at, READ_FLAGS);
-  try {
-    return sameFile(await handle.stat({ bigint: true }), written) ? await digestOf(handle, size) : "";
-  } finally {
-    await handle.close();
-  }
+  /** Whether the old file's first `before.size` bytes are still those the new version was made from (asked only when it changed after the swap). */
+  unchanged: () => Promise<boolean>;
 }
 
 /**
@@ -168,7 +127,7 @@ export async function keepLateWrites(s: SwapDone): Promise<number> {
     if (now.size === seen.size && now.mtimeNs === seen.mtimeNs) continue;
     seen = { size: now.size, mtimeNs: now.mtimeNs };
     const size = Number(now.size);
-    if (size >= Number(s.before.size) && (await digestOf(s.old, Number(s.before.size))) === (await s.digest())) {
+    if (size >= Number(s.before.size) && (await s.unchanged())) {
       if (size > known) await carryOver(s, known, size);
       known = Math.max(known, size);
       continue;

@@ -13,8 +13,9 @@ import type { Confinement } from "./confinement.js";
 import type { Strategy } from "./strategy.js";
 import { changedDuringEdit, isIoFailure, SafeFsError, wrapError } from "./errors.js";
 import { sameVersion } from "./identity.js";
-import { DigestingSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
+import { FileSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
+import { Origin } from "./origin.js";
 import { assertWritable, replaceWith } from "./replace.js";
 import { underSwapLock } from "./swap-lock.js";
 
@@ -29,6 +30,23 @@ interface RewriteSink {
    * them); the writes then go on after them. Absent where the sink has no source.
    */
   copyPrefix?(length: number): Promise<void>;
+  /**
+   * Starts the platform's copy of the whole source now, beside the engine's reading, so that a `copyPrefix`
+   * later finds it done; the writes wait for it and go over what it copied. Absent where the sink has no source.
+   */
+  copyAhead?(): void;
+  /**
+   * Ends the output with the source's bytes from `from` on, left where the copy started ahead put them: only when
+   * that copy was made and the output has reached exactly `from` (the edits before it changed no length in total).
+   * Resolves false, with nothing done, otherwise: the engine then writes the rest itself.
+   */
+  keepRest?(from: number): Promise<boolean>;
+  /**
+   * Says that output bytes [at, at + length) are the source's bytes from `from`, copied unchanged. Such stretches
+   * are not hashed: after the swap they are compared with the old file, and only if another writer touched it.
+   * Absent where the sink has no source.
+   */
+  copied?(at: number, from: number, length: number): void;
 }
 
 /** The editing algorithm: reads `source`, writes the new content to `sink` (null on a dry run), returns its report. */
@@ -46,33 +64,93 @@ export interface Rewritten<T> {
   appendedBytes: number;
 }
 
+/** The source a sink may copy from: the old file, its size when opened, and where its copied stretches are recorded. */
+interface SinkSource {
+  handle: FileHandle;
+  size: number;
+  shown: string;
+  strategy: Strategy;
+  origin: Origin;
+}
+
 /**
  * A sink writing at increasing positions of `handle` from `start`, looping over short writes; failures are
  * worded `<context>: <reason>`. With `source` (and `start` 0) it can begin with a copy of the source's first bytes,
- * made by the source's platform strategy.
+ * made by the source's platform strategy (started ahead by `copyAhead`), and the stretches copied are recorded in
+ * the source's `origin`. `finish` cuts what a copy left past the last write; `settle` waits for a copy in flight
+ * (the handle must outlive it).
  */
 export function sinkFor(
   handle: FileHandle,
   context: string,
   start = 0,
-  source?: { handle: FileHandle; shown: string; strategy: Strategy },
-): RewriteSink {
+  source?: SinkSource,
+): RewriteSink & { finish(): Promise<void>; settle(): Promise<void> } {
   let position = start;
+  // How far the file reaches: a copy may leave more than the prefix it is used for, which the writes go over.
+  let extent = start;
   const from = start === 0 ? source : undefined;
+  // The copy of the whole source started ahead, and whether the writes may go on (it is done, or there is none).
+  let copying: Promise<void> | undefined;
+  let copied = false;
+  const copyWhole = (): Promise<void> => {
+    if (from === undefined) throw new Error("copy: no source");
+    copying ??= (async () => {
+      try {
+        await from.strategy.copyContent(from.handle.fd, handle.fd, from.size, false);
+      } catch (err) {
+        throw wrapError(err, context);
+      }
+      extent = (await handle.stat()).size;
+    })();
+    return copying;
+  };
+  // The kernel's copy must land before any write, or it would overwrite them.
+  const writable = async (): Promise<void> => {
+    if (copying === undefined || copied) return;
+    await copying;
+    copied = true;
+  };
   const copyPrefix = async (length: number): Promise<void> => {
-    if (from === undefined || position !== 0) throw new Error("copyPrefix: no source, or after a write");
-    try {
-      await from.strategy.copyContent(from.handle.fd, handle.fd, length);
-    } catch (err) {
-      throw wrapError(err, context);
-    }
+    if (from === undefined || position !== 0 || length > from.size) throw new Error("copyPrefix: no source, after a write, or too long");
+    await copyWhole();
+    copied = true;
     // The copy takes the source's size when it is reopened: shorter means it changed since it was read.
-    if ((await handle.stat()).size !== length) throw changedDuringEdit(from.shown);
+    if (extent < length) throw changedDuringEdit(from.shown);
+    from.origin.copied(0, 0, length);
     position = length;
   };
+  const keepRest = async (rest: number): Promise<boolean> => {
+    if (from === undefined || copying === undefined || position !== rest || rest > from.size) return false;
+    await writable();
+    if (extent < from.size) throw changedDuringEdit(from.shown);
+    from.origin.copied(rest, rest, from.size - rest);
+    position = from.size;
+    return true;
+  };
+  const copyAhead = (): void => {
+    if (position !== 0) return;
+    // Awaited by the first write, copyPrefix or settle; a failure is theirs to report.
+    copyWhole().catch(() => undefined);
+  };
   return {
-    ...(from === undefined ? {} : { copyPrefix }),
+    ...(from === undefined
+      ? {}
+      : { copyPrefix, copyAhead, keepRest, copied: (at: number, src: number, length: number) => from.origin.copied(at, src, length) }),
+    async finish() {
+      await writable();
+      if (extent <= position) return;
+      try {
+        await handle.truncate(position);
+      } catch (err) {
+        throw wrapError(err, context);
+      }
+    },
+    async settle() {
+      await copying?.catch(() => undefined);
+    },
     async write(data) {
+      await writable();
       const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
       let done = 0;
       try {
@@ -106,7 +184,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
       if (options.dryRun) {
         const { handle, stat } = await openRegularIn(c, t);
         try {
-          return { value: await engine(new DigestingSource(handle, Number(stat.size), false, t.shown), null, options.signal), appendedBytes: 0 };
+          return { value: await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal), appendedBytes: 0 };
         } finally {
           await handle.close();
         }
@@ -129,28 +207,33 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
             const { handle: old, stat: before } = await openRegularIn(c, t);
             try {
               assertWritable(before, t.shown, "edit");
-              const source = new DigestingSource(old, Number(before.size), true, t.shown);
+              const size = Number(before.size);
+              const origin = new Origin();
               const { value, written } = await replaceWith(
                 held,
                 before,
                 async (temp) => {
-                  const report = await engine(
-                    source,
-                    sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, shown: t.shown, strategy: c.strategy }),
-                    options.signal,
-                  ).catch((error: unknown) => {
+                  const sink = sinkFor(temp, `Cannot write ${t.shown}`, 0, { handle: old, size, shown: t.shown, strategy: c.strategy, origin });
+                  let report: T;
+                  try {
+                    report = await engine(new FileSource(old, size, t.shown), sink, options.signal);
+                  } catch (error) {
                     throw new EngineFailed(error);
-                  });
-                  const digest = await source.digest();
+                  } finally {
+                    // A copy started ahead writes into the temp file: it ends before the file is closed or removed.
+                    await sink.settle();
+                  }
+                  await sink.finish();
+                  await origin.seal(old, size);
                   checkAborted(options.signal, t.shown);
-                  return { report, digest };
+                  return report;
                 },
                 async () => {
                   if (!sameVersion(await t.lstat(), before)) throw changedDuringEdit(t.shown);
                 },
               );
-              const appendedBytes = await keepLateWrites({ held, old, before, written, digest: async () => value.digest });
-              return { value: value.report, appendedBytes };
+              const appendedBytes = await keepLateWrites({ held, old, before, written, unchanged: () => origin.unchanged(old, size, t.at, written) });
+              return { value, appendedBytes };
             } finally {
               await old.close();
             }

@@ -111,8 +111,12 @@ export interface Strategy {
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number;
-  /** Copies the first `length` bytes of the file open as `from` into the empty file open as `to`, by the kernel where it can (a reflink where the file system has them). */
-  copyContent(from: number, to: number, length: number): Promise<void>;
+  /**
+   * Copies the first `length` bytes of the file open as `from` into the empty file open as `to`, by the kernel where it can
+   * (a reflink where the file system has them). `cut: false` may leave more (what the file held past `length` when the copy
+   * reopened it), for a caller that writes over them and cuts the file at its own end.
+   */
+  copyContent(from: number, to: number, length: number, cut?: boolean): Promise<void>;
 }
 
 /** The two strategies' names. */

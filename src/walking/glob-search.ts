@@ -10,6 +10,7 @@ import { Minimatch } from "minimatch";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { walkedEntryFigures } from "../sandbox/index.js";
+import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
 import { walkTree, type WalkOptions } from "./walker.js";
@@ -110,7 +111,7 @@ export async function searchInto(
   { respectGitignore = false, countOnly = false, type, sortBy, limit }: SearchOptions = {},
 ): Promise<void> {
   const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
-  const matcher = new Minimatch(pattern, { dot: true });
+  const matches = entryMatcher(pattern);
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
@@ -157,7 +158,7 @@ export async function searchInto(
       {
         excluded: (rel) => excludes.some((m) => m.match(rel)),
         enter(dir, entry, rel, _depth, reach) {
-          if (!matcher.match(rel)) return undefined;
+          if (!matches(rel, entry.name)) return undefined;
           // Plain entries of a real, validated directory are inside by construction;
           // only a symlink can point elsewhere, and it is never descended, so its
           // target matters only when it would be listed.

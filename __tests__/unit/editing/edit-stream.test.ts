@@ -200,6 +200,17 @@ describe("streamEdit with a block cache of 4 blocks", () => {
   });
 });
 
+describe("streamEdit over blocks dense with CRLFs", () => {
+  it("more CRLFs in a block than its first gathering holds: a replaceAll and its reloads keep every ending", async () => {
+    // 64 KiB blocks of 3-byte lines: over 20,000 CRLFs each, re-read for each of the replacements.
+    const lines = Array.from({ length: 60_000 }, (_, i) => (i % 997 === 0 ? "z" : "a")).join("\r\n");
+    const raw = Buffer.from(`${lines}\r\n`);
+    const { out, diff } = await run(raw, [{ oldText: "z\na", newText: "Z\nA", replaceAll: true }]);
+    expect(out.toString()).toBe(raw.toString().replaceAll("z\r\na", "Z\r\nA"));
+    expect(diff).toContain("edits[0]: replaced 61 occurrences");
+  });
+});
+
 describe("streamEdit with many edits in one call", () => {
   it("many long exact edits (found together by the rolling hash) equal the reference", async () => {
     const many = fc.array(fc.record({ a: fc.nat(), b: fc.nat(32), newText: fc.constantFrom("", "X", "line\nbreak", "gamma77") }), {
@@ -511,10 +522,21 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
   async function withPrefix(raw: Buffer, edits: EditOperation[]) {
     const chunks: Buffer[] = [];
     const prefixes: number[] = [];
+    // When the copy was started ahead, counted in bytes written by then (it must come before any write).
+    const aheads: number[] = [];
+    // Where the output was ended by the source's rest left in place (the copy ahead holds it at the same offsets).
+    const rests: number[] = [];
     const result = await streamEdit({
       source: memSource(raw),
       edits,
       write: async (chunk) => void chunks.push(Buffer.from(chunk)),
+      copyAhead: () => void aheads.push(chunks.length),
+      keepRest: async (from) => {
+        if (aheads.length === 0 || Buffer.concat(chunks).length !== from) return false;
+        rests.push(from);
+        chunks.push(Buffer.from(raw.subarray(from)));
+        return true;
+      },
       // What a sink's kernel copy puts first: the source's first `length` bytes.
       copyPrefix: async (length) => {
         if (chunks.length > 0) throw new Error("copyPrefix after a write");
@@ -522,7 +544,7 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
         chunks.push(Buffer.from(raw.subarray(0, length)));
       },
     });
-    return { out: Buffer.concat(chunks), prefixes, result };
+    return { out: Buffer.concat(chunks), prefixes, aheads, rests, result };
   }
 
   it("an edit three quarters in: the start up to the edited bytes is copied, the rest written, CRLF kept", async () => {
@@ -534,10 +556,40 @@ describe("streamEdit hands a long unchanged start to copyPrefix (a kernel copy)"
     expect(result.bytesWritten).toBe(out.length);
   });
 
-  it("an edit near the start copies nothing ahead: the whole file is written", async () => {
+  it("an edit near the start of a large file: the copy started ahead still gives the bytes before it", async () => {
     const raw = Buffer.from(lines(0, 120_000, "\n"));
-    const { out, prefixes } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
-    expect(prefixes).toEqual([]);
+    const { out, prefixes, aheads } = await withPrefix(raw, [{ oldText: "line 100 of", newText: "row 100 of" }]);
+    expect(aheads).toEqual([0]);
+    expect(prefixes).toEqual([raw.indexOf("line 100 of")]);
     expect(out.toString()).toBe(raw.toString().replace("line 100 of", "row 100 of"));
+  });
+
+  it("edits that change no length in total leave the rest after the last one to the copy; others write it", async () => {
+    const raw = Buffer.from(lines(0, 120_000, "\r\n"));
+    const shorter = { oldText: "line 50000 of", newText: "line 50000 o" };
+    const longer = { oldText: "line 70000 of", newText: "line 70000 off" };
+    const endOf = (text: string) => raw.indexOf(text) + text.length;
+    const cases = [
+      { edits: [{ oldText: "line 50000 of", newText: "LINE 50000 of" }], rests: [endOf("line 50000 of")] },
+      { edits: [shorter, longer], rests: [endOf("line 70000 of")] },
+      { edits: [longer], rests: [] },
+    ];
+    for (const { edits, rests } of cases) {
+      const done = await withPrefix(raw, edits);
+      const expected = edits.reduce((text, e) => text.replace(e.oldText, e.newText), raw.toString());
+      expect(done.rests).toEqual(rests);
+      expect(done.out.toString()).toBe(expected);
+      expect(done.result.bytesWritten).toBe(Buffer.byteLength(expected));
+    }
+  });
+
+  it("a file under 1 MiB is neither copied ahead nor copied: the whole file is written", async () => {
+    const raw = Buffer.from(lines(0, 20_000, "\n"));
+    expect(raw.length).toBeLessThan(1024 * 1024);
+    const target = "line 19000 of";
+    const { out, prefixes, aheads } = await withPrefix(raw, [{ oldText: target, newText: "row 19000 of" }]);
+    expect(aheads).toEqual([]);
+    expect(prefixes).toEqual([]);
+    expect(out.toString()).toBe(raw.toString().replace(target, "row 19000 of"));
   });
 });

@@ -215,10 +215,12 @@ function holdThroughFd(dir: OpenedDir, name: string, expected?: DirId): Promise<
 }
 
 /** procfd's copy: copy_file_range (or a reflink) between the two files, reopened through /proc/self/fd. */
-async function copyByKernel(from: number, to: number, length: number): Promise<void> {
+async function copyByKernel(from: number, to: number, length: number, cut = true): Promise<void> {
   const [src, dst] = [fdLink(from), fdLink(to)];
   if (length < SMALL_COPY) syncFs.copyFileSync(src, dst, syncFs.constants.COPYFILE_FICLONE);
   else await fs.copyFile(src, dst, syncFs.constants.COPYFILE_FICLONE);
-  // It copies the size the file has when it is reopened; a later append to it is not ours to copy.
-  if (syncFs.fstatSync(to).size > length) syncFs.ftruncateSync(to, length);
+  // It copies the size the file has when it is reopened; a later append to it is not ours to copy. Cutting the
+  // copy of a large file short frees page-cache pages, which cost a fifth of the copy: a caller that writes
+  // over them anyway leaves the cut to its end.
+  if (cut && syncFs.fstatSync(to).size > length) syncFs.ftruncateSync(to, length);
 }

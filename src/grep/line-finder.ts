@@ -15,6 +15,14 @@ const WIDE_BYTE = /[\x80-\xff]/g;
 const SAMPLE_BYTES = 16 * 1024;
 
 /**
+ * The longest stretch of whole lines turned into one string at a time (a Latin-1 view or a decoded
+ * block). A string past V8's 128 KiB object limit is allocated in fresh pages of its own, one per
+ * region: viewing a 600 MiB file in 256 KiB strings cost 0.8 ns a byte, mostly page faults, and in
+ * 64 KiB strings, which the young generation recycles, 0.15 ns.
+ */
+const VIEW_BYTES = 64 * 1024;
+
+/**
  * Whether at least a quarter of the region's lines (judged on its start) hold a byte past ASCII.
  * Decoding a region whole cost about twice its Latin-1 view, and testing a wide line alone about
  * 1.6 times a block's share of it (a 600 MiB mostly-ASCII file and a 60 MiB all-accented one):
@@ -64,13 +72,22 @@ export class LineFinder {
   private dense = false;
   // The region's first line is (part of) a line longer than the piece size (regex only).
   private piece: Piece | undefined;
-  // Block mode (see nextDecoded): the region decoded whole, undefined until asked for, "" when the
-  // region does not qualify; and one line start known in both units (`mapByte` ↔ `mapChar`).
-  private decoded: string | undefined;
+  // The window of whole lines `winStart`..`winEnd` (bytes of the region) that `view` or `decoded`
+  // holds; the candidates above are bytes of the region, found in it.
+  private winStart = 0;
+  private winEnd = 0;
+  // Block mode (see nextDecoded): whether the region qualifies (undefined until asked), the window
+  // decoded ("" when it is not valid UTF-8), and one line start known in both units (`mapByte` ↔ `mapChar`).
+  private block: boolean | undefined;
+  private decoded = "";
   private mapByte = 0;
   private mapChar = 0;
 
-  constructor(private readonly query: Query) {}
+  /** `viewBytes`: the longest stretch of lines viewed as one string (VIEW_BYTES; tests make it small). */
+  constructor(
+    private readonly query: Query,
+    private readonly viewBytes = VIEW_BYTES,
+  ) {}
 
   /**
    * Starts a new region; `buf` holds whole lines, its last one possibly unterminated. With `piece`,
@@ -84,7 +101,10 @@ export class LineFinder {
     this.candLs = -1;
     this.wideLs = -1;
     this.dense = false;
-    this.decoded = undefined;
+    this.winStart = 0;
+    this.winEnd = 0;
+    this.block = undefined;
+    this.decoded = "";
     this.mapByte = 0;
     this.mapChar = 0;
   }
@@ -318,21 +338,56 @@ export class LineFinder {
   }
 
   /**
+   * The next matching line for the view strategies, window by window: each window is whole lines of
+   * at most `viewBytes` (or one longer line), viewed as one string, so a search within it finds
+   * what a search of the region would (no line, and so no match, crosses its ends).
+   */
+  private nextViewed(pos: number): number {
+    while (pos < this.buf.length) {
+      if (pos < this.winStart || pos >= this.winEnd) this.openWindow(pos);
+      const ls = this.decoded !== "" ? this.nextDecoded(pos) : this.nextInView(pos);
+      if (ls >= 0) return ls;
+      pos = this.winEnd;
+    }
+    return -1;
+  }
+
+  // Views the whole lines from line start `pos`: up to the last line feed within `viewBytes`, or past the first one when none is.
+  private openWindow(pos: number): void {
+    const buf = this.buf;
+    let end = buf.length;
+    if (pos + this.viewBytes < buf.length) {
+      const nl = buf.lastIndexOf(LF, pos + this.viewBytes - 1);
+      end = nl >= pos ? nl + 1 : this.lineEnd(pos + this.viewBytes) + 1;
+    }
+    this.winStart = pos;
+    this.winEnd = Math.min(end, buf.length);
+    this.candLs = -1;
+    this.wideLs = -1;
+    this.view = undefined;
+    this.block ??= this.query.strategy === "latin1+wide" && this.query.blockSafe && mostlyWide(buf);
+    const window = buf.subarray(pos, this.winEnd);
+    this.decoded = this.block && isUtf8(window) ? window.toString("utf8") : "";
+    this.mapByte = pos;
+    this.mapChar = 0;
+  }
+
+  /**
    * Block mode, for a regex that no match of can run across lines, over a region holding text past
-   * ASCII: the region is decoded once and the multiline expression run over it (rather than each
-   * such line decoded and tested alone). Only a region of valid UTF-8 qualifies, whose decoding is
+   * ASCII: each window is decoded once and the multiline expression run over it (rather than each
+   * such line decoded and tested alone). Only a window of valid UTF-8 qualifies, whose decoding is
    * its lines' decodings joined by line feeds, so a line start maps to a character index; others
-   * keep the Latin-1 view with wide lines tested one by one.
+   * keep the Latin-1 view with wide lines tested one by one. -1 when the window holds no more.
    */
   private nextDecoded(pos: number): number {
-    const text = this.decoded as string;
+    const text = this.decoded;
     for (let from = this.charIndexOf(pos); from < text.length; ) {
       const re = this.query.chunkRe;
       re.lastIndex = from;
       const m = re.exec(text);
       if (m === null) return -1;
       const lsChar = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
-      // An empty match after the region's last line feed is in no line.
+      // An empty match after the window's last line feed is in none of its lines.
       if (lsChar >= text.length) return -1;
       const ls = this.mapByte + Buffer.byteLength(text.slice(this.mapChar, lsChar));
       const le = this.lineEnd(ls);
@@ -350,10 +405,10 @@ export class LineFinder {
     return -1;
   }
 
-  // The character index in the decoded region of line start `pos`, from the last line start mapped.
+  // The character index in the decoded window of line start `pos`, from the last line start mapped.
   private charIndexOf(pos: number): number {
     if (pos < this.mapByte) {
-      this.mapByte = 0;
+      this.mapByte = this.winStart;
       this.mapChar = 0;
     }
     if (pos > this.mapByte) {
@@ -363,21 +418,17 @@ export class LineFinder {
     return this.mapChar;
   }
 
-  private nextViewed(pos: number): number {
-    if (this.decoded === undefined) {
-      const buf = this.buf;
-      const block = this.query.strategy === "latin1+wide" && this.query.blockSafe && mostlyWide(buf) && isUtf8(buf);
-      this.decoded = block ? buf.toString("utf8") : "";
-    }
-    if (this.decoded !== "") return this.nextDecoded(pos);
-    const view = (this.view ??= this.buf.toString("latin1"));
+  // The Latin-1 view of the window: candidate lines from the chunk regex, and (latin1+wide) every line past ASCII tested alone; -1 when the window holds no more.
+  private nextInView(pos: number): number {
+    const view = (this.view ??= this.buf.toString("latin1", this.winStart, this.winEnd));
     const wide = this.query.strategy === "latin1+wide";
+    const end = this.winEnd;
     for (;;) {
-      if (pos >= view.length) return -1;
+      if (pos >= end) return -1;
       if (this.candLs < pos) this.candidate(view, pos);
       if (wide && this.wideLs < pos) this.wideLine(view, pos);
       const ls = wide ? Math.min(this.candLs, this.wideLs) : this.candLs;
-      if (ls >= view.length) return -1;
+      if (ls >= end) return -1;
       const le = ls === this.candLs ? this.candLe : this.lineEnd(ls);
       // A context-free hit within an ASCII line's text is a match as it stands.
       const asciiLine = !wide || this.wideLs > ls;
@@ -389,24 +440,27 @@ export class LineFinder {
     }
   }
 
-  // The line holding the chunk regex's next hit at or after `pos`; -1 past the last.
+  // The line (bytes of the region) holding the chunk regex's next hit at or after line start `pos`; past the window when none.
   private candidate(view: string, pos: number): void {
+    const base = this.winStart;
     const re = this.query.chunkRe;
-    re.lastIndex = pos;
+    re.lastIndex = pos - base;
     const m = re.exec(view);
     if (m === null) {
       this.candLs = Number.MAX_SAFE_INTEGER;
       return;
     }
     const idx = m.index;
-    this.candLs = idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1;
-    this.candLe = this.lineEnd(idx);
-    this.candEnd = idx + m[0].length;
+    // An empty hit after the window's last line feed starts at its end: in none of its lines.
+    this.candLs = base + (idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1);
+    this.candLe = this.lineEnd(base + idx);
+    this.candEnd = base + idx + m[0].length;
   }
 
   private wideLine(view: string, pos: number): void {
-    WIDE_BYTE.lastIndex = pos;
+    const base = this.winStart;
+    WIDE_BYTE.lastIndex = pos - base;
     const m = WIDE_BYTE.exec(view);
-    this.wideLs = m === null ? Number.MAX_SAFE_INTEGER : m.index === 0 ? 0 : view.lastIndexOf("\n", m.index - 1) + 1;
+    this.wideLs = m === null ? Number.MAX_SAFE_INTEGER : base + (m.index === 0 ? 0 : view.lastIndexOf("\n", m.index - 1) + 1);
   }
 }

@@ -69,9 +69,33 @@ const ASSERTION = /[\^$]|\\[bB]|\(\?<?[=!]/;
 /** Characters that make a literal special inside a regex source. */
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
 
-// Tokens that can match a non-ASCII character (or whose meaning we do not try
-// to prove ASCII-only); any of them rules out the exact Latin-1 view.
-const WIDE_TOKEN = /[^\x00-\x7f]|\\[WSDsuxcpPk0-9]|\.|\[\^/;
+// Escapes that can match a non-ASCII character (or whose meaning we do not try to prove ASCII-only).
+const WIDE_ESCAPE = /[WSDsuxcpPk0-9]/;
+
+/**
+ * Whether every character `source` can match is ASCII, so the exact Latin-1 view may run it: no
+ * `.`, negated class, wide escape or character past ASCII. Read token by token, so a `.` or `^`
+ * inside a class (`[.,;]`) is the character it is. Even under the `i` flag no character past
+ * ASCII folds onto an ASCII one (without the `u` flag, ECMAScript's Canonicalize keeps it).
+ */
+function asciiOnly(source: string): boolean {
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i] as string;
+    if (c > "\x7f") return false;
+    if (c === "\\") {
+      if (WIDE_ESCAPE.test(source[++i] ?? "")) return false;
+    } else if (inClass) {
+      inClass = c !== "]";
+    } else if (c === "[") {
+      if (source[i + 1] === "^") return false;
+      inClass = true;
+    } else if (c === ".") {
+      return false;
+    }
+  }
+  return true;
+}
 const LOOKAROUND = /\(\?<?[=!]/;
 // What may match a line feed, or bound a class range that holds one: a negated class, an escape
 // other than \d \w \b \B and escaped punctuation, a control character written as itself.
@@ -161,5 +185,5 @@ function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {
     return /[^\x00-\x7f]/.test(spec.query) ? "latin1+wide" : "foldedBytes";
   }
   if (LOOKAROUND.test(source)) return "perLine";
-  return WIDE_TOKEN.test(source) ? "latin1+wide" : "latin1";
+  return asciiOnly(source) ? "latin1" : "latin1+wide";
 }

@@ -1,0 +1,221 @@
+// A regex run over windows of whole lines (line-finder.ts: each window viewed as one Latin-1 string
+// or decoded whole, SPEC §10, §23) against the line-by-line definition: split on \n, drop one \r
+// before each \n, decode, test each line alone. Windows as small as one byte and regions cut
+// anywhere, so lines meet every window and region edge; anchors, \b, empty matches, lines past
+// ASCII, CRLF, lone \r, U+2028 and invalid bytes included.
+import fs from "node:fs";
+import path from "node:path";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import { clipLine } from "../../../src/grep/format.js";
+import { LineFinder } from "../../../src/grep/line-finder.js";
+import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
+import type { FileRequest } from "../../../src/grep/region-search.js";
+import { escapeControls } from "../../../src/kernel/escape.js";
+import { call, textOf } from "../../support/client.js";
+import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
+import { inProcess } from "../../support/in-process.js";
+
+const memoryReader =
+  (bytes: Buffer): ReadAt =>
+  (buf, offset, length, position) =>
+    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
+
+interface RefLine {
+  lineNo: number;
+  text: string;
+  at: number;
+  occ: number;
+}
+
+/** The matching lines as the definition has them: line number, text, first occurrence, occurrences as grep -o counts them. */
+function reference(bytes: Buffer, spec: QuerySpec): RefLine[] {
+  const parts = bytes.toString("utf8").split("\n");
+  const flags = spec.caseSensitive ? "" : "i";
+  const one = new RegExp(spec.query, flags);
+  const all = new RegExp(spec.query, `g${flags}`);
+  return parts.flatMap((raw, i) => {
+    const last = i === parts.length - 1;
+    if (last && raw === "") return [];
+    const text = !last && raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+    const first = one.exec(text);
+    if (first === null) return [];
+    let occ = 0;
+    all.lastIndex = 0;
+    for (let m = all.exec(text); m !== null; m = all.exec(text)) {
+      occ++;
+      if (m[0].length === 0) all.lastIndex = m.index + 1;
+    }
+    return [{ lineNo: i + 1, text, at: first.index, occ }];
+  });
+}
+
+const request = (mode: FileRequest["mode"]): FileRequest => ({
+  mode,
+  contextLines: 0,
+  skip: 0,
+  room: 1e9,
+  displayPath: escapeControls("/f"),
+  blankFirst: false,
+  forceFirst: false,
+  occurrences: mode !== "lines",
+});
+
+// Every view strategy: ASCII-only expressions (the Latin-1 view alone), expressions past ASCII
+// (wide lines alone, or decoded windows), anchors, \b, empty matches, ones that may cross a line
+// feed in a window (and must not count), case-insensitive ones.
+const QUERIES: QuerySpec[] = [
+  { query: "[A-Z][a-z]+ [0-9]{2,3} [a-z]+[.,;]", regex: true, caseSensitive: true },
+  { query: "[A-Z][a-z]+ [0-9]{2,3}", regex: true },
+  { query: "[.]b|b[.]", regex: true },
+  { query: "[^.]b", regex: true },
+  { query: "^b", regex: true },
+  { query: "b$", regex: true },
+  { query: "^$", regex: true },
+  { query: "$", regex: true },
+  { query: "x*", regex: true },
+  { query: "\\bab?\\b", regex: true, caseSensitive: true },
+  { query: "a\\nb", regex: true },
+  { query: "b\\s+a", regex: true },
+  { query: "b[\\s.]a", regex: true },
+  { query: "a.b", regex: true },
+  { query: "[^a]$", regex: true },
+  { query: "é", regex: true },
+  { query: "é$", regex: true },
+  { query: "^é?$", regex: true },
+  { query: "[éa]b", regex: true, caseSensitive: true },
+  { query: "😀.", regex: true },
+  { query: "(?<=a)b", regex: true },
+  { query: "\\r", regex: true },
+];
+
+const TEXT_PIECES = [
+  "a",
+  "ab",
+  "b",
+  "B",
+  "x",
+  " ",
+  ".",
+  ";",
+  "é",
+  "É",
+  "😀",
+  "Ab 12 cd.",
+  "Cé 345 x,",
+  "Qa 99",
+  "\n",
+  "\n",
+  "\n",
+  "\r\n",
+  "\r",
+  "\u2028",
+  "a".repeat(40),
+];
+const pieces = fc
+  .array(fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...TEXT_PIECES) }, { weight: 1, arbitrary: fc.constant("\xff") }), { maxLength: 160 })
+  .map((ps) => Buffer.concat(ps.map((p) => (p === "\xff" ? Buffer.from([0xff]) : Buffer.from(p, "utf8")))));
+
+/** The lines `finder` finds in `bytes` as one region: line number, text and first occurrence of each. */
+function findAll(finder: LineFinder, bytes: Buffer): { lineNo: number; text: string; at: number }[] {
+  finder.reset(bytes);
+  const found: { lineNo: number; text: string; at: number }[] = [];
+  for (let ls = finder.next(0); ls >= 0; ls = finder.end >= bytes.length ? -1 : finder.next(finder.end + 1)) {
+    let lineNo = 1;
+    for (let i = bytes.indexOf(10); i >= 0 && i < ls; i = bytes.indexOf(10, i + 1)) lineNo++;
+    found.push({ lineNo, text: finder.lineText(), at: finder.occurrence() });
+  }
+  return found;
+}
+
+describe("a regex over windows of whole lines", () => {
+  it("reads a class's contents as characters: [.,;] keeps an expression on the exact Latin-1 view", () => {
+    const strategy = (query: string) => compileQuery({ query, regex: true }).strategy;
+    expect(strategy("[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]")).toBe("latin1");
+    expect(strategy("[$^.]")).toBe("latin1");
+    expect(strategy("[]a.]")).toBe("latin1+wide");
+    expect(strategy("\\.[a]")).toBe("latin1");
+    for (const wide of ["a.b", "[^.]", "[\\s]", "\\S", "é", "[é]", "\\x41", "\\u0041", "(a)\\1", "[^]"]) expect(strategy(wide)).toBe("latin1+wide");
+  });
+
+  it("finds the definition's lines and first occurrences whatever the window size", () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...QUERIES), pieces, fc.integer({ min: 1, max: 48 }), (spec, bytes, viewBytes) => {
+        const query = compileQuery(spec);
+        const want = reference(bytes, spec).map(({ lineNo, text, at }) => ({ lineNo, text, at }));
+        expect(findAll(new LineFinder(query, viewBytes), bytes)).toEqual(want);
+      }),
+      { numRuns: 1500 },
+    );
+  });
+
+  it("one finder reused from region to region forgets the last region's window", () => {
+    const query = compileQuery({ query: "[A-Z][a-z]+ [0-9]{2,3}", regex: true, caseSensitive: true });
+    const finder = new LineFinder(query, 8);
+    const first = Buffer.from("xx\nAb 12\nyy\nzz\nCd 345\n");
+    const second = Buffer.from("Ef 67\nnone\n");
+    expect(findAll(finder, first).map((l) => l.lineNo)).toEqual([2, 5]);
+    expect(findAll(finder, second).map((l) => l.lineNo)).toEqual([1]);
+  });
+
+  it("scans give the definition's lines, totals and occurrences, regions and windows cut anywhere", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...QUERIES),
+        pieces,
+        fc.integer({ min: 16, max: 300 }),
+        fc.integer({ min: 1, max: 100 }),
+        async (spec, bytes, chunkSize, viewBytes) => {
+          const query = compileQuery(spec);
+          const ref = reference(bytes, spec);
+          const opts = { chunkSize, viewBytes };
+          const counted = await scanFile(memoryReader(bytes), query, request("count"), opts);
+          expect({ lines: counted.matchingLines, occ: counted.occurrences }).toEqual({
+            lines: ref.length,
+            occ: ref.reduce((a, r) => a + r.occ, 0),
+          });
+          const shown = await scanFile(memoryReader(bytes), query, request("lines"), opts);
+          const lines = shown.text.split("\n").filter((l) => /^\d+:/.test(l));
+          expect(lines).toEqual(ref.map((r) => `${r.lineNo}:${clipLine(r.text, r.at)}`));
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describeEachStrategy("search_file_contents over a file of many windows", (_, runtime) => {
+  it("counts and shows the definition's lines for a regex without a required literal", async () => {
+    const tmp = await tempDir();
+    const server = await inProcess([tmp.dir], { runtime });
+    try {
+      // About 230 KiB: several windows; one line in seven has a match, every third holds text past ASCII.
+      const lines: string[] = [];
+      for (let i = 0; i < 4000; i++) {
+        const word = i % 3 === 0 ? "café" : "plain";
+        lines.push(i % 7 === 0 ? `${word} Abc ${1000 + i} end. ${"x".repeat(i % 40)}` : `${word} abc ${i} end ${"y".repeat(i % 30)}`);
+      }
+      const file = path.join(tmp.dir, "big.txt");
+      const bytes = Buffer.from(`${lines.join("\r\n")}\n`, "utf8");
+      fs.writeFileSync(file, bytes);
+      const noLiteral = { query: "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]", regex: true, caseSensitive: true };
+      expect(reference(bytes, noLiteral).length).toBe(572);
+      const counted = textOf(await call(server.client, "search_file_contents", { path: file, ...noLiteral, outputMode: "count" }));
+      expect(counted).toContain("Found 572 matching lines");
+      const anchored = { query: "^café Abc 2\\d+ end\\.", regex: true };
+      const want = reference(bytes, anchored).map((r) => r.lineNo);
+      expect(want.length).toBeGreaterThan(10);
+      const shown = textOf(await call(server.client, "search_file_contents", { path: file, ...anchored, outputMode: "lines" }));
+      expect(
+        shown
+          .split("\n")
+          .flatMap((l) => /^(\d+):/.exec(l)?.[1] ?? [])
+          .map(Number),
+      ).toEqual(want);
+    } finally {
+      await server.close();
+      await tmp.remove();
+    }
+  });
+});

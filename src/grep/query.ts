@@ -64,37 +64,46 @@ export interface Query {
 /** A shorter required literal is too common to be worth a first pass. */
 const MIN_REQUIRED = 2;
 
-const ASSERTION = /[\^$]|\\[bB]|\(\?<?[=!]/;
-
 /** Characters that make a literal special inside a regex source. */
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
 
 // Escapes that can match a non-ASCII character (or whose meaning we do not try to prove ASCII-only).
 const WIDE_ESCAPE = /[WSDsuxcpPk0-9]/;
 
-/**
- * Whether every character `source` can match is ASCII, so the exact Latin-1 view may run it: no
- * `.`, negated class, wide escape or character past ASCII. Read token by token, so a `.` or `^`
- * inside a class (`[.,;]`) is the character it is. Even under the `i` flag no character past
- * ASCII folds onto an ASCII one (without the `u` flag, ECMAScript's Canonicalize keeps it).
- */
-function asciiOnly(source: string): boolean {
+/** What a regex source's tokens say about it, read one by one (so `.`, `^` or `$` inside a class, as in `[.,;]`, is the character it is). */
+interface SourceTraits {
+  /**
+   * Every character it can match is ASCII, so the exact Latin-1 view may run it: no `.`, negated
+   * class, wide escape or character past ASCII. Even under the `i` flag no character past ASCII
+   * folds onto an ASCII one (without the `u` flag, ECMAScript's Canonicalize keeps it).
+   */
+  ascii: boolean;
+  /** It holds an assertion: `^`, `$`, `\b`, `\B` or a lookaround (outside a class). */
+  assertion: boolean;
+}
+
+function traitsOf(source: string): SourceTraits {
+  const traits = { ascii: true, assertion: false };
   let inClass = false;
   for (let i = 0; i < source.length; i++) {
     const c = source[i] as string;
-    if (c > "\x7f") return false;
+    if (c > "\x7f") traits.ascii = false;
     if (c === "\\") {
-      if (WIDE_ESCAPE.test(source[++i] ?? "")) return false;
+      const e = source[++i] ?? "";
+      if (WIDE_ESCAPE.test(e)) traits.ascii = false;
+      if (!inClass && (e === "b" || e === "B")) traits.assertion = true;
     } else if (inClass) {
       inClass = c !== "]";
     } else if (c === "[") {
-      if (source[i + 1] === "^") return false;
+      if (source[i + 1] === "^") traits.ascii = false;
       inClass = true;
     } else if (c === ".") {
-      return false;
+      traits.ascii = false;
+    } else if (c === "^" || c === "$" || (c === "(" && LOOKAROUND.test(source.slice(i, i + 4)))) {
+      traits.assertion = true;
     }
   }
-  return true;
+  return traits;
 }
 const LOOKAROUND = /\(\?<?[=!]/;
 // What may match a line feed, or bound a class range that holds one: a negated class, an escape
@@ -134,7 +143,7 @@ export function compileQuery(input: QuerySpec): Query {
     lineRe,
     lineReAll,
     mayBacktrack: spec.regex,
-    contextFree: !spec.regex || !ASSERTION.test(source),
+    contextFree: !spec.regex || !traitsOf(source).assertion,
     blockSafe: !LOOKAROUND.test(source) && !MAY_CROSS_LINES.test(source),
   };
 }
@@ -185,5 +194,5 @@ function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {
     return /[^\x00-\x7f]/.test(spec.query) ? "latin1+wide" : "foldedBytes";
   }
   if (LOOKAROUND.test(source)) return "perLine";
-  return asciiOnly(source) ? "latin1" : "latin1+wide";
+  return traitsOf(source).ascii ? "latin1" : "latin1+wide";
 }

@@ -80,6 +80,13 @@ const QUERIES: QuerySpec[] = [
   { query: "b\\s+a", regex: true },
   { query: "b[\\s.]a", regex: true },
   { query: "a.b", regex: true },
+  // Past ASCII and context-free: a line's Latin-1 view holds more characters than its text (é is two), so a hit there proves nothing.
+  { query: "a..b", regex: true },
+  { query: "[^ab]{3}", regex: true },
+  // Hits that start at a line's end (an empty match before its line feed), on lines past ASCII too.
+  { query: ".?$", regex: true },
+  { query: "é?$", regex: true },
+  { query: "\\s$", regex: true },
   { query: "[^a]$", regex: true },
   { query: "é", regex: true },
   { query: "é$", regex: true },
@@ -117,6 +124,19 @@ const pieces = fc
   .array(fc.oneof({ weight: 12, arbitrary: fc.constantFrom(...TEXT_PIECES) }, { weight: 1, arbitrary: fc.constant("\xff") }), { maxLength: 160 })
   .map((ps) => Buffer.concat(ps.map((p) => (p === "\xff" ? Buffer.from([0xff]) : Buffer.from(p, "utf8")))));
 
+// Mostly ASCII lines, few past ASCII: below block mode's quarter, so the Latin-1 view runs and the lines past ASCII are tested alone.
+const ASCII_PIECES = ["a", "ab", "b", "x", "xx", " ", ".", "Ab 12 cd.", "Qa 99", "\t"];
+const WIDE_PIECES = ["é", "😀", "\u00a0", "\xff"];
+const sparseLine = fc
+  .tuple(fc.array(fc.constantFrom(...ASCII_PIECES), { maxLength: 6 }), fc.option(fc.constantFrom(...WIDE_PIECES), { freq: 6 }), fc.nat(6))
+  .map(([ps, wide, at]) => (wide === null ? ps : [...ps.slice(0, at), wide, ...ps.slice(at)]));
+const sparse = fc
+  .array(fc.tuple(sparseLine, fc.constantFrom("\n", "\n", "\r\n")), { maxLength: 40 })
+  .map((lines) =>
+    Buffer.concat(lines.flatMap(([ps, eol]) => [...ps.map((p) => (p === "\xff" ? Buffer.from([0xff]) : Buffer.from(p, "utf8"))), Buffer.from(eol)])),
+  );
+const texts = fc.oneof(pieces, sparse);
+
 /** The lines `finder` finds in `bytes` as one region: line number, text and first occurrence of each. */
 function findAll(finder: LineFinder, bytes: Buffer): { lineNo: number; text: string; at: number }[] {
   finder.reset(bytes);
@@ -136,18 +156,34 @@ describe("a regex over windows of whole lines", () => {
     expect(strategy("[$^.]")).toBe("latin1");
     expect(strategy("[]a.]")).toBe("latin1+wide");
     expect(strategy("\\.[a]")).toBe("latin1");
+    const contextFree = (query: string) => compileQuery({ query, regex: true }).contextFree;
+    expect(["[^a]b", "[$]", "[\\b]x", "a(?:b)"].map(contextFree)).toEqual([true, true, true, true]);
+    expect(["^a", "a$", "\\ba", "a\\B", "a(?=b)", "(?<!a)b"].map(contextFree)).toEqual([false, false, false, false, false, false]);
     for (const wide of ["a.b", "[^.]", "[\\s]", "\\S", "é", "[é]", "\\x41", "\\u0041", "(a)\\1", "[^]"]) expect(strategy(wide)).toBe("latin1+wide");
   });
 
   it("finds the definition's lines and first occurrences whatever the window size", () => {
     fc.assert(
-      fc.property(fc.constantFrom(...QUERIES), pieces, fc.integer({ min: 1, max: 48 }), (spec, bytes, viewBytes) => {
+      fc.property(fc.constantFrom(...QUERIES), texts, fc.integer({ min: 1, max: 48 }), (spec, bytes, viewBytes) => {
         const query = compileQuery(spec);
         const want = reference(bytes, spec).map(({ lineNo, text, at }) => ({ lineNo, text, at }));
         expect(findAll(new LineFinder(query, viewBytes), bytes)).toEqual(want);
       }),
       { numRuns: 1500 },
     );
+  });
+
+  it("does not take a Latin-1 hit on a line past ASCII for a match", () => {
+    // One wide line in five: not block mode. In Latin-1, é is two characters, so "xé" has three and "aéb" two between a and b.
+    const lines = Array.from({ length: 40 }, (_, i) => (i % 10 === 3 ? "xé" : i % 10 === 7 ? "aéb" : `plain ${i}`));
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    for (const query of ["a..b", "[^ab ]{3}", "é?$", "a.b"]) {
+      const spec = { query, regex: true };
+      const want = reference(bytes, spec).map(({ lineNo, text, at }) => ({ lineNo, text, at }));
+      for (const viewBytes of [7, 64, 65536])
+        expect(findAll(new LineFinder(compileQuery(spec), viewBytes), bytes), `${query} ${viewBytes}`).toEqual(want);
+    }
+    expect(reference(bytes, { query: "a.b", regex: true }).length).toBe(4);
   });
 
   it("one finder reused from region to region forgets the last region's window", () => {
@@ -163,7 +199,7 @@ describe("a regex over windows of whole lines", () => {
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...QUERIES),
-        pieces,
+        texts,
         fc.integer({ min: 16, max: 300 }),
         fc.integer({ min: 1, max: 100 }),
         async (spec, bytes, chunkSize, viewBytes) => {

@@ -11,6 +11,13 @@ const LF = 10;
 const CR = 13;
 const WIDE_BYTE = /[\x80-\xff]/g;
 
+/**
+ * A region where the required literal leads to a line test more often than once in this many bytes
+ * goes on without it: a line's test (decoding it, running the expression) cost about what running
+ * the expression over 256 bytes of text costs.
+ */
+const DENSE_TESTED_BYTES = 256;
+
 /** Bytes of a region looked at to judge how many of its lines hold bytes past ASCII. */
 const SAMPLE_BYTES = 16 * 1024;
 
@@ -70,6 +77,9 @@ export class LineFinder {
   private lineStart = 0;
   // The query's rarest byte turned out common in this region (see indexOfQuery).
   private dense = false;
+  // Lines the required literal led to a test of in this region, and whether it turned out too common to be worth it.
+  private tested = 0;
+  private unfiltered = false;
   // The region's first line is (part of) a line longer than the piece size (regex only).
   private piece: Piece | undefined;
   // The window of whole lines `winStart`..`winEnd` (bytes of the region) that `view` or `decoded`
@@ -101,6 +111,8 @@ export class LineFinder {
     this.candLs = -1;
     this.wideLs = -1;
     this.dense = false;
+    this.tested = 0;
+    this.unfiltered = false;
     this.winStart = 0;
     this.winEnd = 0;
     this.block = undefined;
@@ -125,9 +137,9 @@ export class LineFinder {
       case "foldedBytes":
         return this.nextBytes(pos, (this.folded ??= this.fold()));
       case "prefilter":
-        return this.nextPrefiltered(pos, this.buf);
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, this.buf);
       case "foldedPrefilter":
-        return this.nextPrefiltered(pos, (this.folded ??= this.fold()));
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, (this.folded ??= this.fold()));
       case "perLine":
         return this.nextPerLine(pos);
       default:
@@ -316,16 +328,26 @@ export class LineFinder {
   }
 
   // The next line holding the required literal that the expression matches.
+  // (Where more than one line in DENSE_TESTED_BYTES holds the literal, the rest of the region goes without it: see `fallback`.)
   private nextPrefiltered(pos: number, hay: Buffer): number {
     for (let from = pos; from < this.buf.length; ) {
       const i = this.indexOfQuery(hay, this.query.bytes, from);
       if (i < 0) return -1;
       const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;
       const le = this.lineEnd(i);
+      if (++this.tested > 32 && this.tested * DENSE_TESTED_BYTES > le) {
+        this.unfiltered = true;
+        return this.nextUnfiltered(ls);
+      }
       if (this.verify(ls, le)) return ls;
       from = le + 1;
     }
     return -1;
+  }
+
+  // The next matching line by the query's fallback strategy, which needs no literal.
+  private nextUnfiltered(pos: number): number {
+    return this.query.fallback === "perLine" ? this.nextPerLine(pos) : this.nextViewed(pos);
   }
 
   private nextPerLine(pos: number): number {
@@ -365,7 +387,7 @@ export class LineFinder {
     this.candLs = -1;
     this.wideLs = -1;
     this.view = undefined;
-    this.block ??= this.query.strategy === "latin1+wide" && this.query.blockSafe && mostlyWide(buf);
+    this.block ??= this.query.fallback === "latin1+wide" && this.query.blockSafe && mostlyWide(buf);
     const window = buf.subarray(pos, this.winEnd);
     this.decoded = this.block && isUtf8(window) ? window.toString("utf8") : "";
     this.mapByte = pos;
@@ -421,7 +443,7 @@ export class LineFinder {
   // The Latin-1 view of the window: candidate lines from the chunk regex, and (latin1+wide) every line past ASCII tested alone; -1 when the window holds no more.
   private nextInView(pos: number): number {
     const view = (this.view ??= this.buf.toString("latin1", this.winStart, this.winEnd));
-    const wide = this.query.strategy === "latin1+wide";
+    const wide = this.query.fallback === "latin1+wide";
     const end = this.winEnd;
     for (;;) {
       if (pos >= end) return -1;

@@ -45,6 +45,12 @@ export interface Query {
   lineRe: RegExp;
   /** Global search of one line's text: its occurrences. */
   lineReAll: RegExp;
+  /**
+   * How lines are found without the required literal (`prefilter`, `foldedPrefilter`): where the
+   * literal turns out common, testing each line holding it costs more than running the
+   * expression over the text (line-finder.ts switches). The strategy itself for the others.
+   */
+  fallback: Strategy;
   /** True for user regexes, which may backtrack catastrophically. */
   mayBacktrack: boolean;
   /**
@@ -63,6 +69,11 @@ export interface Query {
 
 /** A shorter required literal is too common to be worth a first pass. */
 const MIN_REQUIRED = 2;
+/**
+ * A one-character required literal is worth a first pass from this rank of COMMON on (`.` and
+ * rarer: punctuation, digits, capitals): `\s[0-9]{4}\.` then looks for its `.` as grep does.
+ */
+const RARE_SINGLE_RANK = 29;
 
 /** Characters that make a literal special inside a regex source. */
 const SPECIAL = /[\\^$.*+?()[\]{}|/]/g;
@@ -130,9 +141,10 @@ export function compileQuery(input: QuerySpec): Query {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(`query is not a valid regular expression (regex: true): ${message}`, { cause: err });
   }
-  const required = spec.regex ? rarestRun(requiredLiterals(source)) : "";
-  const strategy = required.length >= MIN_REQUIRED ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : strategyOf(spec, source);
-  const plain = required.length >= MIN_REQUIRED ? required : spec.query;
+  const required = spec.regex ? rarestRun(requiredLiterals(source), spec.caseSensitive) : "";
+  const fallback = strategyOf(spec, source);
+  const strategy = required !== "" ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : fallback;
+  const plain = required !== "" ? required : spec.query;
   const bytes = Buffer.from(spec.caseSensitive ? plain : plain.replace(/[A-Z]+/g, (u) => u.toLowerCase()), "utf8");
   return {
     spec,
@@ -142,6 +154,7 @@ export function compileQuery(input: QuerySpec): Query {
     chunkRe,
     lineRe,
     lineReAll,
+    fallback,
     mayBacktrack: spec.regex,
     contextFree: !spec.regex || !traitsOf(source).assertion,
     blockSafe: !LOOKAROUND.test(source) && !MAY_CROSS_LINES.test(source),
@@ -157,12 +170,14 @@ const rankOf = (byte: number): number => {
   return at < 0 ? COMMON.length : at;
 };
 
-// The run whose rarest byte is rarest (fewest lines to test), the longer one of equals.
-function rarestRun(runs: string[]): string {
+// The run whose rarest byte is rarest (fewest lines to test), the longer one of equals; "" when none is worth a first pass.
+function rarestRun(runs: string[], caseSensitive: boolean): string {
   let best = "";
   let bestScore = -1;
   for (const run of runs) {
-    if (run.length < MIN_REQUIRED) continue;
+    // A single character is looked for only when it is rare (as the search looks for it: lowered without case).
+    const single = run.length === 1 && rankOf((caseSensitive ? run : run.toLowerCase()).charCodeAt(0)) >= RARE_SINGLE_RANK;
+    if (run.length < MIN_REQUIRED && !single) continue;
     const bytes = Buffer.from(run, "latin1");
     const score = rankOf(bytes[rarestByte(bytes)] as number) * 1000 + Math.min(run.length, 999);
     if (score > bestScore) {

@@ -95,6 +95,15 @@ const QUERIES: QuerySpec[] = [
   { query: "😀.", regex: true },
   { query: "(?<=a)b", regex: true },
   { query: "\\r", regex: true },
+  // A required literal (one rare character, or a common run) looked for first, until it turns out too common in a region.
+  { query: "[A-Z][a-z]+ [0-9]{2,3} [a-z]+\\.", regex: true, caseSensitive: true },
+  { query: "b\\s*\\.", regex: true },
+  { query: "\\.$", regex: true },
+  { query: "(?<=a)\\.|(?<=a)\\.", regex: true },
+  { query: "(?<=[ab])\\.", regex: true },
+  { query: "é\\.?", regex: true },
+  { query: "ab+", regex: true },
+  { query: "\\.(?![\\s\\S])", regex: true },
 ];
 
 const TEXT_PIECES = [
@@ -151,7 +160,8 @@ function findAll(finder: LineFinder, bytes: Buffer): { lineNo: number; text: str
 
 describe("a regex over windows of whole lines", () => {
   it("reads a class's contents as characters: [.,;] keeps an expression on the exact Latin-1 view", () => {
-    const strategy = (query: string) => compileQuery({ query, regex: true }).strategy;
+    // The strategy without a required literal (a view's; `\.` makes "." one).
+    const strategy = (query: string) => compileQuery({ query, regex: true }).fallback;
     expect(strategy("[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]")).toBe("latin1");
     expect(strategy("[$^.]")).toBe("latin1");
     expect(strategy("[]a.]")).toBe("latin1+wide");
@@ -184,6 +194,27 @@ describe("a regex over windows of whole lines", () => {
         expect(findAll(new LineFinder(compileQuery(spec), viewBytes), bytes), `${query} ${viewBytes}`).toEqual(want);
     }
     expect(reference(bytes, { query: "a.b", regex: true }).length).toBe(4);
+  });
+
+  it("looks for a rare one-character literal first, and goes without it where it is common", () => {
+    const q = compileQuery({ query: "\\s[0-9]{4}\\.", regex: true, caseSensitive: true });
+    expect({ strategy: q.strategy, literal: q.bytes.toString(), fallback: q.fallback }).toEqual({
+      strategy: "prefilter",
+      literal: ".",
+      fallback: "latin1+wide",
+    });
+    expect(compileQuery({ query: "\\s[0-9]{4}e", regex: true }).strategy).toBe("latin1+wide");
+    expect(compileQuery({ query: "(?<=x)\\.", regex: true }).fallback).toBe("perLine");
+    // A "." on every line: the region goes on without the literal, and finds what the definition finds.
+    const lines = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? `x ${1000 + i}. é` : i % 3 === 1 ? `a.b ${i}.` : `a.b ${i}`));
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    // A lookahead past the line's end sees nothing in the line alone, and the next line in a view of several.
+    for (const query of ["\\s[0-9]{4}\\.", "(?<=a)\\.", "é$|\\.b", "\\.(?![\\s\\S])"]) {
+      const spec = { query, regex: true };
+      const want = reference(bytes, spec).map(({ lineNo, text, at }) => ({ lineNo, text, at }));
+      expect(want.length, query).toBeGreaterThan(50);
+      for (const viewBytes of [5, 65536]) expect(findAll(new LineFinder(compileQuery(spec), viewBytes), bytes), query).toEqual(want);
+    }
   });
 
   it("one finder reused from region to region forgets the last region's window", () => {

@@ -420,7 +420,9 @@ export class LineFinder {
       this.mapChar = leChar + 1;
       // A context-free hit within the line's text is a match as it stands, and its first occurrence.
       const textEndChar = leChar - (this.textEnd(ls, le) < le ? 1 : 0);
-      if (this.query.contextFree && m.index + m[0].length <= textEndChar) return this.found(ls, le, undefined, m.index - lsChar, -1);
+      if (this.query.contextFree && m.index + m[0].length <= textEndChar) {
+        return this.found(ls, le, undefined, this.query.located ? -1 : m.index - lsChar, -1);
+      }
       if (this.verify(ls, le)) return ls;
       from = leChar + 1;
     }

@@ -3,6 +3,7 @@
  * matching plan the scanner runs (SPEC §10): what runs on bytes, what needs a
  * decoded line, and whether the plan must run isolated from the event loop.
  */
+import { locatorSource } from "./locator.js";
 import { requiredLiterals } from "./required-literal.js";
 
 /** The query as the tool receives it. */
@@ -39,8 +40,13 @@ export interface Query {
   bytes: Buffer;
   /** Index in `bytes` of the byte least common in source text and prose, which a scan looks for first. */
   rareAt: number;
-  /** Global multiline search over a chunk; finds candidate lines. */
+  /** Global multiline search over a chunk; finds candidate lines (the expression, or its faster locator: locator.ts). */
   chunkRe: RegExp;
+  /**
+   * `chunkRe` is the expression's locator (locator.ts): each of its hits is a match too (the
+   * shortest run of the opening character), but the line's first one may start earlier.
+   */
+  located: boolean;
   /** Non-global test of one line's text: the definition of a match. */
   lineRe: RegExp;
   /** Global search of one line's text: its occurrences. */
@@ -141,6 +147,8 @@ export function compileQuery(input: QuerySpec): Query {
     const message = err instanceof Error ? err.message : String(err);
     throw new Error(`query is not a valid regular expression (regex: true): ${message}`, { cause: err });
   }
+  const located = spec.regex ? locatorOf(source, flags) : undefined;
+  const contextFree = !spec.regex || !traitsOf(source).assertion;
   const required = spec.regex ? rarestRun(requiredLiterals(source), spec.caseSensitive) : "";
   const fallback = strategyOf(spec, source);
   const strategy = required !== "" ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : fallback;
@@ -151,14 +159,26 @@ export function compileQuery(input: QuerySpec): Query {
     strategy,
     bytes,
     rareAt: rarestByte(bytes),
-    chunkRe,
+    chunkRe: located ?? chunkRe,
+    located: located !== undefined,
     lineRe,
     lineReAll,
     fallback,
     mayBacktrack: spec.regex,
-    contextFree: !spec.regex || !traitsOf(source).assertion,
+    contextFree,
     blockSafe: !LOOKAROUND.test(source) && !MAY_CROSS_LINES.test(source),
   };
+}
+
+// The locator of `source` compiled for a chunk, when it has one that cannot match an empty string (which would make every line a candidate).
+function locatorOf(source: string, flags: string): RegExp | undefined {
+  const locator = locatorSource(source);
+  if (locator === undefined) return undefined;
+  try {
+    return new RegExp(locator, flags).test("") ? undefined : new RegExp(locator, `gm${flags}`);
+  } catch {
+    return undefined;
+  }
 }
 
 // How common a byte is in source code and prose, roughly: space and lower-case letters most, then

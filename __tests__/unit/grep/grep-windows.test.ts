@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
 import { clipLine } from "../../../src/grep/format.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
+import { locatorSource } from "../../../src/grep/locator.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
@@ -104,6 +105,17 @@ const QUERIES: QuerySpec[] = [
   { query: "é\\.?", regex: true },
   { query: "ab+", regex: true },
   { query: "\\.(?![\\s\\S])", regex: true },
+  // Opening with a repeated character: candidate lines are found by a shorter locator, and tested whole.
+  { query: "[a-z]+ [0-9]{2,3}", regex: true },
+  { query: "\\w+\\s\\d", regex: true },
+  { query: "a*b$", regex: true },
+  { query: "x{2,}a", regex: true },
+  { query: "[ab]+?\\.", regex: true },
+  { query: ".+é", regex: true },
+  { query: "\\s+$", regex: true },
+  { query: "[^a]+b(?:a|x)", regex: true },
+  { query: "a+b|x", regex: true },
+  { query: "\\S{2,3}\\b", regex: true },
 ];
 
 const TEXT_PIECES = [
@@ -215,6 +227,31 @@ describe("a regex over windows of whole lines", () => {
       expect(want.length, query).toBeGreaterThan(50);
       for (const viewBytes of [5, 65536]) expect(findAll(new LineFinder(compileQuery(spec), viewBytes), bytes), query).toEqual(want);
     }
+  });
+
+  it("finds lines of an expression opening with a repeated character by the shorter one every match holds", () => {
+    const cases: [string, string | undefined][] = [
+      ["[a-z]+ [0-9]{4,5}", "[a-z] [0-9]{4,5}"],
+      ["\\w+\\s\\d", "\\w\\s\\d"],
+      ["a*?b", "b"],
+      ["x{2,}a", "x{2}a"],
+      ["x{2,5}a", "x{2}a"],
+      ["[.,\\]]+b", "[.,\\]]b"],
+      // JavaScript's [] is an empty class: here the + repeats "]".
+      ["[]a]+b", undefined],
+      ["x{3}a", undefined],
+      ["a+", undefined],
+      ["a+b|c", undefined],
+      ["(a)+b", undefined],
+      ["\\1+b", undefined],
+      ["^a+b", undefined],
+      ["é+b", undefined],
+    ];
+    for (const [source, locator] of cases) expect(locatorSource(source), source).toBe(locator);
+    const q = compileQuery({ query: "[a-z]+ [0-9]{4,5}", regex: true });
+    expect({ locator: q.chunkRe.source, located: q.located }).toEqual({ locator: "[a-z] [0-9]{4,5}", located: true });
+    // One that would match an empty string (every line a candidate) is not used.
+    expect(compileQuery({ query: "a*b?", regex: true }).chunkRe.source).toBe("a*b?");
   });
 
   it("one finder reused from region to region forgets the last region's window", () => {

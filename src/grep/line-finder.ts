@@ -335,7 +335,7 @@ export class LineFinder {
       if (i < 0) return -1;
       const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;
       const le = this.lineEnd(i);
-      if (++this.tested > 32 && this.tested * DENSE_TESTED_BYTES > le) {
+      if (++this.tested > 4 && this.tested * DENSE_TESTED_BYTES > le) {
         this.unfiltered = true;
         return this.nextUnfiltered(ls);
       }

@@ -90,6 +90,8 @@ export class LineFinder {
   // decoded ("" when it is not valid UTF-8), and one line start known in both units (`mapByte` ↔ `mapChar`).
   private block: boolean | undefined;
   private decoded = "";
+  // The window start `decoded` was made for (-1: not yet for this window).
+  private decodedAt = -1;
   private mapByte = 0;
   private mapChar = 0;
 
@@ -117,6 +119,7 @@ export class LineFinder {
     this.winEnd = 0;
     this.block = undefined;
     this.decoded = "";
+    this.decodedAt = -1;
     this.mapByte = 0;
     this.mapChar = 0;
   }
@@ -140,6 +143,8 @@ export class LineFinder {
         return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, this.buf);
       case "foldedPrefilter":
         return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, (this.folded ??= this.fold()));
+      case "segment":
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextSegmented(pos);
       case "perLine":
         return this.nextPerLine(pos);
       default:
@@ -345,6 +350,31 @@ export class LineFinder {
     return -1;
   }
 
+  // The next line holding the required run of ASCII classes that the expression matches (strategy `segment`), window by window.
+  private nextSegmented(pos: number): number {
+    const re = this.query.segmentRe as RegExp;
+    while (pos < this.buf.length) {
+      if (pos < this.winStart || pos >= this.winEnd) this.openWindow(pos);
+      const view = (this.view ??= this.buf.toString("latin1", this.winStart, this.winEnd));
+      re.lastIndex = pos - this.winStart;
+      const m = re.exec(view);
+      if (m === null) {
+        pos = this.winEnd;
+        continue;
+      }
+      const i = this.winStart + m.index;
+      const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;
+      const le = this.lineEnd(i);
+      if (++this.tested > 4 && this.tested * DENSE_TESTED_BYTES > le) {
+        this.unfiltered = true;
+        return this.nextUnfiltered(ls);
+      }
+      if (this.verify(ls, le)) return ls;
+      pos = le + 1;
+    }
+    return -1;
+  }
+
   // The next matching line by the query's fallback strategy, which needs no literal.
   private nextUnfiltered(pos: number): number {
     return this.query.fallback === "perLine" ? this.nextPerLine(pos) : this.nextViewed(pos);
@@ -367,6 +397,7 @@ export class LineFinder {
   private nextViewed(pos: number): number {
     while (pos < this.buf.length) {
       if (pos < this.winStart || pos >= this.winEnd) this.openWindow(pos);
+      if (this.decodedAt !== this.winStart) this.decodeWindow();
       const ls = this.decoded !== "" ? this.nextDecoded(pos) : this.nextInView(pos);
       if (ls >= 0) return ls;
       pos = this.winEnd;
@@ -387,11 +418,18 @@ export class LineFinder {
     this.candLs = -1;
     this.wideLs = -1;
     this.view = undefined;
+    this.decodedAt = -1;
+  }
+
+  // Decodes the window when the region takes block mode (see nextDecoded).
+  private decodeWindow(): void {
+    const buf = this.buf;
     this.block ??= this.query.fallback === "latin1+wide" && this.query.blockSafe && mostlyWide(buf);
-    const window = buf.subarray(pos, this.winEnd);
+    const window = buf.subarray(this.winStart, this.winEnd);
     this.decoded = this.block && isUtf8(window) ? window.toString("utf8") : "";
-    this.mapByte = pos;
+    this.mapByte = this.winStart;
     this.mapChar = 0;
+    this.decodedAt = this.winStart;
   }
 
   /**

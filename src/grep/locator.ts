@@ -14,7 +14,7 @@ const PLAIN = /^[\x20-\x7e]$/;
 const QUANTIFIER = /^(?:[+*]|\{(\d+)(,(\d*))?\})\??/;
 
 /** The end (exclusive) of the class opening at `start`: the first unescaped `]` after it (JavaScript's `[]` is an empty class). */
-function classEnd(source: string, start: number): number {
+export function classEnd(source: string, start: number): number {
   for (let i = start + 1; i < source.length; i++) {
     if (source[i] === "\\") i++;
     else if (source[i] === "]") return i + 1;

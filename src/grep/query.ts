@@ -5,6 +5,7 @@
  */
 import { locatorSource } from "./locator.js";
 import { requiredLiterals } from "./required-literal.js";
+import { requiredSegment } from "./required-segment.js";
 
 /** The query as the tool receives it. */
 export interface QuerySpec {
@@ -28,9 +29,11 @@ export interface QuerySpec {
  * - `prefilter` / `foldedPrefilter`: a regex with a literal every match holds (required-literal.ts):
  *   lines holding its bytes (A-Z lowered for any case) are found as for `bytes`, and only they are
  *   decoded and tested;
+ * - `segment`: a regex past ASCII without a required literal, but with a rare run of ASCII classes every
+ *   match holds (required-segment.ts): lines where it hits the Latin-1 view are decoded and tested;
  * - `never`: a literal holding a line feed cannot occur inside a line.
  */
-type Strategy = "bytes" | "foldedBytes" | "prefilter" | "foldedPrefilter" | "latin1" | "latin1+wide" | "perLine" | "never";
+type Strategy = "bytes" | "foldedBytes" | "prefilter" | "foldedPrefilter" | "segment" | "latin1" | "latin1+wide" | "perLine" | "never";
 
 /** A compiled query; plain data plus regexes, rebuilt from `spec` inside a worker. */
 export interface Query {
@@ -47,6 +50,8 @@ export interface Query {
    * shortest run of the opening character), but the line's first one may start earlier.
    */
   located: boolean;
+  /** Global multiline search of a Latin-1 view for the required run of ASCII classes (strategy `segment`). */
+  segmentRe: RegExp | undefined;
   /** Non-global test of one line's text: the definition of a match. */
   lineRe: RegExp;
   /** Global search of one line's text: its occurrences. */
@@ -151,7 +156,8 @@ export function compileQuery(input: QuerySpec): Query {
   const contextFree = !spec.regex || !traitsOf(source).assertion;
   const required = spec.regex ? rarestRun(requiredLiterals(source), spec.caseSensitive) : "";
   const fallback = strategyOf(spec, source);
-  const strategy = required !== "" ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : fallback;
+  const segmentRe = required === "" && spec.regex && fallback === "latin1+wide" ? segmentOf(source, flags) : undefined;
+  const strategy = required !== "" ? (spec.caseSensitive ? "prefilter" : "foldedPrefilter") : segmentRe !== undefined ? "segment" : fallback;
   const plain = required !== "" ? required : spec.query;
   const bytes = Buffer.from(spec.caseSensitive ? plain : plain.replace(/[A-Z]+/g, (u) => u.toLowerCase()), "utf8");
   return {
@@ -161,6 +167,7 @@ export function compileQuery(input: QuerySpec): Query {
     rareAt: rarestByte(bytes),
     chunkRe: located ?? chunkRe,
     located: located !== undefined,
+    segmentRe,
     lineRe,
     lineReAll,
     fallback,
@@ -176,6 +183,23 @@ function locatorOf(source: string, flags: string): RegExp | undefined {
   if (locator === undefined) return undefined;
   try {
     return new RegExp(locator, flags).test("") ? undefined : new RegExp(locator, `gm${flags}`);
+  } catch {
+    return undefined;
+  }
+}
+
+/** A required run of ASCII classes rarer than this (the sum of its atoms' ranks in COMMON: two digits) is worth a first pass. */
+const RARE_SEGMENT = 76;
+
+// The search for `source`'s rarest required run of ASCII classes, when one is rare enough.
+function segmentOf(source: string, flags: string): RegExp | undefined {
+  const rank = (atom: RegExp): number => {
+    for (let i = 0; i < COMMON.length; i++) if (atom.test(COMMON[i] as string)) return i;
+    return COMMON.length;
+  };
+  try {
+    const segment = requiredSegment(source, flags, rank);
+    return segment !== undefined && segment.rarity >= RARE_SEGMENT ? new RegExp(segment.source, `gm${flags}`) : undefined;
   } catch {
     return undefined;
   }

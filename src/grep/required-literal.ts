@@ -10,7 +10,7 @@ const IDENTITY_ESCAPE = /[^A-Za-z0-9_]/;
 const QUANTIFIER_OPTIONAL = new Set(["?", "*", "{"]);
 
 /** The end (exclusive) of the group or class opening at `start`, its escapes and nested groups and classes skipped. */
-function skipNested(source: string, start: number): number {
+export function skipNested(source: string, start: number): number {
   let depth = 0;
   let inClass = false;
   for (let i = start; i < source.length; i++) {
@@ -29,7 +29,7 @@ function skipNested(source: string, start: number): number {
 const OPERAND: Record<string, RegExp> = { x: /^[0-9A-Fa-f]{0,2}/, u: /^(?:\{[0-9A-Fa-f]*\}|[0-9A-Fa-f]{0,4})/, c: /^[A-Za-z]?/, k: /^(?:<[^>]*>)?/ };
 
 /** The end (exclusive) of the escape at `start`: its letter and the operand the letter takes, never read as plain characters. */
-function escapeEnd(source: string, start: number): number {
+export function escapeEnd(source: string, start: number): number {
   const e = source[start + 1] ?? "";
   const operand = e >= "0" && e <= "9" ? /^[0-9]*/ : OPERAND[e];
   const after = start + 2;

@@ -11,6 +11,7 @@ import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
 import { clipLine } from "../../../src/grep/format.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
 import { locatorSource } from "../../../src/grep/locator.js";
+import { requiredSegment } from "../../../src/grep/required-segment.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
@@ -116,6 +117,11 @@ const QUERIES: QuerySpec[] = [
   { query: "[^a]+b(?:a|x)", regex: true },
   { query: "a+b|x", regex: true },
   { query: "\\S{2,3}\\b", regex: true },
+  // Past ASCII, no required literal, a rare run of ASCII classes (digits) every match holds.
+  { query: "\\S+ [0-9]{2}", regex: true },
+  { query: ".[0-9]{2,3}$", regex: true },
+  { query: "é [0-9]{2}", regex: true },
+  { query: "[0-9]{2}\\s*\\S", regex: true },
 ];
 
 const TEXT_PIECES = [
@@ -215,7 +221,7 @@ describe("a regex over windows of whole lines", () => {
       literal: ".",
       fallback: "latin1+wide",
     });
-    expect(compileQuery({ query: "\\s[0-9]{4}e", regex: true }).strategy).toBe("latin1+wide");
+    expect(compileQuery({ query: "\\s[a-z]{4}e", regex: true }).strategy).toBe("latin1+wide");
     expect(compileQuery({ query: "(?<=x)\\.", regex: true }).fallback).toBe("perLine");
     // A "." on every line: the region goes on without the literal, and finds what the definition finds.
     const lines = Array.from({ length: 300 }, (_, i) => (i % 3 === 0 ? `x ${1000 + i}. é` : i % 3 === 1 ? `a.b ${i}.` : `a.b ${i}`));
@@ -252,6 +258,34 @@ describe("a regex over windows of whole lines", () => {
     expect({ locator: q.chunkRe.source, located: q.located }).toEqual({ locator: "[a-z] [0-9]{4,5}", located: true });
     // One that would match an empty string (every line a candidate) is not used.
     expect(compileQuery({ query: "a*b?", regex: true }).chunkRe.source).toBe("a*b?");
+  });
+
+  it("looks first for a rare run of ASCII classes every match of an expression past ASCII holds", () => {
+    const rank = (atom: RegExp) => (atom.test("e") ? 1 : atom.test("0") ? 38 : atom.test("E") ? 57 : 80);
+    const cases: [string, string | undefined][] = [
+      ["[A-Z]\\w+\\s[0-9]{4,5}", "(?:[0-9]){4}"],
+      ["é [0-9]{2}x", " (?:[0-9]){2}x"],
+      ["\\d\\d.", "\\d\\d"],
+      ["[^a]+[A-Z]{2,}", "(?:[A-Z]){2}"],
+      // A repeated atom ends a run and starts the next: "x12y" holds x[0-9]{2} and [0-9]{2}y, not x[0-9]{2}y.
+      ["x[0-9]{2,}y\\s", "x(?:[0-9]){2}"],
+      ["(?:\\d\\d)+\\s", undefined],
+      ["\\d{3}é|x", undefined],
+      ["\\x41\\d?\\s", undefined],
+      ["[é0-9]\\s", undefined],
+    ];
+    for (const [source, segment] of cases) expect(requiredSegment(source, "", rank)?.source, source).toBe(segment);
+    const q = compileQuery({ query: "[A-Z]\\w+\\s[0-9]{4,5}", regex: true, caseSensitive: true });
+    expect({ strategy: q.strategy, segment: q.segmentRe?.source }).toEqual({ strategy: "segment", segment: "(?:[0-9]){4}" });
+    // Digits on every line: the region goes on without the run, and finds what the definition finds.
+    const lines = Array.from({ length: 300 }, (_, i) => (i % 4 === 0 ? `é ${100 + i}` : i % 4 === 1 ? `Ab\u00a0${1000 + i}` : `x ${i}`));
+    const bytes = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+    for (const query of ["é [0-9]{2}", "[A-Z]\\w+\\s[0-9]{4,5}", "\\S [0-9]{2}$"]) {
+      const spec = { query, regex: true, caseSensitive: true };
+      const want = reference(bytes, spec).map(({ lineNo, text, at }) => ({ lineNo, text, at }));
+      expect(want.length, query).toBeGreaterThan(40);
+      for (const viewBytes of [5, 65536]) expect(findAll(new LineFinder(compileQuery(spec), viewBytes), bytes), query).toEqual(want);
+    }
   });
 
   it("one finder reused from region to region forgets the last region's window", () => {

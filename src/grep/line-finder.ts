@@ -505,6 +505,10 @@ export class LineFinder {
   // The line (bytes of the region) holding the chunk regex's next hit at or after line start `pos`; past the window when none.
   private candidate(view: string, pos: number): void {
     const base = this.winStart;
+    if (this.query.startRe !== undefined) {
+      this.startCandidate(view, pos, this.query.startRe);
+      return;
+    }
     const re = this.query.chunkRe;
     re.lastIndex = pos - base;
     const m = re.exec(view);
@@ -517,6 +521,26 @@ export class LineFinder {
     this.candLs = base + (idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1);
     this.candLe = this.lineEnd(base + idx);
     this.candEnd = base + idx + m[0].length;
+  }
+
+  // As `candidate`, for an expression anchored at line starts: the line after the line feed `re` hits, the window's
+  // first line (no line feed before it in the view) always; never taken for a match untested.
+  private startCandidate(view: string, pos: number, re: RegExp): void {
+    const base = this.winStart;
+    this.candEnd = Number.MAX_SAFE_INTEGER;
+    if (pos === base) {
+      this.candLs = pos;
+      this.candLe = this.lineEnd(pos);
+      return;
+    }
+    re.lastIndex = pos - base - 1;
+    const m = re.exec(view);
+    if (m === null) {
+      this.candLs = Number.MAX_SAFE_INTEGER;
+      return;
+    }
+    this.candLs = base + m.index + 1;
+    this.candLe = this.lineEnd(this.candLs);
   }
 
   private wideLine(view: string, pos: number): void {

@@ -3,7 +3,7 @@
  * matching plan the scanner runs (SPEC §10): what runs on bytes, what needs a
  * decoded line, and whether the plan must run isolated from the event loop.
  */
-import { locatorSource } from "./locator.js";
+import { lineStartSource, locatorSource } from "./locator.js";
 import { requiredLiterals } from "./required-literal.js";
 import { requiredSegment } from "./required-segment.js";
 
@@ -50,6 +50,8 @@ export interface Query {
    * shortest run of the opening character), but the line's first one may start earlier.
    */
   located: boolean;
+  /** For an expression anchored at line starts, the faster search for candidate lines but a view's first (locator.ts `lineStartSource`). */
+  startRe: RegExp | undefined;
   /** Global multiline search of a Latin-1 view for the required run of ASCII classes (strategy `segment`). */
   segmentRe: RegExp | undefined;
   /** Non-global test of one line's text: the definition of a match. */
@@ -168,6 +170,7 @@ export function compileQuery(input: QuerySpec): Query {
     chunkRe: located ?? chunkRe,
     located: located !== undefined,
     segmentRe,
+    startRe: spec.regex ? compiled(lineStartSource(source), `gm${flags}`) : undefined,
     lineRe,
     lineReAll,
     fallback,
@@ -175,6 +178,16 @@ export function compileQuery(input: QuerySpec): Query {
     contextFree,
     blockSafe: !LOOKAROUND.test(source) && !MAY_CROSS_LINES.test(source),
   };
+}
+
+// `source` compiled with `flags`, when it is given and compiles.
+function compiled(source: string | undefined, flags: string): RegExp | undefined {
+  if (source === undefined) return undefined;
+  try {
+    return new RegExp(source, flags);
+  } catch {
+    return undefined;
+  }
 }
 
 // The locator of `source` compiled for a chunk, when it has one that cannot match an empty string (which would make every line a candidate).

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
 import { clipLine } from "../../../src/grep/format.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
-import { locatorSource } from "../../../src/grep/locator.js";
+import { lineStartSource, locatorSource } from "../../../src/grep/locator.js";
 import { requiredSegment } from "../../../src/grep/required-segment.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
@@ -117,6 +117,11 @@ const QUERIES: QuerySpec[] = [
   { query: "[^a]+b(?:a|x)", regex: true },
   { query: "a+b|x", regex: true },
   { query: "\\S{2,3}\\b", regex: true },
+  // Anchored at line starts: found after a line feed, a window's first line always tested.
+  { query: "^[a-z]+$", regex: true },
+  { query: "^\\s*a", regex: true },
+  { query: "^(?:a|Q)[a-z ]", regex: true, caseSensitive: true },
+  { query: "^a|b$", regex: true },
   // Past ASCII, no required literal, a rare run of ASCII classes (digits) every match holds.
   { query: "\\S+ [0-9]{2}", regex: true },
   { query: ".[0-9]{2,3}$", regex: true },
@@ -254,6 +259,8 @@ describe("a regex over windows of whole lines", () => {
       ["é+b", undefined],
     ];
     for (const [source, locator] of cases) expect(locatorSource(source), source).toBe(locator);
+    // Anchored at line starts: a line feed and the rest.
+    expect(["^[a-z]+$", "^(?:a|b)c", "^a|b", "^", "a^"].map(lineStartSource)).toEqual(["\\n[a-z]+$", "\\n(?:a|b)c", undefined, undefined, undefined]);
     const q = compileQuery({ query: "[a-z]+ [0-9]{4,5}", regex: true });
     expect({ locator: q.chunkRe.source, located: q.located }).toEqual({ locator: "[a-z] [0-9]{4,5}", located: true });
     // One that would match an empty string (every line a candidate) is not used.

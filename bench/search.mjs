@@ -11,6 +11,10 @@ const WORD = "nahecghc";
 const REGEX = "nah[a-e]+ghc";
 // SPEC §23: a regex without any literal every match must hold, so nothing prefilters it.
 const NO_LITERAL = "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]";
+// Nor this one, which opens with a repeated class (tried from every letter of every word) and ignores case.
+const REPEATED = "[a-z]+ [0-9]{4,5} [a-z]+[.,;]";
+// Nor this one, whose \s may match characters past ASCII (so the Latin-1 view alone cannot decide a line holding them).
+const WIDE = "[A-Z]\\w+\\s[0-9]{4,5}";
 
 /** The matching-line total of a count-mode result ("Found 34,494 matching lines in …"). */
 function serverTotal(text) {
@@ -78,6 +82,22 @@ export async function bigFileSearchScenario(fx, runs) {
       what: "big file",
       grepArgs: ["-cE", NO_LITERAL, file],
       args: { path: file, query: NO_LITERAL, regex: true, caseSensitive: true },
+      max: 2,
+      label: "vs grep -cE",
+    },
+    {
+      name: `search_file_contents /${REPEATED}/ (case-insensitive, no required literal), count`,
+      what: "big file",
+      grepArgs: ["-ciE", REPEATED, file],
+      args: { path: file, query: REPEATED, regex: true },
+      max: 2,
+      label: "vs grep -ciE",
+    },
+    {
+      name: `search_file_contents /${WIDE}/ caseSensitive (past ASCII, no required literal), count`,
+      what: "big file",
+      grepArgs: ["-cE", WIDE, file],
+      args: { path: file, query: WIDE, regex: true, caseSensitive: true },
       max: 2,
       label: "vs grep -cE",
     },

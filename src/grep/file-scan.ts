@@ -19,6 +19,8 @@ export interface ScanOptions {
   chunkSize?: number;
   /** A line longer than this is matched piece by piece (pieces overlap: a literal's by more than itself, a regex's by half a piece). @default 16777216 */
   maxLineBytes?: number;
+  /** The longest stretch of whole lines a regex views as one string (line-finder.ts; tests make it small). @default 65536 */
+  viewBytes?: number;
   /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
   scratch?: { probe: Buffer; chunk: Buffer };
 }
@@ -177,7 +179,7 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
   const head = await probe(read, opts.scratch?.probe);
   if (looksBinary(head)) return { ...NOTHING, binary: true };
   const input = new RegionReader(read, head, chunkSizeOf(opts), pieceSizeOf(opts), opts.scratch?.chunk);
-  const matches = new RegionSearch(query, req);
+  const matches = new RegionSearch(query, req, opts.viewBytes);
   while (input.more) {
     await input.fill();
     opts.signal?.throwIfAborted();

@@ -11,8 +11,23 @@ const LF = 10;
 const CR = 13;
 const WIDE_BYTE = /[\x80-\xff]/g;
 
+/**
+ * A region where the required literal leads to a line test more often than once in this many bytes
+ * goes on without it: a line's test (decoding it, running the expression) cost about what running
+ * the expression over 256 bytes of text costs.
+ */
+const DENSE_TESTED_BYTES = 256;
+
 /** Bytes of a region looked at to judge how many of its lines hold bytes past ASCII. */
 const SAMPLE_BYTES = 16 * 1024;
+
+/**
+ * The longest stretch of whole lines turned into one string at a time (a Latin-1 view or a decoded
+ * block). A string past V8's 128 KiB object limit is allocated in fresh pages of its own, one per
+ * region: viewing a 600 MiB file in 256 KiB strings cost 0.8 ns a byte, mostly page faults, and in
+ * 64 KiB strings, which the young generation recycles, 0.15 ns.
+ */
+const VIEW_BYTES = 64 * 1024;
 
 /**
  * Whether at least a quarter of the region's lines (judged on its start) hold a byte past ASCII.
@@ -62,15 +77,29 @@ export class LineFinder {
   private lineStart = 0;
   // The query's rarest byte turned out common in this region (see indexOfQuery).
   private dense = false;
+  // Lines the required literal led to a test of in this region, and whether it turned out too common to be worth it.
+  private tested = 0;
+  private unfiltered = false;
   // The region's first line is (part of) a line longer than the piece size (regex only).
   private piece: Piece | undefined;
-  // Block mode (see nextDecoded): the region decoded whole, undefined until asked for, "" when the
-  // region does not qualify; and one line start known in both units (`mapByte` ↔ `mapChar`).
-  private decoded: string | undefined;
+  // The window of whole lines `winStart`..`winEnd` (bytes of the region) that `view` or `decoded`
+  // holds; the candidates above are bytes of the region, found in it.
+  private winStart = 0;
+  private winEnd = 0;
+  // Block mode (see nextDecoded): whether the region qualifies (undefined until asked), the window
+  // decoded ("" when it is not valid UTF-8), and one line start known in both units (`mapByte` ↔ `mapChar`).
+  private block: boolean | undefined;
+  private decoded = "";
+  // The window start `decoded` was made for (-1: not yet for this window).
+  private decodedAt = -1;
   private mapByte = 0;
   private mapChar = 0;
 
-  constructor(private readonly query: Query) {}
+  /** `viewBytes`: the longest stretch of lines viewed as one string (VIEW_BYTES; tests make it small). */
+  constructor(
+    private readonly query: Query,
+    private readonly viewBytes = VIEW_BYTES,
+  ) {}
 
   /**
    * Starts a new region; `buf` holds whole lines, its last one possibly unterminated. With `piece`,
@@ -84,7 +113,13 @@ export class LineFinder {
     this.candLs = -1;
     this.wideLs = -1;
     this.dense = false;
-    this.decoded = undefined;
+    this.tested = 0;
+    this.unfiltered = false;
+    this.winStart = 0;
+    this.winEnd = 0;
+    this.block = undefined;
+    this.decoded = "";
+    this.decodedAt = -1;
     this.mapByte = 0;
     this.mapChar = 0;
   }
@@ -105,9 +140,11 @@ export class LineFinder {
       case "foldedBytes":
         return this.nextBytes(pos, (this.folded ??= this.fold()));
       case "prefilter":
-        return this.nextPrefiltered(pos, this.buf);
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, this.buf);
       case "foldedPrefilter":
-        return this.nextPrefiltered(pos, (this.folded ??= this.fold()));
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextPrefiltered(pos, (this.folded ??= this.fold()));
+      case "segment":
+        return this.unfiltered ? this.nextUnfiltered(pos) : this.nextSegmented(pos);
       case "perLine":
         return this.nextPerLine(pos);
       default:
@@ -296,16 +333,51 @@ export class LineFinder {
   }
 
   // The next line holding the required literal that the expression matches.
+  // (Where more than one line in DENSE_TESTED_BYTES holds the literal, the rest of the region goes without it: see `fallback`.)
   private nextPrefiltered(pos: number, hay: Buffer): number {
     for (let from = pos; from < this.buf.length; ) {
       const i = this.indexOfQuery(hay, this.query.bytes, from);
       if (i < 0) return -1;
       const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;
       const le = this.lineEnd(i);
+      if (++this.tested > 4 && this.tested * DENSE_TESTED_BYTES > le) {
+        this.unfiltered = true;
+        return this.nextUnfiltered(ls);
+      }
       if (this.verify(ls, le)) return ls;
       from = le + 1;
     }
     return -1;
+  }
+
+  // The next line holding the required run of ASCII classes that the expression matches (strategy `segment`), window by window.
+  private nextSegmented(pos: number): number {
+    const re = this.query.segmentRe as RegExp;
+    while (pos < this.buf.length) {
+      if (pos < this.winStart || pos >= this.winEnd) this.openWindow(pos);
+      const view = (this.view ??= this.buf.toString("latin1", this.winStart, this.winEnd));
+      re.lastIndex = pos - this.winStart;
+      const m = re.exec(view);
+      if (m === null) {
+        pos = this.winEnd;
+        continue;
+      }
+      const i = this.winStart + m.index;
+      const ls = i === 0 ? 0 : this.buf.lastIndexOf(LF, i - 1) + 1;
+      const le = this.lineEnd(i);
+      if (++this.tested > 4 && this.tested * DENSE_TESTED_BYTES > le) {
+        this.unfiltered = true;
+        return this.nextUnfiltered(ls);
+      }
+      if (this.verify(ls, le)) return ls;
+      pos = le + 1;
+    }
+    return -1;
+  }
+
+  // The next matching line by the query's fallback strategy, which needs no literal.
+  private nextUnfiltered(pos: number): number {
+    return this.query.fallback === "perLine" ? this.nextPerLine(pos) : this.nextViewed(pos);
   }
 
   private nextPerLine(pos: number): number {
@@ -318,21 +390,64 @@ export class LineFinder {
   }
 
   /**
+   * The next matching line for the view strategies, window by window: each window is whole lines of
+   * at most `viewBytes` (or one longer line), viewed as one string, so a search within it finds
+   * what a search of the region would (no line, and so no match, crosses its ends).
+   */
+  private nextViewed(pos: number): number {
+    while (pos < this.buf.length) {
+      if (pos < this.winStart || pos >= this.winEnd) this.openWindow(pos);
+      if (this.decodedAt !== this.winStart) this.decodeWindow();
+      const ls = this.decoded !== "" ? this.nextDecoded(pos) : this.nextInView(pos);
+      if (ls >= 0) return ls;
+      pos = this.winEnd;
+    }
+    return -1;
+  }
+
+  // Views the whole lines from line start `pos`: up to the last line feed within `viewBytes`, or past the first one when none is.
+  private openWindow(pos: number): void {
+    const buf = this.buf;
+    let end = buf.length;
+    if (pos + this.viewBytes < buf.length) {
+      const nl = buf.lastIndexOf(LF, pos + this.viewBytes - 1);
+      end = nl >= pos ? nl + 1 : this.lineEnd(pos + this.viewBytes) + 1;
+    }
+    this.winStart = pos;
+    this.winEnd = Math.min(end, buf.length);
+    this.candLs = -1;
+    this.wideLs = -1;
+    this.view = undefined;
+    this.decodedAt = -1;
+  }
+
+  // Decodes the window when the region takes block mode (see nextDecoded).
+  private decodeWindow(): void {
+    const buf = this.buf;
+    this.block ??= this.query.fallback === "latin1+wide" && this.query.blockSafe && mostlyWide(buf);
+    const window = buf.subarray(this.winStart, this.winEnd);
+    this.decoded = this.block && isUtf8(window) ? window.toString("utf8") : "";
+    this.mapByte = this.winStart;
+    this.mapChar = 0;
+    this.decodedAt = this.winStart;
+  }
+
+  /**
    * Block mode, for a regex that no match of can run across lines, over a region holding text past
-   * ASCII: the region is decoded once and the multiline expression run over it (rather than each
-   * such line decoded and tested alone). Only a region of valid UTF-8 qualifies, whose decoding is
+   * ASCII: each window is decoded once and the multiline expression run over it (rather than each
+   * such line decoded and tested alone). Only a window of valid UTF-8 qualifies, whose decoding is
    * its lines' decodings joined by line feeds, so a line start maps to a character index; others
-   * keep the Latin-1 view with wide lines tested one by one.
+   * keep the Latin-1 view with wide lines tested one by one. -1 when the window holds no more.
    */
   private nextDecoded(pos: number): number {
-    const text = this.decoded as string;
+    const text = this.decoded;
     for (let from = this.charIndexOf(pos); from < text.length; ) {
       const re = this.query.chunkRe;
       re.lastIndex = from;
       const m = re.exec(text);
       if (m === null) return -1;
       const lsChar = m.index === 0 ? 0 : text.lastIndexOf("\n", m.index - 1) + 1;
-      // An empty match after the region's last line feed is in no line.
+      // An empty match after the window's last line feed is in none of its lines.
       if (lsChar >= text.length) return -1;
       const ls = this.mapByte + Buffer.byteLength(text.slice(this.mapChar, lsChar));
       const le = this.lineEnd(ls);
@@ -343,17 +458,19 @@ export class LineFinder {
       this.mapChar = leChar + 1;
       // A context-free hit within the line's text is a match as it stands, and its first occurrence.
       const textEndChar = leChar - (this.textEnd(ls, le) < le ? 1 : 0);
-      if (this.query.contextFree && m.index + m[0].length <= textEndChar) return this.found(ls, le, undefined, m.index - lsChar, -1);
+      if (this.query.contextFree && m.index + m[0].length <= textEndChar) {
+        return this.found(ls, le, undefined, this.query.located ? -1 : m.index - lsChar, -1);
+      }
       if (this.verify(ls, le)) return ls;
       from = leChar + 1;
     }
     return -1;
   }
 
-  // The character index in the decoded region of line start `pos`, from the last line start mapped.
+  // The character index in the decoded window of line start `pos`, from the last line start mapped.
   private charIndexOf(pos: number): number {
     if (pos < this.mapByte) {
-      this.mapByte = 0;
+      this.mapByte = this.winStart;
       this.mapChar = 0;
     }
     if (pos > this.mapByte) {
@@ -363,21 +480,17 @@ export class LineFinder {
     return this.mapChar;
   }
 
-  private nextViewed(pos: number): number {
-    if (this.decoded === undefined) {
-      const buf = this.buf;
-      const block = this.query.strategy === "latin1+wide" && this.query.blockSafe && mostlyWide(buf) && isUtf8(buf);
-      this.decoded = block ? buf.toString("utf8") : "";
-    }
-    if (this.decoded !== "") return this.nextDecoded(pos);
-    const view = (this.view ??= this.buf.toString("latin1"));
-    const wide = this.query.strategy === "latin1+wide";
+  // The Latin-1 view of the window: candidate lines from the chunk regex, and (latin1+wide) every line past ASCII tested alone; -1 when the window holds no more.
+  private nextInView(pos: number): number {
+    const view = (this.view ??= this.buf.toString("latin1", this.winStart, this.winEnd));
+    const wide = this.query.fallback === "latin1+wide";
+    const end = this.winEnd;
     for (;;) {
-      if (pos >= view.length) return -1;
+      if (pos >= end) return -1;
       if (this.candLs < pos) this.candidate(view, pos);
       if (wide && this.wideLs < pos) this.wideLine(view, pos);
       const ls = wide ? Math.min(this.candLs, this.wideLs) : this.candLs;
-      if (ls >= view.length) return -1;
+      if (ls >= end) return -1;
       const le = ls === this.candLs ? this.candLe : this.lineEnd(ls);
       // A context-free hit within an ASCII line's text is a match as it stands.
       const asciiLine = !wide || this.wideLs > ls;
@@ -389,24 +502,51 @@ export class LineFinder {
     }
   }
 
-  // The line holding the chunk regex's next hit at or after `pos`; -1 past the last.
+  // The line (bytes of the region) holding the chunk regex's next hit at or after line start `pos`; past the window when none.
   private candidate(view: string, pos: number): void {
+    const base = this.winStart;
+    if (this.query.startRe !== undefined) {
+      this.startCandidate(view, pos, this.query.startRe);
+      return;
+    }
     const re = this.query.chunkRe;
-    re.lastIndex = pos;
+    re.lastIndex = pos - base;
     const m = re.exec(view);
     if (m === null) {
       this.candLs = Number.MAX_SAFE_INTEGER;
       return;
     }
     const idx = m.index;
-    this.candLs = idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1;
-    this.candLe = this.lineEnd(idx);
-    this.candEnd = idx + m[0].length;
+    // An empty hit after the window's last line feed starts at its end: in none of its lines.
+    this.candLs = base + (idx === 0 ? 0 : view.lastIndexOf("\n", idx - 1) + 1);
+    this.candLe = this.lineEnd(base + idx);
+    this.candEnd = base + idx + m[0].length;
+  }
+
+  // As `candidate`, for an expression anchored at line starts: the line after the line feed `re` hits, the window's
+  // first line (no line feed before it in the view) always; never taken for a match untested.
+  private startCandidate(view: string, pos: number, re: RegExp): void {
+    const base = this.winStart;
+    this.candEnd = Number.MAX_SAFE_INTEGER;
+    if (pos === base) {
+      this.candLs = pos;
+      this.candLe = this.lineEnd(pos);
+      return;
+    }
+    re.lastIndex = pos - base - 1;
+    const m = re.exec(view);
+    if (m === null) {
+      this.candLs = Number.MAX_SAFE_INTEGER;
+      return;
+    }
+    this.candLs = base + m.index + 1;
+    this.candLe = this.lineEnd(this.candLs);
   }
 
   private wideLine(view: string, pos: number): void {
-    WIDE_BYTE.lastIndex = pos;
+    const base = this.winStart;
+    WIDE_BYTE.lastIndex = pos - base;
     const m = WIDE_BYTE.exec(view);
-    this.wideLs = m === null ? Number.MAX_SAFE_INTEGER : m.index === 0 ? 0 : view.lastIndexOf("\n", m.index - 1) + 1;
+    this.wideLs = m === null ? Number.MAX_SAFE_INTEGER : base + (m.index === 0 ? 0 : view.lastIndexOf("\n", m.index - 1) + 1);
   }
 }

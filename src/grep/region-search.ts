@@ -114,8 +114,9 @@ export class RegionSearch {
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
 
-  constructor(query: Query, req: FileRequest) {
-    this.finder = new LineFinder(query);
+  /** `viewBytes`: see LineFinder. */
+  constructor(query: Query, req: FileRequest, viewBytes?: number) {
+    this.finder = new LineFinder(query, viewBytes);
     this.ctx = req.mode === "lines" ? req.contextLines : 0;
     this.out = req.mode === "lines" ? new LinesOutput(req.displayPath, req.room, req.blankFirst, req.forceFirst) : undefined;
     this.skip = req.skip;

@@ -10,7 +10,7 @@ const IDENTITY_ESCAPE = /[^A-Za-z0-9_]/;
 const QUANTIFIER_OPTIONAL = new Set(["?", "*", "{"]);
 
 /** The end (exclusive) of the group or class opening at `start`, its escapes and nested groups and classes skipped. */
-function skipNested(source: string, start: number): number {
+export function skipNested(source: string, start: number): number {
   let depth = 0;
   let inClass = false;
   for (let i = start; i < source.length; i++) {
@@ -22,6 +22,18 @@ function skipNested(source: string, start: number): number {
     else if (c === ")" && --depth === 0) return i + 1;
   }
   return source.length;
+}
+
+// What follows an escape's letter as its operand: \xHH, \uHHHH or \u{…}, \cX, \k<name>, and a
+// backreference's or legacy octal escape's further digits.
+const OPERAND: Record<string, RegExp> = { x: /^[0-9A-Fa-f]{0,2}/, u: /^(?:\{[0-9A-Fa-f]*\}|[0-9A-Fa-f]{0,4})/, c: /^[A-Za-z]?/, k: /^(?:<[^>]*>)?/ };
+
+/** The end (exclusive) of the escape at `start`: its letter and the operand the letter takes, never read as plain characters. */
+export function escapeEnd(source: string, start: number): number {
+  const e = source[start + 1] ?? "";
+  const operand = e >= "0" && e <= "9" ? /^[0-9]*/ : OPERAND[e];
+  const after = start + 2;
+  return operand === undefined ? after : after + (operand.exec(source.slice(after))?.[0].length ?? 0);
 }
 
 /** The runs of plain characters every match of `source` contains, in order ([] when none is sure). */
@@ -40,7 +52,7 @@ export function requiredLiterals(source: string): string[] {
     if (c === "\\") {
       const e = source[i + 1];
       if (e !== undefined && e < "\x80" && IDENTITY_ESCAPE.test(e)) lit = e;
-      next = i + 2;
+      next = escapeEnd(source, i);
     } else if (c === "(") {
       // A group's content is not looked into (it may alternate); a top-level `|` after it still counts.
       next = skipNested(source, i);

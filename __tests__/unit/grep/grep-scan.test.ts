@@ -324,12 +324,19 @@ describe("requiredLiterals", () => {
       [String.raw`a\.b`, ["a.b"]],
       ["[abc]def[^g]h", ["def", "h"]],
       ["café", ["caf"]],
+      // An escape's operand is not plain text: \x41 is "A", \u0042 "B", \cA a control character, \1 a group's text.
+      [String.raw`\x41BC`, ["BC"]],
+      [String.raw`x\u0042yz`, ["x", "yz"]],
+      [String.raw`\u{41}bc`, ["bc"]],
+      [String.raw`\cAab`, ["ab"]],
+      [String.raw`(a)\12xy`, ["xy"]],
+      [String.raw`(?<n>a)\k<n>bc`, ["bc"]],
     ];
     for (const [source, runs] of cases) expect(requiredLiterals(source), source).toEqual(runs);
   });
 
   it("every match of a random expression holds each run (checked by the engine)", () => {
-    const atom = fc.constantFrom("a", "b", "ab", "\\.", ".", "[ab]", "(a|b)", "\\s", "x");
+    const atom = fc.constantFrom("a", "b", "ab", "\\.", ".", "[ab]", "(a|b)", "\\s", "x", "\\x61", "\\u0062", "(a)\\1", "\\x2e");
     const quant = fc.constantFrom("", "", "?", "*", "+", "{2}");
     const source = fc
       .array(

@@ -61,13 +61,13 @@ export interface PackedOutcomes {
   errors: (FileFailure & { at: number })[];
 }
 
-/** What the worker posts: ready once started, progress of a show job, then the job's result or its error. */
+/** What the worker posts: ready once started, progress of a show job, then the job's result or its error, with the milliseconds it worked on the job. */
 export type WorkerReply =
   | { type: "ready" }
   | { type: "progress"; id: number; bytes: number }
-  | ({ type: "counted"; id: number } & PackedOutcomes)
-  | { type: "shown"; id: number; scan: FileScan }
-  | { type: "failed"; id: number; message: string; code?: string };
+  | ({ type: "counted"; id: number; ms: number } & PackedOutcomes)
+  | { type: "shown"; id: number; ms: number; scan: FileScan }
+  | { type: "failed"; id: number; ms: number; message: string; code?: string };
 
 /** Numbers per file in a count reply: flags, matching lines, occurrences, bytes. */
 const FIGURES = 4;

@@ -2,7 +2,8 @@
  * The scan workers of one search call (SPEC §10, §16): one or two worker threads (heap capped)
  * run its jobs, reused from the runtime's shelf of idle workers when one is there. A regex search has
  * a budget for the whole call — a base plus a share per KiB and per file handed over — and the
- * workers' busy time is charged against it; past it every worker of the call is ended and the call
+ * workers' busy time is charged against it (a finished job's time as its worker measured it, a running
+ * one's since it was handed over); past it every worker of the call is ended and the call
  * fails saying the expression was too costly. Other calls have workers of their own, so they are
  * answered meanwhile. Cancelling ends the workers too; `close` settles only once none can still
  * read a descriptor, so its caller may then close them.
@@ -254,7 +255,8 @@ export class ScanPool {
       pending.onProgress?.(reply.bytes);
       return;
     }
-    this.spentMs += performance.now() - slot.since;
+    // The worker's own time on the job: a reply that waited for this thread (busy walking) is not the expression's cost.
+    this.spentMs += Math.min(reply.ms, performance.now() - slot.since);
     slot.job = undefined;
     if (this.slots.every((s) => s.job === undefined)) this.stopChecking();
     if (reply.type === "failed") pending.reject(Object.assign(new Error(reply.message), { code: reply.code }));

@@ -129,21 +129,23 @@ export function serveScans(port: ScanPort): void {
   const state: ScanState = { small: Buffer.allocUnsafe(BINARY_PROBE_BYTES) };
   const post = (reply: WorkerReply): void => port.postMessage(reply);
   port.on("message", (job: ScanJob) => {
+    const started = performance.now();
+    const ms = (): number => performance.now() - started;
     const done =
       job.kind === "count"
         ? count(state, job).then((files) => {
             const packed = packOutcomes(files);
-            port.postMessage({ type: "counted", id: job.id, ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
+            port.postMessage({ type: "counted", id: job.id, ms: ms(), ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
           })
         : scanFile(readerOf(job.file), queryOf(state, job.spec).query, job.req, {
             chunkSize: job.chunkSize,
             maxLineBytes: job.maxLineBytes,
             scratch: scratchOf(state, job.chunkSize),
             onProgress: (n) => post({ type: "progress", id: job.id, bytes: n }),
-          }).then((scan) => post({ type: "shown", id: job.id, scan }));
+          }).then((scan) => post({ type: "shown", id: job.id, ms: ms(), scan }));
     done.catch((err: unknown) => {
       const f = failure(err);
-      post({ type: "failed", id: job.id, message: f.error, code: f.code });
+      post({ type: "failed", id: job.id, ms: ms(), message: f.error, code: f.code });
     });
   });
   post({ type: "ready" });

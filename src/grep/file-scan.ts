@@ -19,7 +19,7 @@ export interface ScanOptions {
   chunkSize?: number;
   /** A line longer than this is matched piece by piece (pieces overlap: a literal's by more than itself, a regex's by half a piece). @default 16777216 */
   maxLineBytes?: number;
-  /** The longest stretch of whole lines a regex views as one string (line-finder.ts; tests make it small). @default 65536 */
+  /** The longest stretch of whole lines a regex views as one string (line-windows.ts; tests make it small). @default 65536 */
   viewBytes?: number;
   /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
   scratch?: { probe: Buffer; chunk: Buffer };

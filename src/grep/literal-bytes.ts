@@ -1,0 +1,117 @@
+// A literal's search in a region's bytes (strategies `bytes` and `foldedBytes`, and the prefilters' literal): A-Z folding and the rare-byte scan.
+import type { Query } from "./query.js";
+import type { RegionLines } from "./region-lines.js";
+
+/** The literal of a query looked for in one region's bytes, as they are or with A-Z lowered. */
+export class LiteralBytes {
+  private folded: Buffer | undefined;
+  private foldStore = Buffer.alloc(0);
+  // The query's rarest byte turned out common in this region (see indexOf).
+  private dense = false;
+  /** After a `count` above 0: the byte just past the last occurrence counted. */
+  lastEnd = 0;
+
+  constructor(
+    private readonly query: Query,
+    private readonly lines: RegionLines,
+  ) {}
+
+  /** Forgets the region before: call on each new one. */
+  reset(): void {
+    this.folded = undefined;
+    this.dense = false;
+  }
+
+  /** The region's bytes, or (with `folded`) a copy with A-Z lowered, made once per region. */
+  hay(folded: boolean): Buffer {
+    if (!folded) return this.lines.buf;
+    this.folded ??= this.fold();
+    return this.folded;
+  }
+
+  /** The start of the first line at or after line start `pos` whose text holds the literal, recorded as found; or -1. */
+  next(pos: number, folded: boolean): number {
+    const hay = this.hay(folded);
+    const lines = this.lines;
+    const q = this.query.bytes;
+    let i = pos;
+    for (;;) {
+      i = this.indexOf(hay, i);
+      if (i < 0) return -1;
+      const le = lines.lineEnd(i);
+      const ls = lines.lineStart(i);
+      // An occurrence may run into the hidden `\r`; look further in the same line.
+      if (i + q.length <= lines.textEnd(ls, le)) return lines.found(ls, le, undefined, -1, i);
+      i++;
+    }
+  }
+
+  /** The occurrences of the literal in `start`..`te` of the found line, non-overlapping; sets `lastEnd`. */
+  count(start: number, te: number, folded: boolean): number {
+    const hay = this.hay(folded).subarray(start, te);
+    const q = this.query.bytes;
+    let n = 0;
+    // `next` found the line's first occurrence already; it need not be looked for again.
+    const occByte = this.lines.occByte;
+    const known = occByte >= start ? occByte - start : -1;
+    for (let i = known >= 0 ? known : hay.indexOf(q); i >= 0; i = hay.indexOf(q, i + q.length)) {
+      n++;
+      this.lastEnd = start + i + q.length;
+    }
+    return n;
+  }
+
+  /**
+   * The next occurrence of the literal in `hay` at or after `from`, or -1. Buffer#indexOf of a long
+   * needle ran at about 450 MB/s here, while its search for one byte (memchr) runs at many GB/s: so
+   * the needle's rarest byte is looked for and each hit compared, until hits come too densely, and
+   * then the rest of the region goes to Buffer#indexOf.
+   */
+  indexOf(hay: Buffer, from: number): number {
+    const q = this.query.bytes;
+    if (q.length < 2 || this.dense) return hay.indexOf(q, from);
+    const at = this.query.rareAt;
+    const rare = q[at] as number;
+    let hits = 0;
+    for (let i = hay.indexOf(rare, from + at); i >= 0; i = hay.indexOf(rare, i + 1)) {
+      const start = i - at;
+      const last = start + q.length - 1;
+      // The ends first, in this thread: most hits fail there, and a native compare per hit cost a fifth of the scan.
+      if (last < hay.length && hay[start] === q[0] && hay[last] === q[q.length - 1] && hay.compare(q, 0, q.length, start, last + 1) === 0) {
+        return start;
+      }
+      // More than one false hit per 64 bytes looked at: the byte is not rare here.
+      if (++hits > 16 && (i - from) >>> 6 < hits) {
+        this.dense = true;
+        return hay.indexOf(q, i - at + 1);
+      }
+    }
+    return -1;
+  }
+
+  // The region with A-Z lowered, four bytes at a time where aligned: a byte
+  // gets 0x20 when it is at least 'A', at most 'Z' and below 0x80.
+  private fold(): Buffer {
+    const src = this.lines.buf;
+    if (this.foldStore.length < src.length) this.foldStore = Buffer.alloc(Math.max(src.length, 2 * this.foldStore.length));
+    const out = this.foldStore.subarray(0, src.length);
+    let i = 0;
+    if ((src.byteOffset & 3) === 0) {
+      const words = src.length >>> 2;
+      const s32 = new Uint32Array(src.buffer, src.byteOffset, words);
+      const o32 = new Uint32Array(out.buffer, out.byteOffset, words);
+      for (let k = 0; k < words; k++) {
+        const v = s32[k] as number;
+        const h = v & 0x7f7f7f7f;
+        const upper = ((h + 0x3f3f3f3f) | 0) & ~((h + 0x25252525) | 0) & ~v & 0x80808080;
+        o32[k] = v | (upper >>> 2);
+      }
+      i = words * 4;
+    }
+    for (; i < src.length; i++) {
+      const b = src[i] ?? 0;
+      out[i] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
+    }
+    return out;
+  }
+}

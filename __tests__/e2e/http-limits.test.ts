@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_REQUEST_LINE_BYTES } from "../../src/transports/wire-limits.js";
 import { connectHttpEra } from "../support/eras.js";
 import { tempDir } from "../support/fixtures.js";
-import { spawnHttp, type Spawned } from "../support/http.js";
+import { rawSessionHeaders, spawnHttp, type Spawned } from "../support/http.js";
 
 const UPLOADS = 50;
 const BASE = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
@@ -38,20 +38,7 @@ afterAll(async () => {
   await remove?.();
 });
 
-async function sessionHeaders(): Promise<Record<string, string>> {
-  const init = await fetch(url, {
-    method: "POST",
-    headers: BASE,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "upload", version: "1" } },
-    }),
-  });
-  await init.text();
-  return { ...BASE, "mcp-session-id": init.headers.get("mcp-session-id") as string, "mcp-protocol-version": "2025-11-25" };
-}
+const sessionHeaders = (): Promise<Record<string, string>> => rawSessionHeaders(url);
 
 /** A ping whose `_meta` pads it to just under the message bound, sent in 1 MiB pieces; resolves with the status and Retry-After. */
 function upload(headers: Record<string, string>, id: number, modern: boolean): Promise<{ status: number; retryAfter?: string }> {

@@ -71,6 +71,29 @@ export function mcpHeaders(extra: Record<string, string> = {}): Record<string, s
   return { "Content-Type": "application/json", Accept: "application/json, text/event-stream", ...extra };
 }
 
+/**
+ * Opens a raw session at `url` (initialize, then the initialized notification) as a client of `protocolVersion`;
+ * resolves with the headers its requests carry (the session id and the version).
+ */
+export async function rawSessionHeaders(url: string, protocolVersion = "2025-11-25"): Promise<Record<string, string>> {
+  const init = await fetch(url, {
+    method: "POST",
+    headers: mcpHeaders(),
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 0,
+      method: "initialize",
+      params: { protocolVersion, capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    }),
+  });
+  await init.text();
+  const id = init.headers.get("mcp-session-id");
+  if (id === null) throw new Error(`no session: HTTP ${init.status}`);
+  const headers = mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": protocolVersion });
+  await (await fetch(url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
+  return headers;
+}
+
 /** An initialize request body. */
 export const INITIALIZE = JSON.stringify({
   jsonrpc: "2.0",

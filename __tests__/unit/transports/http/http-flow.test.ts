@@ -12,7 +12,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER } from "../../../../src/transports/wire-limits.js";
 import { tempDir } from "../../../support/fixtures.js";
-import { connectHttp, mcpHeaders, startHttp, type Running } from "../../../support/http.js";
+import { connectHttp, mcpHeaders, rawSessionHeaders, startHttp, type Running } from "../../../support/http.js";
 
 /** Walks of a directory named "hang-*" never end by themselves: only their signal stops them. */
 const walks = vi.hoisted(() => ({ started: [] as string[], aborted: [] as string[] }));
@@ -56,21 +56,7 @@ afterAll(async () => {
 
 /** Opens a session with raw requests; returns its id. */
 async function rawSession(): Promise<string> {
-  const init = await fetch(running.url, {
-    method: "POST",
-    headers: mcpHeaders(),
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  await init.text();
-  const id = init.headers.get("mcp-session-id") as string;
-  const headers = mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" });
-  await (await fetch(running.url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
-  return id;
+  return (await rawSessionHeaders(running.url, "2025-06-18"))["mcp-session-id"] as string;
 }
 
 /** POSTs `body` in session `id` and hands back the response as soon as its headers arrive, unread. */

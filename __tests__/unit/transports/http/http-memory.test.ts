@@ -16,7 +16,7 @@ import type { CallToolResult } from "@modelcontextprotocol/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { connectHttpEra } from "../../../support/eras.js";
 import { tempDir } from "../../../support/fixtures.js";
-import { startHttp, type Running } from "../../../support/http.js";
+import { rawSessionHeaders, startHttp, type Running } from "../../../support/http.js";
 
 const MiB = 1024 * 1024;
 const BODY_BOUND = 3 * MiB;
@@ -53,25 +53,7 @@ const modernHeaders = (method: string, name?: string) => ({
   ...(name !== undefined && { "Mcp-Name": name }),
 });
 
-/** Opens a raw 2025 session; returns the headers of its requests. */
-async function sessionHeaders(): Promise<Record<string, string>> {
-  const init = await fetch(running.url, {
-    method: "POST",
-    headers: BASE,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  await init.text();
-  const id = init.headers.get("mcp-session-id");
-  if (id === null) throw new Error(`no session: ${init.status}`);
-  const headers = { ...BASE, "mcp-session-id": id, "mcp-protocol-version": "2025-11-25" };
-  await (await fetch(running.url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
-  return headers;
-}
+const sessionHeaders = (): Promise<Record<string, string>> => rawSessionHeaders(running.url);
 
 interface Posted {
   readonly req: http.ClientRequest;

@@ -15,7 +15,7 @@ import { BoundedStdioTransport } from "../../../../src/transports/stdio/transpor
 import { MAX_MESSAGE_DEPTH } from "../../../../src/transports/wire-limits.js";
 import { connectHttpEra, ERAS, type Era } from "../../../support/eras.js";
 import { tempDir } from "../../../support/fixtures.js";
-import { startHttp, type Running } from "../../../support/http.js";
+import { rawSessionHeaders, startHttp, type Running } from "../../../support/http.js";
 
 type Message = { id?: unknown; result?: unknown; error?: { code: number; message: string } };
 
@@ -55,24 +55,7 @@ async function stdioAnswers(line: string, count: number): Promise<Message[]> {
     .map((l) => JSON.parse(l) as Message);
 }
 
-/** Opens a raw 2025 session; returns the headers of its requests. */
-async function sessionHeaders(): Promise<Record<string, string>> {
-  const base = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
-  const init = await fetch(running.url, {
-    method: "POST",
-    headers: base,
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 0,
-      method: "initialize",
-      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
-    }),
-  });
-  await init.text();
-  const headers = { ...base, "mcp-session-id": init.headers.get("mcp-session-id") as string, "mcp-protocol-version": "2025-11-25" };
-  await (await fetch(running.url, { method: "POST", headers, body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) })).text();
-  return headers;
-}
+const sessionHeaders = (): Promise<Record<string, string>> => rawSessionHeaders(running.url);
 
 /** The headers of a raw 2026-07-28 request for `method` (and tool `name`). */
 function modernHeaders(method: string, name?: string): Record<string, string> {

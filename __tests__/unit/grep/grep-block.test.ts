@@ -5,49 +5,11 @@
 // occurrences must be the same.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import { memoryReader, reference, request } from "../../support/grep-reference.js";
+import { scanFile } from "../../../src/grep/file-scan.js";
 import { clipLine } from "../../../src/grep/format.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
-import type { FileRequest } from "../../../src/grep/region-search.js";
-import { escapeControls } from "../../../src/kernel/escape.js";
-
-const memoryReader =
-  (bytes: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
-
-/** Each line's text as the definition has it, with its matching and its occurrences counted as grep -o does. */
-function reference(bytes: Buffer, spec: QuerySpec): { lineNo: number; text: string; occ: number }[] {
-  const parts = bytes.toString("utf8").split("\n");
-  const flags = spec.caseSensitive ? "" : "i";
-  const one = new RegExp(spec.query, flags);
-  const all = new RegExp(spec.query, `g${flags}`);
-  return parts.flatMap((raw, i) => {
-    const last = i === parts.length - 1;
-    if (last && raw === "") return [];
-    const text = !last && raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    if (!one.test(text)) return [];
-    let occ = 0;
-    all.lastIndex = 0;
-    for (let m = all.exec(text); m !== null; m = all.exec(text)) {
-      occ++;
-      if (m[0].length === 0) all.lastIndex = m.index + 1;
-    }
-    return [{ lineNo: i + 1, text, occ }];
-  });
-}
-
-const request = (mode: FileRequest["mode"]): FileRequest => ({
-  mode,
-  contextLines: 0,
-  skip: 0,
-  room: 1e9,
-  displayPath: escapeControls("/f"),
-  blankFirst: false,
-  forceFirst: false,
-  occurrences: mode !== "lines",
-});
 
 // Expressions past ASCII that no match of can run across lines: the ones block mode takes.
 const BLOCK_QUERIES: QuerySpec[] = [

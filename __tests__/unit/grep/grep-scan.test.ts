@@ -2,17 +2,13 @@
 // scan: split the decoded text on \n, drop one \r before each \n, test each line.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import { memoryReader } from "../../support/grep-reference.js";
+import { scanFile } from "../../../src/grep/file-scan.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../../../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
 import { requiredLiterals } from "../../../src/grep/required-literal.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
-
-const memoryReader =
-  (bytes: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
 
 const escapeRegex = (s: string): string => s.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 

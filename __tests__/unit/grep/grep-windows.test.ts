@@ -7,62 +7,16 @@ import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import { memoryReader, reference, request } from "../../support/grep-reference.js";
+import { scanFile } from "../../../src/grep/file-scan.js";
 import { clipLine } from "../../../src/grep/format.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
 import { lineStartSource, locatorSource } from "../../../src/grep/locator.js";
 import { requiredSegment } from "../../../src/grep/required-segment.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
-import type { FileRequest } from "../../../src/grep/region-search.js";
-import { escapeControls } from "../../../src/kernel/escape.js";
 import { call, textOf } from "../../support/client.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 import { inProcess } from "../../support/in-process.js";
-
-const memoryReader =
-  (bytes: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
-
-interface RefLine {
-  lineNo: number;
-  text: string;
-  at: number;
-  occ: number;
-}
-
-/** The matching lines as the definition has them: line number, text, first occurrence, occurrences as grep -o counts them. */
-function reference(bytes: Buffer, spec: QuerySpec): RefLine[] {
-  const parts = bytes.toString("utf8").split("\n");
-  const flags = spec.caseSensitive ? "" : "i";
-  const one = new RegExp(spec.query, flags);
-  const all = new RegExp(spec.query, `g${flags}`);
-  return parts.flatMap((raw, i) => {
-    const last = i === parts.length - 1;
-    if (last && raw === "") return [];
-    const text = !last && raw.endsWith("\r") ? raw.slice(0, -1) : raw;
-    const first = one.exec(text);
-    if (first === null) return [];
-    let occ = 0;
-    all.lastIndex = 0;
-    for (let m = all.exec(text); m !== null; m = all.exec(text)) {
-      occ++;
-      if (m[0].length === 0) all.lastIndex = m.index + 1;
-    }
-    return [{ lineNo: i + 1, text, at: first.index, occ }];
-  });
-}
-
-const request = (mode: FileRequest["mode"]): FileRequest => ({
-  mode,
-  contextLines: 0,
-  skip: 0,
-  room: 1e9,
-  displayPath: escapeControls("/f"),
-  blankFirst: false,
-  forceFirst: false,
-  occurrences: mode !== "lines",
-});
 
 // Every view strategy: ASCII-only expressions (the Latin-1 view alone), expressions past ASCII
 // (wide lines alone, or decoded windows), anchors, \b, empty matches, ones that may cross a line

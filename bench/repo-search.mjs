@@ -8,8 +8,8 @@ import { spawnSync } from "node:child_process";
 import { grepTimed, grepTotal, timeCommand } from "./commands.mjs";
 import { median, repeat, withServer } from "./server.mjs";
 
-const LITERAL = "normalizePath";
-const REGEX = String.raw`function\s+[a-z]+Path\(`;
+export const LITERAL = "normalizePath";
+export const REGEX = String.raw`function\s+[a-z]+Path\(`;
 
 /** True when `rg` runs here. */
 function haveRipgrep() {

@@ -23,6 +23,7 @@ import { grepBaseline, scanScenario } from "./scan.mjs";
 import { hostileTreeScenario } from "./deep.mjs";
 import { bigFileSearchScenario, treeSearchScenario } from "./search.mjs";
 import { repoSearchScenario } from "./repo-search.mjs";
+import { oneServerScenario } from "./one-server.mjs";
 import { largestFilesScenario, replaceTreeScenario } from "./sizes-replace.mjs";
 import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
 import { ensurePackagesTree } from "./packages-tree.mjs";
@@ -106,6 +107,13 @@ async function main() {
     const tree = ensurePackagesTree(path.join(cacheRoot, mode), log);
     if (tree === undefined) return [{ name: "installed-packages tree: npm install failed, rows skipped", ms: undefined, chars: undefined }];
     return repoSearchScenario(fx, tree, 3, "installed packages");
+  });
+  await step("every search on one server", () => {
+    const trees = [ensureRepoTree(path.join(cacheRoot, mode), REPO_SPECS[mode], log), ensurePackagesTree(path.join(cacheRoot, mode), log)];
+    return oneServerScenario(
+      fx,
+      trees.filter((tree) => tree !== undefined),
+    );
   });
   await step("edit of a copy of the big file vs cp", () => bigEditScenario(fx, 3));
   await step("200 whitespace-tolerant edits", () => tolerantEditScenario(fx, runs));

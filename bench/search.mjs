@@ -7,14 +7,14 @@ import { grepTimed, grepTotal } from "./commands.mjs";
 import { median, repeat, withServer } from "./server.mjs";
 
 // One of the generator's words (fixtures.mjs ASCII_WORDS): it occurs on about one line in 18.
-const WORD = "nahecghc";
-const REGEX = "nah[a-e]+ghc";
+export const WORD = "nahecghc";
+export const REGEX = "nah[a-e]+ghc";
 // SPEC §23: a regex without any literal every match must hold, so nothing prefilters it.
-const NO_LITERAL = "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]";
+export const NO_LITERAL = "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]";
 // Nor this one, which opens with a repeated class (tried from every letter of every word) and ignores case.
-const REPEATED = "[a-z]+ [0-9]{4,5} [a-z]+[.,;]";
+export const REPEATED = "[a-z]+ [0-9]{4,5} [a-z]+[.,;]";
 // Nor this one, whose \s may match characters past ASCII (so the Latin-1 view alone cannot decide a line holding them).
-const WIDE = "[A-Z]\\w+\\s[0-9]{4,5}";
+export const WIDE = "[A-Z]\\w+\\s[0-9]{4,5}";
 
 /** The matching-line total of a count-mode result ("Found 34,494 matching lines in …"). */
 function serverTotal(text) {

@@ -134,7 +134,7 @@ export function screen(message: JSONRPCMessage, exchange: Exchange | undefined, 
       message:
         `Answer not sent: this client has not read the answers it was already sent, and clients that do not read hold ` +
         `${formatCount(memory.held())} bytes of answers (the limit is ${formatCount(memory.heldBound)} bytes over all sessions). ` +
-        "Read the open responses, then call again.",
+        "The call itself ran (a change it made stands); only its result was dropped. Read the open responses before calling again.",
     },
   };
 }

@@ -4,6 +4,9 @@
  * not yet taken by the client is under `outputHighWater`; the others wait in
  * order. Both transports use it: stdio stops reading stdin while the waiting
  * requests pass `queuedRequestBytes`; HTTP stops reading request bodies.
+ * A light request (anything but a tool call, and list_allowed_directories)
+ * starts at once whatever waits or runs: its cost and its answer are small,
+ * and a ping must not queue behind `maxInFlight` searches (issue 28 row 13).
  */
 import type { RequestId } from "@modelcontextprotocol/server";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
@@ -22,6 +25,11 @@ interface Waiting<T> {
   readonly bytes: number;
 }
 
+/** True for a request whose work and answer are small whatever its arguments: anything but a tool call, and the call of list_allowed_directories. */
+export function isLightRequest(message: { method: string; params?: Record<string, unknown> }): boolean {
+  return message.method !== "tools/call" || message.params?.name === "list_allowed_directories";
+}
+
 /** A request id as a map key that keeps `1` and `"1"` apart. */
 export function requestKey(id: RequestId): string {
   return `${typeof id}:${id}`;
@@ -32,6 +40,8 @@ export class RequestFlow<T> {
   private readonly waiting: Waiting<T>[] = [];
   private waitingBytes = 0;
   private readonly running = new Map<string, RequestId>();
+  /** The light ones among `running`: they do not count against `maxInFlight`. */
+  private readonly light = new Set<string>();
   private readonly maxInFlight: number;
   private readonly outputHighWater: number;
   private readonly queuedRequestBytes: number;
@@ -79,9 +89,15 @@ export class RequestFlow<T> {
     return this.running.has(requestKey(id));
   }
 
-  /** Queues the received request `id` of `bytes` bytes and starts what may start. */
-  admit(id: RequestId, item: T, bytes: number): void {
+  /** Queues the received request `id` of `bytes` bytes and starts what may start; a `light` one starts at once. */
+  admit(id: RequestId, item: T, bytes: number, light = false): void {
     if (this.stopped) return;
+    if (light) {
+      this.running.set(requestKey(id), id);
+      this.light.add(requestKey(id));
+      this.start(item);
+      return;
+    }
     this.waiting.push({ item, id, key: requestKey(id), bytes });
     this.waitingBytes += bytes;
     this.pump();
@@ -89,6 +105,7 @@ export class RequestFlow<T> {
 
   /** Records that `id` was answered; the next request may start. */
   answered(id: RequestId): void {
+    this.light.delete(requestKey(id));
     if (this.running.delete(requestKey(id))) queueMicrotask(this.pump);
   }
 
@@ -96,6 +113,7 @@ export class RequestFlow<T> {
   forget(id: RequestId): boolean {
     const key = requestKey(id);
     const wasRunning = this.running.delete(key);
+    this.light.delete(key);
     const at = this.waiting.findIndex((w) => w.key === key);
     if (at !== -1) this.waitingBytes -= this.waiting.splice(at, 1)[0]?.bytes ?? 0;
     if (wasRunning || at !== -1) queueMicrotask(this.pump);
@@ -108,12 +126,13 @@ export class RequestFlow<T> {
     this.waiting.length = 0;
     this.waitingBytes = 0;
     this.running.clear();
+    this.light.clear();
   }
 
   /** Starts waiting requests while the bounds allow; call it too when output drained. */
   readonly pump = (): void => {
     if (this.stopped) return;
-    while (this.waiting.length > 0 && this.running.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
+    while (this.waiting.length > 0 && this.running.size - this.light.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
       const next = this.waiting.shift() as Waiting<T>;
       this.waitingBytes -= next.bytes;
       this.running.set(next.key, next.id);

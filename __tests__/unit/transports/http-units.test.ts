@@ -4,7 +4,7 @@
  * only narrow, the metadata URL, and RequestFlow's admission.
  */
 import { describe, expect, it } from "vitest";
-import { RequestFlow } from "../../../src/transports/flow.js";
+import { isLightRequest, RequestFlow } from "../../../src/transports/flow.js";
 import { Authenticator, isRefused, mayWrite } from "../../../src/transports/http/auth.js";
 import { allowedHostnames, hostAllowed, originAllowed } from "../../../src/transports/http/headers.js";
 import { metadataUrl, protectedResourceMetadata, TokenRejected, type JwtVerifier } from "../../../src/transports/http/oauth.js";
@@ -149,6 +149,33 @@ describe("metadata", () => {
 });
 
 describe("RequestFlow", () => {
+  it("starts a light request (a ping, list_allowed_directories) at once while tool calls fill the bound (issue 28 row 13)", () => {
+    const started: string[] = [];
+    const flow = new RequestFlow<string>(
+      (s) => started.push(s),
+      () => 0,
+      { maxInFlight: 2 },
+    );
+    const call = (name: string) => ({ method: "tools/call", params: { name } });
+    for (const [id, m] of [
+      [1, call("search_file_contents")],
+      [2, call("search_file_contents")],
+      [3, call("read_text_file")],
+    ] as const)
+      flow.admit(id, m.params.name, 10, isLightRequest(m));
+    flow.admit(4, "ping", 10, isLightRequest({ method: "ping" }));
+    flow.admit(5, "list_allowed_directories", 10, isLightRequest(call("list_allowed_directories")));
+    expect(started).toEqual(["search_file_contents", "search_file_contents", "ping", "list_allowed_directories"]);
+    expect([flow.inFlight, flow.queued]).toEqual([4, 1]);
+    // Answered, a light request frees nothing the tool calls wait for; a tool call's answer does.
+    flow.answered(4);
+    flow.pump();
+    expect(started).toHaveLength(4);
+    flow.answered(1);
+    flow.pump();
+    expect(started.at(-1)).toBe("read_text_file");
+  });
+
   it("starts requests in order within the in-flight bound and the output mark, and forgets cancelled ones", async () => {
     const started: number[] = [];
     let unsent = 0;

@@ -26,7 +26,7 @@ import {
   type Transport,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
-import { RequestFlow, requestKey } from "../flow.js";
+import { isLightRequest, RequestFlow, requestKey } from "../flow.js";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 import { readMessage } from "./body.js";
 import { currentExchange, Exchange } from "./exchange.js";
@@ -174,7 +174,7 @@ export class SessionTransport implements Transport {
         this.exchangeOf.set(requestKey(message.id), exchange);
       }
       const bytes = Number(exchange?.res.req.headers["content-length"]) || JSON.stringify(message).length;
-      this.flow.admit(message.id, { message, extra }, bytes);
+      this.flow.admit(message.id, { message, extra }, bytes, isLightRequest(message));
       return;
     }
     if ("method" in message && message.method === "notifications/cancelled") {

@@ -15,7 +15,7 @@
 import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
-import { RequestFlow } from "../flow.js";
+import { isLightRequest, RequestFlow } from "../flow.js";
 import { classifyLine, tooDeep, tooLarge, type Verdict } from "../guards.js";
 import { LineScanner } from "../line-scan.js";
 import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
@@ -160,7 +160,7 @@ export class BoundedStdioTransport implements Transport {
     }
     const message = verdict.message;
     if ("method" in message && "id" in message) {
-      this.flow.admit(message.id, message, bytes);
+      this.flow.admit(message.id, message, bytes, isLightRequest(message));
       return;
     }
     if ("method" in message && message.method === "notifications/cancelled") {

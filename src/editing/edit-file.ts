@@ -3,10 +3,14 @@
  * (locked, atomic, line endings kept), and the text the tool returns.
  */
 import { formatCount } from "../kernel/bounded.js";
+import { collectGarbage } from "../kernel/collect.js";
 import { escapeControls } from "../kernel/escape.js";
 import type { FilePort } from "../sandbox/index.js";
 import type { EditOperation } from "./edits.js";
 import { type StreamEditResult, streamEdit } from "./stream.js";
+
+/** Edits of files at least this large are followed by a full garbage collection. */
+const COLLECT_AFTER_BYTES = 64 * 1024 * 1024;
 
 const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
 
@@ -22,7 +26,9 @@ export async function editFileThrough(
   signal?: AbortSignal,
   withDiff = true,
 ): Promise<string> {
+  let size = 0;
   const { value, appendedBytes } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
+    size = source.size;
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
     const shown = escapeControls(source.path);
@@ -35,6 +41,8 @@ export async function editFileThrough(
     const result = await streamEdit({ source, edits, path: shown, signal: sig, write, withDiff, copyPrefix, copyAhead, copied, keepRest });
     return { text: withDiff ? result.diff : summary(path, dryRun, result, edits), shown };
   });
+  // A large edit leaves tens of MB of garbage; collected now, the next one starts from the server's own size.
+  if (size >= COLLECT_AFTER_BYTES) collectGarbage();
   if (appendedBytes === 0) return value.text;
   return `${value.text}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
 }

@@ -37,7 +37,7 @@ export function classEnd(source: string, start: number): number {
   return -1;
 }
 
-/** The end (exclusive) of the group or class opening at `start`, its escapes and nested groups and classes skipped. */
+/** The end (exclusive) of the group opening at `start`, its escapes and nested groups and classes skipped (the source's length when it does not close). */
 export function skipNested(source: string, start: number): number {
   let depth = 0;
   let inClass = false;

@@ -7,20 +7,11 @@
  * line. So the shorter expression finds every line the whole one matches, and each line it finds
  * is tested with the whole one.
  */
+import { classEnd, quantifierOf } from "./regex-source.js";
 
 // An escape that stands for one character or one class of them, with no operand after its letter.
 const SIMPLE_ESCAPE = /^[dDwWsSntrfv]$|^[^A-Za-z0-9]$/;
 const PLAIN = /^[\x20-\x7e]$/;
-const QUANTIFIER = /^(?:[+*]|\{(\d+)(,(\d*))?\})\??/;
-
-/** The end (exclusive) of the class opening at `start`: the first unescaped `]` after it (JavaScript's `[]` is an empty class). */
-export function classEnd(source: string, start: number): number {
-  for (let i = start + 1; i < source.length; i++) {
-    if (source[i] === "\\") i++;
-    else if (source[i] === "]") return i + 1;
-  }
-  return -1;
-}
 
 /** The end (exclusive) of the one-character atom `source` opens with, or -1 when it opens otherwise. */
 function atomEnd(source: string): number {
@@ -55,13 +46,12 @@ function alternatesAtTop(source: string): boolean {
 export function locatorSource(source: string): string | undefined {
   const atom = atomEnd(source);
   if (atom <= 0) return undefined;
-  const q = QUANTIFIER.exec(source.slice(atom));
-  if (q === null) return undefined;
-  const rest = source.slice(atom + q[0].length);
+  const q = quantifierOf(source, atom);
+  // An exact count ({n}) opens with a fixed run already, and an optional atom (?) with no run: nothing to gain.
+  if (q === undefined || q.max === q.min || q.max === 1) return undefined;
+  const rest = source.slice(atom + q.length);
   if (rest === "" || "*+?{".includes(rest[0] as string) || alternatesAtTop(source)) return undefined;
-  const min = q[0][0] === "+" ? 1 : q[0][0] === "*" ? 0 : Number(q[1]);
-  // An exact count ({n}) opens with a fixed run already: nothing to gain.
-  if (q[2] === undefined && q[0][0] === "{") return undefined;
+  const { min } = q;
   const head = source.slice(0, atom);
   return `${min === 0 ? "" : min === 1 ? head : `${head}{${min}}`}${rest}`;
 }

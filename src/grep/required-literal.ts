@@ -4,37 +4,11 @@
  * Conservative by construction: anything it does not understand ends a run (so does any character
  * past ASCII), and an alternation at the top level (where no run is required) gives none.
  */
+import { classEnd, escapeEnd, skipNested } from "./regex-source.js";
 
 // A character after `\` that stands for itself (an identity escape of punctuation).
 const IDENTITY_ESCAPE = /[^A-Za-z0-9_]/;
 const QUANTIFIER_OPTIONAL = new Set(["?", "*", "{"]);
-
-/** The end (exclusive) of the group or class opening at `start`, its escapes and nested groups and classes skipped. */
-export function skipNested(source: string, start: number): number {
-  let depth = 0;
-  let inClass = false;
-  for (let i = start; i < source.length; i++) {
-    const c = source[i];
-    if (c === "\\") i++;
-    else if (inClass) inClass = c !== "]";
-    else if (c === "[") inClass = true;
-    else if (c === "(") depth++;
-    else if (c === ")" && --depth === 0) return i + 1;
-  }
-  return source.length;
-}
-
-// What follows an escape's letter as its operand: \xHH, \uHHHH or \u{…}, \cX, \k<name>, and a
-// backreference's or legacy octal escape's further digits.
-const OPERAND: Record<string, RegExp> = { x: /^[0-9A-Fa-f]{0,2}/, u: /^(?:\{[0-9A-Fa-f]*\}|[0-9A-Fa-f]{0,4})/, c: /^[A-Za-z]?/, k: /^(?:<[^>]*>)?/ };
-
-/** The end (exclusive) of the escape at `start`: its letter and the operand the letter takes, never read as plain characters. */
-export function escapeEnd(source: string, start: number): number {
-  const e = source[start + 1] ?? "";
-  const operand = e >= "0" && e <= "9" ? /^[0-9]*/ : OPERAND[e];
-  const after = start + 2;
-  return operand === undefined ? after : after + (operand.exec(source.slice(after))?.[0].length ?? 0);
-}
 
 /** The runs of plain characters every match of `source` contains, in order ([] when none is sure). */
 export function requiredLiterals(source: string): string[] {
@@ -61,9 +35,8 @@ export function requiredLiterals(source: string): string[] {
       const close = source.indexOf("}", i);
       next = close < 0 ? i + 1 : close + 1;
     } else if (c === "[") {
-      next = i + 1;
-      while (next < source.length && source[next] !== "]") next += source[next] === "\\" ? 2 : 1;
-      next++;
+      const close = classEnd(source, i);
+      next = close < 0 ? source.length : close;
     } else if (!"^$.*+?}])".includes(c) && c < "\x80") lit = c;
     const after = source[next];
     if (lit === undefined) {

@@ -7,8 +7,7 @@
  * telling those lines apart first. Conservative as required-literal.ts: anything not understood
  * ends a run, and an alternation at the top level gives none.
  */
-import { classEnd } from "./locator.js";
-import { escapeEnd, skipNested } from "./required-literal.js";
+import { classEnd, escapeEnd, quantifierOf, skipNested } from "./regex-source.js";
 
 /** A required run: its source, and how rare a match of it is in text (the sum of its atoms' ranks). */
 export interface Segment {
@@ -23,7 +22,6 @@ interface Atom {
 
 // Escapes of one ASCII character or an ASCII class (\s, \S, \W, \D may match past ASCII; \b is no character).
 const ASCII_ESCAPE = /^[dwntrfv]$|^[^A-Za-z0-9_]$/;
-const QUANTIFIER = /^(?:([+*?])|\{(\d+)(?:(,)(\d*))?\})\??/;
 
 /** The end (exclusive) of an ASCII-only class opening at `start`, or -1 for another class (negated, or naming a character past ASCII). */
 function asciiClassEnd(source: string, start: number): number {
@@ -65,10 +63,10 @@ function segments(source: string): Atom[][] {
     } else if (c < "\x80" && !"^$.*+?{}[]()".includes(c)) {
       atom = c;
     }
-    const q = QUANTIFIER.exec(source.slice(next));
-    i = next + (q?.[0].length ?? 0);
-    const min = q === null ? 1 : q[1] === "+" ? 1 : q[1] !== undefined ? 0 : Number(q[2]);
-    const variable = q !== null && (q[1] !== undefined || (q[3] !== undefined && q[4] !== q[2]));
+    const q = quantifierOf(source, next);
+    i = next + (q?.length ?? 0);
+    const min = q?.min ?? 1;
+    const variable = q !== undefined && q.max !== q.min;
     if (atom === undefined || min === 0) {
       end();
       continue;

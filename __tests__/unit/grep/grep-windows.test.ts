@@ -205,6 +205,10 @@ describe("a regex over windows of whole lines", () => {
       // JavaScript's [] is an empty class: here the + repeats "]".
       ["[]a]+b", undefined],
       ["x{3}a", undefined],
+      // No variable run to shorten: an optional atom, and an exact count however it is spelled.
+      ["a?b", undefined],
+      ["a{0,1}b", undefined],
+      ["x{2,2}a", undefined],
       ["a+", undefined],
       ["a+b|c", undefined],
       ["(a)+b", undefined],

@@ -154,9 +154,11 @@ class Walk {
   private readAhead(frame: Frame, from: number): void {
     frame.ahead = Math.max(frame.ahead, from);
     const stop = Math.min(frame.entries.length, from + SCAN_AHEAD);
-    while (frame.ahead < stop && this.stack.mayReadAhead(frame)) {
-      const i = frame.ahead++;
+    for (; frame.ahead < stop; frame.ahead++) {
+      const i = frame.ahead;
       if (this.verdict(frame, i) !== DESCEND) continue;
+      // Asked only for a subdirectory: asking makes the directories above let go of what they read ahead.
+      if (!this.stack.mayReadAhead(frame)) return;
       const name = frame.entries[i]!.name;
       this.stack.readAhead(frame, i, name, joinDir(this.dir, name));
     }
@@ -202,7 +204,8 @@ class Walk {
           continue;
         }
       }
-      if (i >= top.ahead) this.readAhead(top, i + 1);
+      // Kept topped up as the walk goes, so the next subdirectories are always being read in the thread pool.
+      if (this.stack.wantsAhead(top)) this.readAhead(top, i + 1);
       const entry = top.entries[i]!;
       const childRel = joinRel(this.rel, entry.name);
       const entered = this.visitor.enter(this.dir, entry, childRel, top.depth, reach);

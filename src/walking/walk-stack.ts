@@ -5,9 +5,11 @@
  * the stride doubling as the walk goes deeper), and a released one is opened
  * again when the walk comes back to it, through its nearest held ancestor, one
  * name at a time with O_NOFOLLOW, each checked to be the directory first read.
- * Sibling directories are read ahead; the descriptors of those read ahead by
- * directories above are let go when a deeper one wants to read ahead. Portable
- * reaches are paths and hold nothing to release.
+ * Sibling directories are read ahead, kept topped up as the walk goes, with
+ * descriptors of their own plus those the frames do not hold; the descriptors of
+ * those read ahead by directories above are let go (the shallowest first) when a
+ * deeper one wants to read ahead and none is free, or the frames need them back.
+ * Portable reaches are paths and hold nothing to release.
  */
 import type { Dirent } from "node:fs";
 import { errnoCode, type FileObjectId, type Listing, type Read, type WalkPort } from "../sandbox/index.js";

@@ -13,7 +13,7 @@ import { walkedEntryFigures } from "../sandbox/index.js";
 import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
-import { walkTree, type WalkOptions } from "./walker.js";
+import { excludesNothing, walkTree, type WalkOptions } from "./walker.js";
 
 /** How search_files chooses and orders its matches. */
 export interface SearchOptions {
@@ -156,7 +156,7 @@ export async function searchInto(
     root,
     withGitignore(
       {
-        excluded: (rel) => excludes.some((m) => m.match(rel)),
+        excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),
         enter(dir, entry, rel, _depth, reach) {
           if (!matches(rel, entry.name)) return undefined;
           // Plain entries of a real, validated directory are inside by construction;

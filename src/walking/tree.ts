@@ -6,10 +6,11 @@ import { Minimatch } from "minimatch";
 import type { TextSink } from "../kernel/bounded.js";
 import { jsonName, type ShownJson } from "../kernel/escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { walkTree, type WalkOptions } from "./walker.js";
+import { excludesNothing, walkTree, type WalkOptions } from "./walker.js";
 
 /** Upstream's directory_tree exclusion: `*` patterns as given, others also as `**\/p` and `**\/p/**`. */
 function treeExcluder(excludePatterns: readonly string[]): (rel: string) => boolean {
+  if (excludePatterns.length === 0) return excludesNothing;
   const matchers = excludePatterns.flatMap((p) =>
     (p.includes("*") ? [p] : [p, `**/${p}`, `**/${p}/**`]).map((glob) => new Minimatch(glob, { dot: true })),
   );

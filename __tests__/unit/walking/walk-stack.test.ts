@@ -131,3 +131,43 @@ describeEachStrategy("a walk hundreds of levels deep", (strategy, runtime) => {
     },
   );
 });
+
+describeEachStrategy("reading ahead of the walk", (_strategy, runtime) => {
+  it("reads every directory of a wide tree once, all but each directory's first subdirectory ahead of the walk, none again", async () => {
+    // Ten directories of ten directories of three files: with room to spare, nothing read ahead is let go
+    // (and opened again when walked), and every later sibling is read ahead, the last one too.
+    for (let i = 0; i < 10; i++) {
+      for (let j = 0; j < 10; j++) {
+        const dir = path.join(root, `a${i}`, `b${j}`);
+        fs.mkdirSync(dir, { recursive: true });
+        for (const f of ["x", "y", "z"]) fs.writeFileSync(path.join(dir, f), "");
+      }
+    }
+    const opts = walkOptions(runtime, [root]);
+    const port = opts.sandbox;
+    const reads = { ahead: [] as string[], now: [] as string[], again: [] as string[] };
+    const counting = Object.create(port) as typeof port;
+    counting.readChild = (parent, name, shown, ahead) => {
+      (ahead ? reads.ahead : reads.now).push(path.relative(root, shown));
+      return port.readChild(parent, name, shown, ahead);
+    };
+    counting.reopenChild = (parent, name, shown, id) => {
+      reads.again.push(path.relative(root, shown));
+      return port.reopenChild(parent, name, shown, id);
+    };
+    let files = 0;
+    const visitor: WalkVisitor = {
+      excluded: () => false,
+      enter(_dir, entry) {
+        if (entry.isFile()) files++;
+      },
+      leave() {},
+    };
+    await walkTree(root, visitor, { ...opts, sandbox: counting });
+    expect(files).toBe(300);
+    expect(reads.again).toEqual([]);
+    expect(reads.now.sort()).toEqual(["a0", ...Array.from({ length: 10 }, (_, i) => path.join(`a${i}`, "b0"))].sort());
+    expect(reads.ahead).toHaveLength(110 - 11);
+    expect(new Set([...reads.ahead, ...reads.now]).size).toBe(110);
+  });
+});

@@ -33,6 +33,8 @@ export interface ReplaceFilesOptions extends WalkOptions {
   workers: ScanWorkers;
   /** Descriptors one counting batch may hold. */
   batchFds?: number;
+  /** Files the walk may open ahead of the batches (see FileSelection). */
+  openAhead?: number;
   /** The call's limit on replacements. @default MAX_FILE_REPLACEMENTS */
   limit?: number;
 }
@@ -72,7 +74,12 @@ async function countAll(
     return "";
   }
   try {
-    const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
+    const selection = {
+      pattern: args.pattern,
+      excludePatterns: args.excludePatterns,
+      respectGitignore: args.respectGitignore,
+      openAhead: opts.openAhead,
+    };
     const notes = await walkFiles(
       target.path,
       selection,

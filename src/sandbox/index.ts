@@ -22,7 +22,7 @@ import { directoryError, errnoCode, SafeFsError } from "./errors.js";
 import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
-import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedOpen } from "./open.js";
+import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedResult } from "./open.js";
 import { availableStrategies } from "./platform/index.js";
 import { lockNameOf, tempNameOf } from "./names.js";
 import { writeWhole } from "./replace.js";
@@ -44,7 +44,7 @@ export { __testHooks } from "./confinement.js";
 export { errnoCode, isDirectoryRefusal, reason, refusalOf } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
-export type { WalkedOpen } from "./open.js";
+export type { WalkedOpen, WalkedResult } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { FilePort, WalkPort } from "./ports.js";
@@ -265,9 +265,9 @@ export class Sandbox implements FilePort, WalkPort {
     return openWalkedFile(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
   }
 
-  /** Opens entry `name` of a walked directory (reached through `reach`), a regular file inside, and hands its descriptor over; synchronous. */
-  openWalkedSync(reach: string, name: string, shown: string): WalkedOpen {
-    return openWalkedSync(this.confinement, reach, name, shown, this.walkedByPath.get(reach));
+  /** Opens entries `names` of a walked directory (reached through `reach`), each a regular file inside, and hands their descriptors over; synchronous. */
+  openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string): WalkedResult[] {
+    return openWalkedSync(this.confinement, reach, names, shownOf, this.walkedByPath.get(reach));
   }
 
   /**

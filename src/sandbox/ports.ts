@@ -12,7 +12,7 @@ import type { Deleted } from "./delete.js";
 import type { EntryFacts } from "./directories.js";
 import type { FileObjectId } from "./identity.js";
 import type { LinkVerdict } from "./lookup.js";
-import type { Opened, WalkedOpen } from "./open.js";
+import type { Opened, WalkedResult } from "./open.js";
 import type { RewriteEngine, RewriteOptions, Rewritten } from "./rewrite.js";
 import type { Listing, OpenedDir, Reach, Read } from "./strategy.js";
 
@@ -82,8 +82,8 @@ export interface WalkPort {
   openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }>;
   /** Entry `name` of a walked directory opened as a regular file; the caller closes it. */
   openWalkedFile(reach: string, name: string, shown: string): Promise<Opened>;
-  /** Entry `name` of a walked directory opened as a regular file inside, its descriptor handed over; synchronous. */
-  openWalkedSync(reach: string, name: string, shown: string): WalkedOpen;
+  /** Entries `names` of a walked directory opened as regular files inside, their descriptors handed over (or why not, naming `shownOf(i)`); synchronous. */
+  openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string): WalkedResult[];
   /** Entry `name` of a walked directory read as a directory; never rejects. */
   readChild(parent: Reach, name: string, shown: string, ahead?: boolean): Promise<Read>;
   /** Lets go of a walked directory's reach. */

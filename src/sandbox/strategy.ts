@@ -75,6 +75,9 @@ export interface Listing extends Reach {
 /** A directory read, or why it could not be read. */
 export type Read = Listing | { error: unknown };
 
+/** An entry opened by `openEntriesSync`: its fd, or why open(2) refused it. */
+export type EntryOpen = { fd: number } | { error: unknown };
+
 /** What differs between the platforms; every method's containment check is done by the caller. */
 export interface Strategy {
   readonly name: StrategyName;
@@ -109,6 +112,12 @@ export interface Strategy {
    * @throws when it is gone, not a directory, or another directory than the one read
    */
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
+  /**
+   * Opens entries `names` of a walked directory reached through `reach`, each with `flags` (which must hold
+   * O_NOFOLLOW), in one synchronous step: the same as opening each `reach + name`, cheaper where the platform
+   * allows. The caller checks what each fd holds and closes it.
+   */
+  openEntriesSync(reach: string, names: readonly string[], flags: number): EntryOpen[];
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number;
   /**

@@ -3,11 +3,9 @@ import { z } from "zod";
 import { MAX_FILE_REPLACEMENTS, replaceInFiles } from "../editing/index.js";
 import { formatCount } from "../kernel/bounded.js";
 import { defineTool, walkOptions } from "./context.js";
-import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC, searchDescriptors } from "./shared.js";
 
 // A batch's descriptors, for each of the batches a count holds at once: a small share of the process's.
-const batchDescriptors = (limit: number): number => (Number.isFinite(limit) ? Math.max(4, Math.floor(limit / 32)) : 256);
-
 /** replace_in_files: count, refuse past the limit, then rewrite file by file. */
 export const replaceInFilesTool = defineTool({
   name: "replace_in_files",
@@ -32,7 +30,7 @@ export const replaceInFilesTool = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: true, openWorldHint: false },
   advice: "the replacements were still made unless dryRun was set; pass a narrower path or pattern to see one part",
   async handler(args, ctx) {
-    const opts = { ...walkOptions(ctx), workers: ctx.runtime.scanWorkers, batchFds: batchDescriptors(ctx.walks.descriptorLimit()) };
+    const opts = { ...walkOptions(ctx), workers: ctx.runtime.scanWorkers, ...searchDescriptors(ctx.walks.descriptorLimit()) };
     await replaceInFiles(ctx.sandbox, args, ctx.bounds.sink, opts);
     return { streamed: true };
   },

@@ -5,7 +5,7 @@ import { escapeControls } from "../kernel/escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
-import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC } from "./shared.js";
+import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC, searchDescriptors } from "./shared.js";
 
 type Args = {
   path: string;
@@ -21,14 +21,13 @@ type Args = {
 };
 
 // A batch's descriptors, for each of the batches a search holds at once: a small share of the process's.
-const batchDescriptors = (limit: number): number => (Number.isFinite(limit) ? Math.max(4, Math.floor(limit / 32)) : 256);
-
 async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
   checkPatterns([
     ...(args.pattern === undefined ? [] : [["pattern", args.pattern] as const]),
     ...args.excludePatterns.map((p, i) => [`excludePatterns[${i}]`, p] as const),
   ]);
   const query = compileQuery({ query: args.query, regex: args.regex, caseSensitive: args.caseSensitive });
+  const descriptors = searchDescriptors(ctx.walks.descriptorLimit());
   const search = new ContentSearch({
     query,
     sink: ctx.bounds.sink,
@@ -37,7 +36,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     offset: args.offset,
     signal: ctx.signal,
     workers: ctx.runtime.scanWorkers,
-    batchFds: batchDescriptors(ctx.walks.descriptorLimit()),
+    batchFds: descriptors.batchFds,
   });
   let notes = "";
   let file: { handle: FileHandle } | undefined;
@@ -49,7 +48,12 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       // The search's own signal (given above) stops it on cancellation.
       await search.searchFile(target.handle, escapeControls(target.path), { onProgress: (done, size) => ctx.progress(done, size) });
     } else {
-      const selection = { pattern: args.pattern, excludePatterns: args.excludePatterns, respectGitignore: args.respectGitignore };
+      const selection = {
+        pattern: args.pattern,
+        excludePatterns: args.excludePatterns,
+        respectGitignore: args.respectGitignore,
+        openAhead: descriptors.openAhead,
+      };
       notes = await walkFiles(
         target.path,
         selection,

@@ -15,6 +15,16 @@ export const FILES_GLOB_DOC = "Glob of files to include; default all.";
 /** How to narrow a cut listing. */
 export const LIST_ADVICE = "list a subdirectory, or use search_files with a pattern";
 
+/**
+ * The descriptors a content search over a tree may hold besides its walk's, given the process's open-file limit:
+ * a counting batch's (a 32nd of the limit, 4 at least; the batcher holds at most 256), and the files its walk
+ * opens ahead of the batches (an eighth of that, 32 at most; none under 8).
+ */
+export function searchDescriptors(openFileLimit: number): { batchFds: number; openAhead: number } {
+  const batchFds = Number.isFinite(openFileLimit) ? Math.max(4, Math.floor(openFileLimit / 32)) : 256;
+  return { batchFds, openAhead: Math.min(32, Math.floor(batchFds / 8)) };
+}
+
 /** A tool result of one text block. */
 export const text = (value: string) => ({ content: [{ type: "text" as const, text: value }] });
 

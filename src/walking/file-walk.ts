@@ -10,9 +10,9 @@ import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen } from "../sandbox/index.js";
+import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { walkTree, type WalkOptions } from "./walker.js";
+import { excludesNothing, joinDir, walkTree, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
 export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
@@ -26,6 +26,11 @@ export interface FileSelection {
   pattern?: string;
   excludePatterns: readonly string[];
   respectGitignore: boolean;
+  /**
+   * Files the walk may hold opened ahead of the visitor, at most (0 or absent: one at a time): those after a file
+   * in its directory are opened with it, in one step (see FileEntries), and wait for their turn.
+   */
+  openAhead?: number;
 }
 
 /** A file opened through the sandbox, handed over with its size when opened; whoever receives it closes it. */
@@ -114,27 +119,54 @@ class SyncOpened implements OpenedFile {
   }
 }
 
+// Files of one directory opened together, at most (one step, see openWalkedSync); at most the selection's
+// `openAhead` wait opened ahead of the walk (the directories above keep theirs while it goes down).
+const OPEN_TOGETHER = 16;
+
+/** A directory's listing as the walk read it, and how far its files were opened ahead. */
+interface Listed {
+  entries: readonly Dirent[];
+  at: number;
+}
+
 /** The walk's handling of one entry: a file is opened and handed over, once per file object. */
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
   private readonly seen = new SeenFiles();
   private readonly pacer: Pacer;
+  // The listing of each directory of the current path, by depth; the files opened ahead, until the walk takes them.
+  private readonly listings: Listed[] = [];
+  private readonly ahead = new Map<Dirent, WalkedResult>();
 
   constructor(
     pattern: string | undefined,
+    private readonly openAhead: number,
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
+    /** The walk's own judgement of an entry (excludes, .gitignore), asked of the files opened ahead of it. */
+    private readonly excluded: (rel: string, entry: Dirent) => boolean,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal);
   }
 
+  /** Takes the listing of the directory at `rel` (depth 0 for the root), as the walk read it. */
+  listed(rel: string, entries: readonly Dirent[]): void {
+    const depth = rel === "" ? 0 : rel.split(path.sep).length;
+    this.listings.length = depth;
+    this.listings[depth] = { entries, at: 0 };
+  }
+
+  // True when the walk, coming to `entry` (at `rel`), will open it as a file.
+  private takes(entry: Dirent, rel: string): boolean {
+    return entry.isFile() && (this.matcher === undefined || this.matcher.match(rel)) && !this.excluded(rel, entry);
+  }
+
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
-  enter(dir: string, entry: Dirent, rel: string, reach: string): Promise<void> | undefined {
+  enter(dir: string, entry: Dirent, rel: string, depth: number, reach: string): Promise<void> | undefined {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
-    // path.join's normalising, per file, is not needed: `dir` is normalised and names hold no separator.
-    const full = dir.endsWith(path.sep) ? dir + entry.name : dir + path.sep + entry.name;
+    const full = joinDir(dir, entry.name);
     const shown = escapeControls(full);
     if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown, full);
     if (!entry.isFile()) {
@@ -142,7 +174,7 @@ class FileEntries {
       this.onSkip("unreadable", 1);
       return undefined;
     }
-    const opened = this.openSync(reach, entry.name, shown);
+    const opened = this.openSync(dir, entry, rel, depth, reach, shown);
     if (opened === undefined) return undefined;
     if (!this.seen.firstSight(opened.stat)) {
       closeSync(opened.fd);
@@ -152,15 +184,41 @@ class FileEntries {
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 
-  // The file opened; undefined when it was counted unreadable.
-  private openSync(reach: string, name: string, shown: Shown): WalkedOpen | undefined {
-    try {
-      return this.opts.sandbox.openWalkedSync(reach, name, shown);
-    } catch (error) {
-      this.opts.signal?.throwIfAborted();
-      this.onSkip(failed(error), 1);
-      return undefined;
+  // The file opened (ahead, or now with the next ones); undefined when it was counted unreadable.
+  private openSync(dir: string, entry: Dirent, rel: string, depth: number, reach: string, shown: Shown): WalkedOpen | undefined {
+    let got = this.ahead.get(entry);
+    if (got === undefined) got = this.openTogether(dir, entry, rel, depth, reach, shown);
+    else this.ahead.delete(entry);
+    if (!("error" in got)) return got;
+    this.opts.signal?.throwIfAborted();
+    this.onSkip(failed(got.error), 1);
+    return undefined;
+  }
+
+  // Opens `entry` with the files after it in its directory that the walk will take, in one step; keeps those.
+  private openTogether(dir: string, entry: Dirent, rel: string, depth: number, reach: string, shown: Shown): WalkedResult {
+    const batch = [entry];
+    const listing = this.listings[depth];
+    const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size);
+    let i = room > 1 && listing !== undefined ? listing.entries.indexOf(entry, listing.at) : -1;
+    if (i >= 0 && listing !== undefined) {
+      const parentRel = rel.slice(0, rel.length - entry.name.length);
+      for (i++; i < listing.entries.length && batch.length < room; i++) {
+        const next = listing.entries[i] as Dirent;
+        if (this.takes(next, parentRel + next.name)) batch.push(next);
+      }
+      listing.at = i;
     }
+    const names = batch.map((e) => e.name);
+    const results = this.opts.sandbox.openWalkedSync(reach, names, (k) => (k === 0 ? shown : escapeControls(joinDir(dir, names[k] as string))));
+    for (let k = 1; k < batch.length; k++) this.ahead.set(batch[k] as Dirent, results[k] as WalkedResult);
+    return results[0] as WalkedResult;
+  }
+
+  /** Closes the files opened ahead that the walk did not come to (it was cancelled, or lost a directory). */
+  dispose(): void {
+    for (const got of this.ahead.values()) if (!("error" in got)) closeSync(got.fd);
+    this.ahead.clear();
   }
 
   private async enterLink(link: string, shown: Shown, full: string): Promise<void> {
@@ -196,20 +254,26 @@ export async function walkFiles(
   opts: WalkOptions,
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
-  const files = new FileEntries(selection.pattern, onFile, onSkip, opts);
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const skipped = await walkTree(
-    root,
-    withGitignore(
-      {
-        excluded: (rel) => excludes.some((m) => m.match(rel)),
-        enter: (dir, entry, rel, _depth, reach) => files.enter(dir, entry, rel, reach ?? dir + path.sep),
-        leave() {},
-      },
-      gitignore,
-    ),
-    opts,
+  const excluded = excludes.length === 0 ? excludesNothing : (rel: string) => excludes.some((m) => m.match(rel));
+  const visitor = withGitignore(
+    {
+      excluded,
+      opened: (rel, entries) => files.listed(rel, entries),
+      enter: (dir, entry, rel, depth, reach) => files.enter(dir, entry, rel, depth, reach ?? dir + path.sep),
+      leave() {},
+    },
+    gitignore,
   );
+  // Files opened ahead are judged as the walk will judge them, without counting what .gitignore leaves out twice.
+  const leftOut = (rel: string, entry: Dirent): boolean => excluded(rel) || gitignore?.leavesOut(rel, entry) === true;
+  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts, leftOut);
+  let skipped: Awaited<ReturnType<typeof walkTree>>;
+  try {
+    skipped = await walkTree(root, visitor, opts);
+  } finally {
+    files.dispose();
+  }
   if (skipped.count > skipped.pastPathLimit) onSkip("unreadable", skipped.count - skipped.pastPathLimit);
   if (skipped.pastPathLimit > 0) onSkip("pathLimit", skipped.pastPathLimit);
   if (gitignore !== undefined && gitignore.ignored + gitignore.gitDirs > 0) onSkip("gitignored", gitignore.ignored + gitignore.gitDirs);

@@ -149,13 +149,23 @@ export class GitignoreFilter {
 
   /** True (and counted) when `.gitignore` rules or the `.git` rule leave out the entry at `rel`. */
   excluded(rel: string, entry?: Dirent): boolean {
+    const why = this.reason(rel, entry);
+    if (why === "git") this.gitDirs++;
+    else if (why === "ignored") this.ignored++;
+    return why !== undefined;
+  }
+
+  /** `excluded` without counting: for a walker's visitor asking ahead of the walk, which counts when it gets there. */
+  leavesOut(rel: string, entry?: Dirent): boolean {
+    return this.reason(rel, entry) !== undefined;
+  }
+
+  // Why the entry at `rel` is left out, if it is.
+  private reason(rel: string, entry?: Dirent): "git" | "ignored" | undefined {
     const name = entry?.name ?? path.basename(rel);
     // Git never lists a `.git`, be it a repository directory or a worktree's or submodule's file.
-    if (name === ".git") {
-      this.gitDirs++;
-      return true;
-    }
-    if (this.frames.length === 0) return false;
+    if (name === ".git") return "git";
+    if (this.frames.length === 0) return undefined;
     const asked = new Asked(toPosix(rel), name, entry?.isDirectory() ?? false);
     // Deeper files take precedence; within one file the last matching rule decides. The path's
     // ancestors need no test: the walk entered them, so none of them is ignored.
@@ -164,13 +174,10 @@ export class GitignoreFilter {
       asked.relative = asked.path.slice(frame.prefixLength);
       asked.first = frame.components;
       const verdict = frame.rules.test(asked);
-      if (verdict === IGNORED) {
-        this.ignored++;
-        return true;
-      }
-      if (verdict === REINCLUDED) return false;
+      if (verdict === IGNORED) return "ignored";
+      if (verdict === REINCLUDED) return undefined;
     }
-    return false;
+    return undefined;
   }
 
   /** Appends a note of what was left out and what was not read or applied, only when something was. */

@@ -106,7 +106,7 @@ const LEAF = 2;
 const DESCEND = 3;
 
 // `path.join(dir, name)` and `path.relative(root, …)` without their normalising: names hold no separator.
-const joinDir = (dir: string, name: string): string => (dir.endsWith(path.sep) ? dir + name : dir + path.sep + name);
+export const joinDir = (dir: string, name: string): string => (dir.endsWith(path.sep) ? dir + name : dir + path.sep + name);
 const joinRel = (rel: string, name: string): string => (rel === "" ? name : rel + path.sep + name);
 
 /** The error that ends a walk whose directory is no longer allowed (SPEC §2 Roots). */

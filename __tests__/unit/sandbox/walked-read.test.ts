@@ -27,14 +27,20 @@ beforeEach(async () => {
 
 afterEach(() => remove());
 
+// The text of an open file, which is then closed.
+const contentOf = (fd: number): string => {
+  try {
+    return fs.readFileSync(fd, "utf8");
+  } finally {
+    fs.closeSync(fd);
+  }
+};
+
 describeEachStrategy("openWalkedSync", (_, runtime) => {
-  const open = (name: string, reach = root + path.sep) => new Sandbox(runtime, [root]).openWalkedSync(reach, name, path.join(root, name));
-  const contentOf = (fd: number): string => {
-    try {
-      return fs.readFileSync(fd, "utf8");
-    } finally {
-      fs.closeSync(fd);
-    }
+  const open = (name: string, reach = root + path.sep) => {
+    const [got] = new Sandbox(runtime, [root]).openWalkedSync(reach, [name], () => path.join(root, name));
+    if (got === undefined || "error" in got) throw got?.error;
+    return got;
   };
 
   it("hands over the descriptor of the file it checked, with its size and identity", () => {
@@ -94,6 +100,106 @@ describeEachStrategy("walkFiles", (_, runtime) => {
     expect(seen.some((s) => s.startsWith("z-link:2:2") || s.startsWith("sub/c.txt:2:2"))).toBe(true);
     expect(seen.some((s) => s.startsWith("y-out"))).toBe(false);
     expect(skips).toEqual(["outsideLink:1"]);
+  });
+});
+
+describeEachStrategy("openWalkedSync, several names in one step", (_, runtime) => {
+  it("opens each regular file as its own name, refuses a symlink, a FIFO and a missing name each in its place, and leaves the working directory and no descriptor behind", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "alpha\n");
+    fs.writeFileSync(path.join(root, "b.txt"), "beta\n");
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "link"));
+    execFileSync("mkfifo", [path.join(root, "fifo")]);
+    const names = ["a.txt", "link", "fifo", "missing", "b.txt"];
+    const cwd = process.cwd();
+    const before = fs.readdirSync("/proc/self/fd").length;
+    const sandbox = new Sandbox(runtime, [root]);
+    // Reached as a walk reaches it: on procfd through the fd of the directory read.
+    const { listing, close } = await sandbox.openWalkRoot(root);
+    try {
+      const got = sandbox.openWalkedSync(listing.reach, names, (i) => `shown-${names[i]}`);
+      expect(process.cwd()).toBe(cwd);
+      const texts = got.map((g, i) =>
+        "error" in g ? `refused, naming it: ${(g.error as Error).message.includes(`shown-${names[i]}`)}` : contentOf(g.fd),
+      );
+      expect(texts).toEqual(["alpha\n", "refused, naming it: true", "refused, naming it: true", "refused, naming it: true", "beta\n"]);
+    } finally {
+      await close();
+    }
+    expect(fs.readdirSync("/proc/self/fd").length).toBe(before);
+  });
+});
+
+describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
+  // 40 files with subdirectories, links, a FIFO, a hard link, and files left out by pattern, excludes and .gitignore among them.
+  function layOut(): void {
+    fs.writeFileSync(path.join(root, ".gitignore"), "ignored-*\n");
+    for (let i = 0; i < 40; i++) {
+      const name = `f${String(i).padStart(2, "0")}`;
+      fs.writeFileSync(path.join(root, `${name}.txt`), `${name}\n`);
+      if (i % 9 === 0) fs.mkdirSync(path.join(root, `${name}-dir`));
+      if (i % 9 === 0) fs.writeFileSync(path.join(root, `${name}-dir`, "inner.txt"), "inner\n");
+      if (i % 7 === 0) fs.writeFileSync(path.join(root, `${name}.log`), "log\n");
+      if (i % 11 === 0) fs.writeFileSync(path.join(root, `ignored-${name}.txt`), "ignored\n");
+      if (i % 13 === 0) fs.writeFileSync(path.join(root, `${name}-skip.txt`), "excluded\n");
+    }
+    fs.linkSync(path.join(root, "f03.txt"), path.join(root, "f03-hard.txt"));
+    fs.symlinkSync(path.join(root, "f05.txt"), path.join(root, "f05-link.txt"));
+    fs.symlinkSync(path.join(outside, "secret.txt"), path.join(root, "f06-out.txt"));
+    execFileSync("mkfifo", [path.join(root, "f07-fifo.txt")]);
+  }
+
+  async function walk(openAhead: number, signal?: AbortSignal, stopAfter = Infinity) {
+    const seen: string[] = [];
+    const skips: string[] = [];
+    const asked: string[] = [];
+    const opts = walkOptions(runtime, [root], { signal });
+    const port = opts.sandbox;
+    const openWalkedSync = port.openWalkedSync.bind(port);
+    port.openWalkedSync = (reach, names, shownOf) => {
+      asked.push(...names);
+      return openWalkedSync(reach, names, shownOf);
+    };
+    const walked = walkFiles(
+      root,
+      { pattern: "**/*.txt", excludePatterns: ["**/*-skip.txt"], respectGitignore: true, openAhead },
+      (file, shown) => {
+        seen.push(`${path.relative(root, shown)}=${fs.readFileSync(file.fd, "utf8").trim()}`);
+        void file.close();
+        if (seen.length >= stopAfter) (signal as AbortSignal & { stop?: () => void }).stop?.();
+        return undefined;
+      },
+      (reason, n) => skips.push(`${reason}:${n}`),
+      opts,
+    );
+    const error = await walked.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    return { seen, skips, asked, error };
+  }
+
+  it("hands over the same files in the same order with the same skips as one at a time, never opening a file left out", async () => {
+    layOut();
+    const one = await walk(0);
+    const ahead = await walk(32);
+    expect(ahead.seen).toEqual(one.seen);
+    expect(ahead.skips.sort()).toEqual(one.skips.sort());
+    // 40 files and 5 inner ones; the hard link and the link inside lead to files already handed over.
+    expect(ahead.seen).toHaveLength(40 + 5);
+    // Opened ahead in batches, and only what the walk takes: no .log, no ignored-*, no *-skip.txt.
+    expect(ahead.asked.length).toBe(one.asked.length);
+    expect(ahead.asked.filter((n) => n.endsWith(".log") || n.startsWith("ignored-") || n.endsWith("-skip.txt"))).toEqual([]);
+  });
+
+  it("closes the files it opened ahead when the walk is cancelled", async () => {
+    layOut();
+    const before = fs.readdirSync("/proc/self/fd").length;
+    const controller = new AbortController();
+    const signal = Object.assign(controller.signal, { stop: () => controller.abort(new Error("stopped")) });
+    const got = await walk(32, signal, 3);
+    expect((got.error as Error).message).toBe("stopped");
+    expect(got.seen.length).toBeLessThan(40);
+    expect(fs.readdirSync("/proc/self/fd").length).toBe(before);
   });
 });
 

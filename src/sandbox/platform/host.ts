@@ -3,8 +3,13 @@
  * both strategies on one machine must agree on them (a procfd server and a
  * portable one read the same paths and share the same swap locks), so they
  * are read here once, not chosen with the strategy. With the two strategy files and the choice
- * (index.ts), the only code that branches on the platform.
+ * (index.ts), the only code that branches on the platform. Also the two
+ * helpers both strategies use to open entries of a walked directory.
  */
+import { openSync } from "node:fs";
+import path from "node:path";
+import type { EntryOpen } from "../strategy.js";
+
 /** Windows: paths take either separator, links need a privilege, and rename never replaces a directory. */
 export const WINDOWS = process.platform === "win32";
 
@@ -18,3 +23,43 @@ export const TRAILING_SEPARATOR = WINDOWS ? /[\\/]\.?$/ : /\/\.?$/;
 // mkdir -p walks up one component per call, so without this bound a 66 KB path costs minutes.
 /** The longest path (in bytes) this platform opens. */
 export const PATH_MAX = process.platform === "linux" ? 4096 : WINDOWS ? 32_767 : 1024;
+
+/** The working directory to go back to; the root when it was removed (nothing can use it then anyway). */
+function currentDir(): string {
+  try {
+    return process.cwd();
+  } catch {
+    return path.parse(process.execPath).root;
+  }
+}
+
+/**
+ * Runs `op` with `dir` as the process's working directory and changes back, in one synchronous step: no
+ * other code (another call, another runtime's strategy) ever runs with it changed, and the server resolves
+ * every path absolutely anyway. Node has no openat(2): a bare name opened here is looked up in `dir` alone.
+ * @throws when `dir` cannot be entered (and then nothing ran), or what `op` throws
+ */
+export function inWorkingDir<T>(dir: string, op: () => T): T {
+  const back = currentDir();
+  process.chdir(dir);
+  try {
+    return op();
+  } finally {
+    try {
+      process.chdir(back);
+    } catch {
+      process.chdir(path.parse(process.execPath).root);
+    }
+  }
+}
+
+/** Opens each of `names` as `reach + name`, one open(2) each: what a strategy does where it has nothing cheaper. */
+export function openEach(reach: string, names: readonly string[], flags: number): EntryOpen[] {
+  return names.map((name) => {
+    try {
+      return { fd: openSync(reach + name, flags) };
+    } catch (error) {
+      return { error };
+    }
+  });
+}

@@ -26,7 +26,7 @@ import { changed, idOf, now, SMALL_COPY } from "../held.js";
 import { type FileObjectId, sameFile } from "../identity.js";
 import { visible } from "../names.js";
 import type { DirId, HeldDir, OpenedDir, Strategy } from "../strategy.js";
-import { PATH_MAX } from "./host.js";
+import { inWorkingDir, openEach, PATH_MAX } from "./host.js";
 
 const readFd = promisify(fsSync.read);
 const writeFd = promisify(fsSync.write);
@@ -104,18 +104,11 @@ export const portable: Strategy = {
   },
   // Its reach is a path and holds no fd, so a walk never releases it and nothing needs reopening.
   reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),
+  // Its reach is a path checked by each file's real path afterwards: nothing cheaper holds here.
+  openEntriesSync: openEach,
   descriptorLimit: () => Infinity,
   copyContent: copyByChunks,
 };
-
-/** The working directory to go back to; "/" when it was removed (nothing can use it then anyway). */
-function currentDir(): string {
-  try {
-    return process.cwd();
-  } catch {
-    return path.parse(process.execPath).root;
-  }
-}
 
 /*
  * Why the working directory, process-wide as it is: Node has no openat/unlinkat/mkdirat, and acting on a
@@ -138,20 +131,12 @@ class CwdDir implements HeldDir {
 
   /** Runs `op` with this very directory as the working directory, synchronously, and changes back. */
   private within<T>(op: () => T): Promise<T> {
-    return now(() => {
-      const back = currentDir();
-      process.chdir(this.real);
-      try {
+    return now(() =>
+      inWorkingDir(this.real, () => {
         if (!sameFile(fsSync.statSync(".", { bigint: true }), this.id)) throw changed(this.real);
         return op();
-      } finally {
-        try {
-          process.chdir(back);
-        } catch {
-          process.chdir(path.parse(process.execPath).root);
-        }
-      }
-    });
+      }),
+    );
   }
 
   /** Enters entry `name` (in the working directory) as a directory, refused for a symlink or another directory than `expected`. */

@@ -16,7 +16,8 @@ import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "../flags.js";
 import { changed, idOf, now, SMALL_COPY } from "../held.js";
 import { type FileObjectId, sameFile } from "../identity.js";
 import { visible } from "../names.js";
-import type { DirId, HeldDir, OpenedDir, Reach, Read, Strategy } from "../strategy.js";
+import type { DirId, EntryOpen, HeldDir, OpenedDir, Reach, Read, Strategy } from "../strategy.js";
+import { inWorkingDir, openEach } from "./host.js";
 
 const FD_DIR = "/proc/self/fd/";
 
@@ -81,6 +82,24 @@ function reopenThroughFd(parent: Reach, name: string, shown: string, id: FileObj
   return { reach: `${fdLink(fd)}/`, fd };
 }
 
+/**
+ * procfd's batch open: with the walked directory as the working directory (entered through its fd, so it is
+ * that very directory), each bare name is looked up in it alone. One /proc path walk per batch instead of one
+ * per file: 3.8 µs a file instead of 5.9 over the bench's repository tree. A reach that is a path (a leaf
+ * directory's), a single name, or a directory that cannot be entered, is opened name by name.
+ */
+function openEntriesThroughFd(reach: string, names: readonly string[], flags: number): EntryOpen[] {
+  if (names.length < 2 || !reach.startsWith(FD_DIR)) return openEach(reach, names, flags);
+  let opened: EntryOpen[] | undefined;
+  try {
+    return inWorkingDir(reach, () => (opened = openEach("", names, flags)));
+  } catch (error) {
+    // Only a directory that could not be entered is opened again name by name; the fds opened are the caller's.
+    if (opened !== undefined) throw error;
+    return openEach(reach, names, flags);
+  }
+}
+
 /** The soft RLIMIT_NOFILE as the kernel reports it (Node raises it to the hard limit at start). */
 function softOpenFileLimit(): number {
   try {
@@ -126,6 +145,7 @@ export const procfd = (): Strategy => {
     },
     readChild: readChildThroughFd,
     reopenChild: reopenThroughFd,
+    openEntriesSync: openEntriesThroughFd,
     descriptorLimit: () => (openFileLimit ??= softOpenFileLimit()),
     copyContent: copyByKernel,
   };

@@ -5,7 +5,6 @@ import { formatCount } from "../kernel/bounded.js";
 import { defineTool, walkOptions } from "./context.js";
 import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC, searchDescriptors } from "./shared.js";
 
-// A batch's descriptors, for each of the batches a count holds at once: a small share of the process's.
 /** replace_in_files: count, refuse past the limit, then rewrite file by file. */
 export const replaceInFilesTool = defineTool({
   name: "replace_in_files",

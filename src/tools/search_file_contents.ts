@@ -20,7 +20,6 @@ type Args = {
   offset: number;
 };
 
-// A batch's descriptors, for each of the batches a search holds at once: a small share of the process's.
 async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
   checkPatterns([
     ...(args.pattern === undefined ? [] : [["pattern", args.pattern] as const]),

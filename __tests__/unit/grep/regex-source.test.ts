@@ -3,6 +3,11 @@
 import { describe, expect, it } from "vitest";
 import { classEnd, escapeEnd, quantifierOf, skipNested } from "../../../src/grep/regex-source.js";
 
+/** Checks `end(source, start)` for each `[source, start, expected end]` of `cases`, each named by its source. */
+function expectEnds(end: (source: string, start: number) => number, cases: readonly [string, number, number][]): void {
+  for (const [source, start, expected] of cases) expect(end(source, start), source).toBe(expected);
+}
+
 describe("quantifierOf", () => {
   it("reads each form, greedy or lazy, with its length and counts", () => {
     const cases: [string, { length: number; min: number; max: number | undefined }][] = [
@@ -49,7 +54,7 @@ describe("quantifierOf", () => {
 
 describe("classEnd", () => {
   it("ends at the first unescaped ] after the opening one, and -1 when none", () => {
-    const cases: [string, number, number][] = [
+    expectEnds(classEnd, [
       ["[abc]d", 0, 5],
       ["x[y]z", 1, 4],
       // An escaped ] or backslash does not close it.
@@ -61,14 +66,13 @@ describe("classEnd", () => {
       ["[^]a]", 0, 3],
       ["[ab", 0, -1],
       ["[a\\]", 0, -1],
-    ];
-    for (const [source, start, end] of cases) expect(classEnd(source, start), source).toBe(end);
+    ]);
   });
 });
 
 describe("skipNested", () => {
   it("ends after the group's closing parenthesis, past nested groups, classes and escapes", () => {
-    const cases: [string, number, number][] = [
+    expectEnds(skipNested, [
       ["(a)b", 0, 3],
       ["(a(b)c)d", 0, 7],
       ["(a[)]b)c", 0, 7],
@@ -76,14 +80,13 @@ describe("skipNested", () => {
       ["x(?:y|z)+", 1, 8],
       // Never closed: the source's end.
       ["(ab", 0, 3],
-    ];
-    for (const [source, start, end] of cases) expect(skipNested(source, start), source).toBe(end);
+    ]);
   });
 });
 
 describe("escapeEnd", () => {
   it("takes the operand of the escape's letter with it", () => {
-    const cases: [string, number, number][] = [
+    expectEnds(escapeEnd, [
       ["\\x41b", 0, 4],
       ["\\u{1F600}z", 0, 9],
       ["\\u0041z", 0, 6],
@@ -95,7 +98,6 @@ describe("escapeEnd", () => {
       // A short operand ends where its digits do.
       ["\\x4g", 0, 3],
       ["a\\x41", 1, 5],
-    ];
-    for (const [source, start, end] of cases) expect(escapeEnd(source, start), source).toBe(end);
+    ]);
   });
 });

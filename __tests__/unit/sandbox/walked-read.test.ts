@@ -27,6 +27,21 @@ beforeEach(async () => {
 
 afterEach(() => remove());
 
+// How many regular files under `dir` this process holds open (through /proc/self/fd, whichever strategy opened them).
+function filesOpenUnder(dir: string): number {
+  let n = 0;
+  for (const fd of fs.readdirSync("/proc/self/fd")) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue;
+    }
+    if (target.startsWith(dir + path.sep) && fs.statSync(target, { throwIfNoEntry: false })?.isFile()) n++;
+  }
+  return n;
+}
+
 // The text of an open file, which is then closed.
 const contentOf = (fd: number): string => {
   try {
@@ -152,6 +167,8 @@ describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
     const seen: string[] = [];
     const skips: string[] = [];
     const asked: string[] = [];
+    // The most files under the root open at once, counted at each hand-over (the one handed over included).
+    let mostOpen = 0;
     const opts = walkOptions(runtime, [root], { signal });
     const port = opts.sandbox;
     const openWalkedSync = port.openWalkedSync.bind(port);
@@ -163,6 +180,7 @@ describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
       root,
       { pattern: "**/*.txt", excludePatterns: ["**/*-skip.txt"], respectGitignore: true, openAhead },
       (file, shown) => {
+        mostOpen = Math.max(mostOpen, filesOpenUnder(root));
         seen.push(`${path.relative(root, shown)}=${fs.readFileSync(file.fd, "utf8").trim()}`);
         void file.close();
         if (seen.length >= stopAfter) (signal as AbortSignal & { stop?: () => void }).stop?.();
@@ -175,7 +193,7 @@ describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
       () => undefined,
       (e: unknown) => e,
     );
-    return { seen, skips, asked, error };
+    return { seen, skips, asked, error, mostOpen };
   }
 
   it("hands over the same files in the same order with the same skips as one at a time, never opening a file left out", async () => {
@@ -189,6 +207,15 @@ describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
     // Opened ahead in batches, and only what the walk takes: no .log, no ignored-*, no *-skip.txt.
     expect(ahead.asked.length).toBe(one.asked.length);
     expect(ahead.asked.filter((n) => n.endsWith(".log") || n.startsWith("ignored-") || n.endsWith("-skip.txt"))).toEqual([]);
+  });
+
+  it("holds at most openAhead files opened ahead, past which it opens fewer at once", async () => {
+    layOut();
+    const got = await walk(4);
+    expect(got.seen).toHaveLength(40 + 5);
+    // Four waiting and the one handed over: batches of five over the root's 40 and more files.
+    expect(got.mostOpen).toBe(4 + 1);
+    expect((await walk(0)).mostOpen).toBe(1);
   });
 
   it("closes the files it opened ahead when the walk is cancelled", async () => {

@@ -12,7 +12,7 @@ import { Minimatch } from "minimatch";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { excludesNothing, joinDir, walkTree, type WalkOptions } from "./walker.js";
+import { excludesNothing, joinDir, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
 export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
@@ -123,20 +123,16 @@ class SyncOpened implements OpenedFile {
 // `openAhead` wait opened ahead of the walk (the directories above keep theirs while it goes down).
 const OPEN_TOGETHER = 16;
 
-/** A directory's listing as the walk read it, and how far its files were opened ahead. */
-interface Listed {
-  entries: readonly Dirent[];
-  at: number;
-}
-
 /** The walk's handling of one entry: a file is opened and handed over, once per file object. */
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
   private readonly seen = new SeenFiles();
   private readonly pacer: Pacer;
-  // The listing of each directory of the current path, by depth; the files opened ahead, until the walk takes them.
-  private readonly listings: Listed[] = [];
+  // The files opened ahead of the walk, until it comes to them.
   private readonly ahead = new Map<Dirent, WalkedResult>();
+  // Which of the entries after one the walk will enter are opened with it: files matching the pattern, not yet opened.
+  private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
+    entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
 
   constructor(
     pattern: string | undefined,
@@ -144,27 +140,13 @@ class FileEntries {
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
-    /** The walk's own judgement of an entry (excludes, .gitignore), asked of the files opened ahead of it. */
-    private readonly excluded: (rel: string, entry: Dirent) => boolean,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal);
   }
 
-  /** Takes the listing of the directory at `rel` (depth 0 for the root), as the walk read it. */
-  listed(rel: string, entries: readonly Dirent[]): void {
-    const depth = rel === "" ? 0 : rel.split(path.sep).length;
-    this.listings.length = depth;
-    this.listings[depth] = { entries, at: 0 };
-  }
-
-  // True when the walk, coming to `entry` (at `rel`), will open it as a file.
-  private takes(entry: Dirent, rel: string): boolean {
-    return entry.isFile() && (this.matcher === undefined || this.matcher.match(rel)) && !this.excluded(rel, entry);
-  }
-
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
-  enter(dir: string, entry: Dirent, rel: string, depth: number, reach: string): Promise<void> | undefined {
+  enter(dir: string, entry: Dirent, reach: string, rel: string, upcoming?: Upcoming): Promise<void> | undefined {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
     const full = joinDir(dir, entry.name);
     const shown = escapeControls(full);
@@ -174,7 +156,7 @@ class FileEntries {
       this.onSkip("unreadable", 1);
       return undefined;
     }
-    const opened = this.openSync(dir, entry, rel, depth, reach, shown);
+    const opened = this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
     if (!this.seen.firstSight(opened.stat)) {
       closeSync(opened.fd);
@@ -185,9 +167,9 @@ class FileEntries {
   }
 
   // The file opened (ahead, or now with the next ones); undefined when it was counted unreadable.
-  private openSync(dir: string, entry: Dirent, rel: string, depth: number, reach: string, shown: Shown): WalkedOpen | undefined {
+  private openSync(dir: string, entry: Dirent, reach: string, shown: Shown, upcoming?: Upcoming): WalkedOpen | undefined {
     let got = this.ahead.get(entry);
-    if (got === undefined) got = this.openTogether(dir, entry, rel, depth, reach, shown);
+    if (got === undefined) got = this.openTogether(dir, entry, reach, shown, upcoming);
     else this.ahead.delete(entry);
     if (!("error" in got)) return got;
     this.opts.signal?.throwIfAborted();
@@ -195,20 +177,10 @@ class FileEntries {
     return undefined;
   }
 
-  // Opens `entry` with the files after it in its directory that the walk will take, in one step; keeps those.
-  private openTogether(dir: string, entry: Dirent, rel: string, depth: number, reach: string, shown: Shown): WalkedResult {
-    const batch = [entry];
-    const listing = this.listings[depth];
-    const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size);
-    let i = room > 1 && listing !== undefined ? listing.entries.indexOf(entry, listing.at) : -1;
-    if (i >= 0 && listing !== undefined) {
-      const parentRel = rel.slice(0, rel.length - entry.name.length);
-      for (i++; i < listing.entries.length && batch.length < room; i++) {
-        const next = listing.entries[i] as Dirent;
-        if (this.takes(next, parentRel + next.name)) batch.push(next);
-      }
-      listing.at = i;
-    }
+  // Opens `entry` with the next files of its directory the walk will take (as the walk judges them), in one step; keeps those.
+  private openTogether(dir: string, entry: Dirent, reach: string, shown: Shown, upcoming?: Upcoming): WalkedResult {
+    const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size) - 1;
+    const batch = [entry, ...(room > 0 && upcoming !== undefined ? upcoming.leavesAfter(room, this.opensAhead) : [])];
     const names = batch.map((e) => e.name);
     const results = this.opts.sandbox.openWalkedSync(reach, names, (k) => (k === 0 ? shown : escapeControls(joinDir(dir, names[k] as string))));
     for (let k = 1; k < batch.length; k++) this.ahead.set(batch[k] as Dirent, results[k] as WalkedResult);
@@ -255,19 +227,15 @@ export async function walkFiles(
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const excluded = excludes.length === 0 ? excludesNothing : (rel: string) => excludes.some((m) => m.match(rel));
+  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts);
   const visitor = withGitignore(
     {
-      excluded,
-      opened: (rel, entries) => files.listed(rel, entries),
-      enter: (dir, entry, rel, depth, reach) => files.enter(dir, entry, rel, depth, reach ?? dir + path.sep),
+      excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),
+      enter: (dir, entry, rel, _depth, reach, upcoming) => files.enter(dir, entry, reach ?? dir + path.sep, rel, upcoming),
       leave() {},
     },
     gitignore,
   );
-  // Files opened ahead are judged as the walk will judge them, without counting what .gitignore leaves out twice.
-  const leftOut = (rel: string, entry: Dirent): boolean => excluded(rel) || gitignore?.leavesOut(rel, entry) === true;
-  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts, leftOut);
   let skipped: Awaited<ReturnType<typeof walkTree>>;
   try {
     skipped = await walkTree(root, visitor, opts);

@@ -149,23 +149,13 @@ export class GitignoreFilter {
 
   /** True (and counted) when `.gitignore` rules or the `.git` rule leave out the entry at `rel`. */
   excluded(rel: string, entry?: Dirent): boolean {
-    const why = this.reason(rel, entry);
-    if (why === "git") this.gitDirs++;
-    else if (why === "ignored") this.ignored++;
-    return why !== undefined;
-  }
-
-  /** `excluded` without counting: for a walker's visitor asking ahead of the walk, which counts when it gets there. */
-  leavesOut(rel: string, entry?: Dirent): boolean {
-    return this.reason(rel, entry) !== undefined;
-  }
-
-  // Why the entry at `rel` is left out, if it is.
-  private reason(rel: string, entry?: Dirent): "git" | "ignored" | undefined {
     const name = entry?.name ?? path.basename(rel);
     // Git never lists a `.git`, be it a repository directory or a worktree's or submodule's file.
-    if (name === ".git") return "git";
-    if (this.frames.length === 0) return undefined;
+    if (name === ".git") {
+      this.gitDirs++;
+      return true;
+    }
+    if (this.frames.length === 0) return false;
     const asked = new Asked(toPosix(rel), name, entry?.isDirectory() ?? false);
     // Deeper files take precedence; within one file the last matching rule decides. The path's
     // ancestors need no test: the walk entered them, so none of them is ignored.
@@ -174,10 +164,13 @@ export class GitignoreFilter {
       asked.relative = asked.path.slice(frame.prefixLength);
       asked.first = frame.components;
       const verdict = frame.rules.test(asked);
-      if (verdict === IGNORED) return "ignored";
-      if (verdict === REINCLUDED) return undefined;
+      if (verdict === IGNORED) {
+        this.ignored++;
+        return true;
+      }
+      if (verdict === REINCLUDED) return false;
     }
-    return undefined;
+    return false;
   }
 
   /** Appends a note of what was left out and what was not read or applied, only when something was. */
@@ -225,7 +218,7 @@ export function withGitignore(visitor: WalkVisitor, filter: GitignoreFilter | un
       await visitor.opened?.(rel, entries, reach);
       await filter.opened(rel, entries, reach);
     },
-    enter: (dir, entry, rel, depth, reach) => visitor.enter(dir, entry, rel, depth, reach),
+    enter: (dir, entry, rel, depth, reach, upcoming) => visitor.enter(dir, entry, rel, depth, reach, upcoming),
     leave(depth, cut) {
       filter.left(depth);
       visitor.leave(depth, cut);

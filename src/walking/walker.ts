@@ -29,6 +29,16 @@ export interface WalkOptions {
   maxDepth?: number;
 }
 
+/** What a visitor may ask, during `enter`, of the entries that follow the one entered in its directory. */
+export interface Upcoming {
+  /**
+   * Up to `max` of the next entries (within SCAN_AHEAD of it) that the walk will enter and not descend into, by the
+   * walk's own judgement (judged once, as the walk judges every entry), and for which `take` (given each one's path
+   * relative to the root) is true.
+   */
+  leavesAfter(max: number, take: (entry: Dirent, rel: string) => boolean): Dirent[];
+}
+
 /** Callbacks that turn a walk into output; entries arrive in readdir order, depth first. */
 export interface WalkVisitor {
   /** True when the entry at `rel` (relative to the root) is left out and not descended into; may run ahead of `enter`, so it must be pure. */
@@ -44,7 +54,7 @@ export interface WalkVisitor {
    * reaches a symlink or directory entry through the directory actually read (valid only during the call);
    * walkTree always passes it, but a visitor wrapping another may leave it out.
    */
-  enter(dir: string, entry: Dirent, rel: string, depth: number, reach?: string): void | Promise<void>;
+  enter(dir: string, entry: Dirent, rel: string, depth: number, reach?: string, upcoming?: Upcoming): void | Promise<void>;
   /**
    * Called after the last child of a directory passed to `enter` (also when it was unreadable); for a directory
    * at maxDepth, whose children are never entered, `cut` says whether it has any entry not excluded.
@@ -118,7 +128,7 @@ function rootsChanged(dir: string, now: readonly string[]): Error {
   return Object.assign(err, { code: "EACCES" });
 }
 
-class Walk {
+class Walk implements Upcoming {
   readonly ticker: Ticker;
   readonly skipped = new SkipLog();
   private readonly maxDepth: number;
@@ -154,6 +164,17 @@ class Walk {
       frame.verdicts[i] = omitted ? OMIT : entry.isDirectory() && descends ? DESCEND : LEAF;
     }
     return frame.verdicts[i]!;
+  }
+
+  leavesAfter(max: number, take: (entry: Dirent, rel: string) => boolean): Dirent[] {
+    const top = this.stack.top;
+    const found: Dirent[] = [];
+    const stop = Math.min(top.entries.length, top.next + SCAN_AHEAD);
+    for (let i = top.next; i < stop && found.length < max; i++) {
+      const entry = top.entries[i]!;
+      if (this.verdict(top, i) === LEAF && take(entry, joinRel(this.rel, entry.name))) found.push(entry);
+    }
+    return found;
   }
 
   private readAhead(frame: Frame, from: number): void {
@@ -213,7 +234,7 @@ class Walk {
       if (this.stack.wantsAhead(top)) this.readAhead(top, i + 1);
       const entry = top.entries[i]!;
       const childRel = joinRel(this.rel, entry.name);
-      const entered = this.visitor.enter(this.dir, entry, childRel, top.depth, reach);
+      const entered = this.visitor.enter(this.dir, entry, childRel, top.depth, reach, this);
       if (entered) await entered;
       if (v === DESCEND) await this.descend(top, i, entry.name, childRel);
     }

@@ -144,6 +144,17 @@ describeEachStrategy("openWalkedSync, several names in one step", (_, runtime) =
   });
 });
 
+describeEachStrategy("openEntriesSync, a reach that cannot be entered", (_, runtime) => {
+  it("opens name by name, each refused in its place, and leaves the working directory as it was", () => {
+    const cwd = process.cwd();
+    // An fd number no process holds: procfd cannot enter it, and falls back to each name's own open.
+    const reach = "/proc/self/fd/999999/";
+    const got = runtime.strategy.openEntriesSync(reach, ["a.txt", "b.txt"], fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+    expect(got.map((g) => ("error" in g ? (g.error as NodeJS.ErrnoException).code : g.fd))).toEqual(["ENOENT", "ENOENT"]);
+    expect(process.cwd()).toBe(cwd);
+  });
+});
+
 describeEachStrategy("walkFiles opening files ahead", (_, runtime) => {
   // 40 files with subdirectories, links, a FIFO, a hard link, and files left out by pattern, excludes and .gitignore among them.
   function layOut(): void {

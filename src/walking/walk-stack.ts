@@ -56,7 +56,7 @@ const AHEAD_PER_DIR = 8;
 // main thread, and the reads parked to let them go were opened again when walked: over the bench's
 // 100,000-entry tree, 720 reopens and 320 reads on the main thread of 1,111 (now none and 111). A deep
 // path, whose frames hold most of the share, keeps every frame it kept before.
-const AHEAD_FDS_BORROWING = 24;
+export const AHEAD_FDS_BORROWING = 24;
 // Stops reading ahead while this many entries read ahead wait to be walked, so
 // wide trees cannot pile up memory ahead of the walk.
 const AHEAD_ENTRY_BUDGET = 50_000;

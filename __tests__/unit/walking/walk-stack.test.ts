@@ -3,14 +3,18 @@
  * a walk hundreds of levels deep holds at most its share of descriptors while
  * its output stays the in-memory reference's, shares shrink as more walks
  * run and come back when they end, and a directory whose fd was let go and
- * that was replaced meanwhile is reported, never walked as if it were the one read.
+ * that was replaced meanwhile is reported, never walked as if it were the one read;
+ * reads ahead of the walk hold at most AHEAD_FDS_BORROWING descriptors, and
+ * those let go to keep within it are opened again, the walk's output unchanged.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import fs from "node:fs";
+import fs, { type Dirent } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Reach, WalkPort } from "../../../src/sandbox/index.js";
 import { DescriptorBudget, MAX_WALK_FDS, MIN_WALK_FDS } from "../../../src/walking/descriptors.js";
 import { treeInto } from "../../../src/walking/index.js";
+import { AHEAD_FDS_BORROWING } from "../../../src/walking/walk-stack.js";
 import { walkTree, type WalkVisitor } from "../../../src/walking/walker.js";
 import { describeEachStrategy, STRATEGIES, tempDir, walkOptions } from "../../support/fixtures.js";
 import { bigSink, buildTreeInMemory } from "../../support/walk-reference.js";
@@ -132,7 +136,44 @@ describeEachStrategy("a walk hundreds of levels deep", (strategy, runtime) => {
   );
 });
 
-describeEachStrategy("reading ahead of the walk", (_strategy, runtime) => {
+describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
+  // The walk's port, recording every directory read (ahead of the walk or when the walk needs it) and every one
+  // opened again, and counting the reads ahead that hold a descriptor: from their start (a portable read holds one
+  // until it settles) until they are let go or the walk stands in the directory (`opened`), which is when the walk
+  // stack stops counting them against AHEAD_FDS_BORROWING. `most` is the largest count seen as a read ahead starts.
+  // `slow`: reads ahead settle only once `settle` is called, as from a thread pool busy while the walk goes down.
+  function watched(port: WalkPort, slow = false) {
+    const reads = { ahead: [] as string[], now: [] as string[], again: [] as string[] };
+    const held = { settling: 0, open: new Set<Reach>(), most: 0 };
+    let settle = (): void => {};
+    const settled = slow ? new Promise<void>((resolve) => (settle = resolve)) : Promise.resolve();
+    const sandbox = Object.create(port) as WalkPort;
+    sandbox.readChild = (parent, name, shown, ahead) => {
+      (ahead ? reads.ahead : reads.now).push(path.relative(root, shown));
+      if (!ahead) return port.readChild(parent, name, shown, ahead);
+      held.settling++;
+      held.most = Math.max(held.most, held.settling + held.open.size);
+      return Promise.all([port.readChild(parent, name, shown, ahead), settled]).then(([read]) => {
+        held.settling--;
+        if ("entries" in read && read.fd >= 0) held.open.add(read);
+        return read;
+      });
+    };
+    sandbox.reopenChild = (parent, name, shown, id) => {
+      reads.again.push(path.relative(root, shown));
+      return port.reopenChild(parent, name, shown, id);
+    };
+    sandbox.release = (read) => {
+      held.open.delete(read);
+      port.release(read);
+    };
+    // The walk now stands in the directory whose listing is `entries`: a descriptor read ahead for it is the frame's.
+    const opened = (entries: readonly Dirent[]): void => {
+      for (const read of held.open) if ("entries" in read && read.entries === entries) held.open.delete(read);
+    };
+    return { sandbox, reads, held, opened, settle };
+  }
+
   it("reads every directory of a wide tree once, all but each directory's first subdirectory ahead of the walk, none again", async () => {
     // Ten directories of ten directories of three files: with room to spare, nothing read ahead is let go
     // (and opened again when walked), and every later sibling is read ahead, the last one too.
@@ -144,17 +185,7 @@ describeEachStrategy("reading ahead of the walk", (_strategy, runtime) => {
       }
     }
     const opts = walkOptions(runtime, [root]);
-    const port = opts.sandbox;
-    const reads = { ahead: [] as string[], now: [] as string[], again: [] as string[] };
-    const counting = Object.create(port) as typeof port;
-    counting.readChild = (parent, name, shown, ahead) => {
-      (ahead ? reads.ahead : reads.now).push(path.relative(root, shown));
-      return port.readChild(parent, name, shown, ahead);
-    };
-    counting.reopenChild = (parent, name, shown, id) => {
-      reads.again.push(path.relative(root, shown));
-      return port.reopenChild(parent, name, shown, id);
-    };
+    const { sandbox, reads } = watched(opts.sandbox);
     let files = 0;
     const visitor: WalkVisitor = {
       excluded: () => false,
@@ -163,11 +194,75 @@ describeEachStrategy("reading ahead of the walk", (_strategy, runtime) => {
       },
       leave() {},
     };
-    await walkTree(root, visitor, { ...opts, sandbox: counting });
+    await walkTree(root, visitor, { ...opts, sandbox });
     expect(files).toBe(300);
     expect(reads.again).toEqual([]);
     expect(reads.now.sort()).toEqual(["a0", ...Array.from({ length: 10 }, (_, i) => path.join(`a${i}`, "b0"))].sort());
     expect(reads.ahead).toHaveLength(110 - 11);
     expect(new Set([...reads.ahead, ...reads.now]).size).toBe(110);
+  });
+
+  it("holds at most AHEAD_FDS_BORROWING directories read ahead where 40 could be, and still walks each entry once, in order", async () => {
+    // Sixty directories d00…d59, each holding a file f; the first two of every level hold ten more such directories,
+    // four levels down. Going down d00/d00/d00/d00/d00, each of the five levels has eight subdirectories to read
+    // ahead (AHEAD_PER_DIR): 40 at once, past the cap of 24, with the frames of a 64-descriptor share lending ~50.
+    const dirs: string[] = [];
+    const grow = (dir: string, rel: string, width: number, levels: number): void => {
+      for (let i = 0; i < width; i++) {
+        const name = `d${String(i).padStart(2, "0")}`;
+        fs.mkdirSync(path.join(dir, name));
+        fs.writeFileSync(path.join(dir, name, "f"), "");
+        dirs.push(path.join(rel, name));
+        if (i < 2 && levels > 1) grow(path.join(dir, name), path.join(rel, name), 10, levels - 1);
+      }
+    };
+    grow(root, "", 60, 5);
+    expect(dirs).toHaveLength(60 + 20 + 40 + 80 + 160);
+    // The order of a walk that reads nothing ahead: depth first, each directory's entries in readdir's order.
+    const inOrder = (dir: string, rel: string): string[] =>
+      fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+        const r = path.join(rel, entry.name);
+        return entry.isDirectory() ? [r, ...inOrder(path.join(dir, entry.name), r)] : [r];
+      });
+    const expected = inOrder(root, "");
+
+    // Reads ahead settle only when the walk reaches its first file (d00/d00/d00/d00/d00/f), at the bottom of the
+    // way down: until then none is walked into, so the count is the walk's own doing, not the thread pool's pace.
+    const opts = walkOptions(runtime, [root]);
+    const { sandbox, reads, held, opened, settle } = watched(opts.sandbox, true);
+    const entered: string[] = [];
+    const visitor: WalkVisitor = {
+      excluded: () => false,
+      enter(_dir, entry, rel) {
+        entered.push(rel);
+        if (entry.isFile()) settle();
+      },
+      leave() {},
+      opened(_rel, entries) {
+        opened(entries);
+      },
+    };
+    await walkTree(root, visitor, { ...opts, sandbox });
+
+    // The cap reached, never passed; every read ahead settled, and was let go or walked into.
+    expect(held.most).toBe(AHEAD_FDS_BORROWING);
+    expect(held.settling).toBe(0);
+    expect(held.open.size).toBe(0);
+    // Each entry once, in the order of a walk that reads nothing ahead.
+    expect(entered).toHaveLength(2 * dirs.length);
+    expect(entered).toEqual(expected);
+    // Each directory read once, ahead or when walked.
+    expect([...reads.ahead, ...reads.now].sort()).toEqual([...dirs].sort());
+    if (strategy === "procfd") {
+      // Past the cap, the reads ahead of the levels above were parked (the root's first) and their fds let go:
+      // each is opened again when walked, once, and only those read ahead.
+      expect(reads.again.length).toBeGreaterThan(0);
+      expect(new Set(reads.again).size).toBe(reads.again.length);
+      const aheadOnes = new Set(reads.ahead);
+      expect(reads.again.filter((dir) => !aheadOnes.has(dir))).toEqual([]);
+    } else {
+      // A portable read holds no fd once settled: nothing is let go, so nothing is opened again.
+      expect(reads.again).toEqual([]);
+    }
   });
 });

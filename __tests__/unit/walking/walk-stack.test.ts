@@ -202,7 +202,10 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
     expect(new Set([...reads.ahead, ...reads.now]).size).toBe(110);
   });
 
-  it("holds at most AHEAD_FDS_BORROWING directories read ahead where 40 could be, and still walks each entry once, in order", async () => {
+  it("holds at most AHEAD_FDS_BORROWING directories read ahead where 40 could be, and still walks each entry once, in order", async (ctx) => {
+    // A walk's share is 64 descriptors from an open-file limit of 256 up; below, the cap itself is not what binds.
+    const limit = runtime.strategy.descriptorLimit();
+    if (limit < 256) ctx.skip(`the open-file limit is ${limit}: a walk's share is then below the read-ahead's cap`);
     // Sixty directories d00…d59, each holding a file f; the first two of every level hold ten more such directories,
     // four levels down. Going down d00/d00/d00/d00/d00, each of the five levels has eight subdirectories to read
     // ahead (AHEAD_PER_DIR): 40 at once, past the cap of 24, with the frames of a 64-descriptor share lending ~50.

@@ -6,7 +6,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { grepTimed, grepTotal, timeCommand } from "./commands.mjs";
-import { median, repeat, withServer } from "./server.mjs";
+import { callsAfterOne, median, repeat, withServer } from "./server.mjs";
 
 export const LITERAL = "normalizePath";
 export const REGEX = String.raw`function\s+[a-z]+Path\(`;
@@ -40,6 +40,7 @@ export async function repoSearchScenario(fx, tree, runs, treeName = "repo tree")
   const label = `${tree.files.toLocaleString("en-US")} files, ${Math.round(tree.bytes / (1024 * 1024))} MiB`;
   const rows = [];
   // One fresh server per row, as every other content-search row of the bench runs: its peak RSS is that row's.
+  // Its first call is not timed, as rg and grep get a run before theirs (callsAfterOne).
   const value = [];
   for (const c of cases) {
     const pattern = c.args.query;
@@ -48,7 +49,7 @@ export async function repoSearchScenario(fx, tree, runs, treeName = "repo tree")
       const grep = await grepTimed(grepArgs, runs);
       const rgMs = rg ? await rgTimed(["-uu", "--no-messages", ...c.rgFlags, mode === "count" ? "-c" : "-n", pattern, tree.dir], runs) : undefined;
       const args = { path: tree.dir, caseSensitive: true, respectGitignore: false, outputMode: mode, ...c.args };
-      const served = await withServer(fx.root, [], (s) => repeat(runs, () => s.call("search_file_contents", args)));
+      const served = await withServer(fx.root, [], (s) => callsAfterOne(s, runs, "search_file_contents", args));
       const expected = mode === "count" ? grepTotal(grep.stdout) : grep.stdout.split("\n").filter(Boolean).length;
       value.push({ c, mode, grepArgs, grep, rgMs, calls: served.value, expected, rssMb: served.rssMb });
     }

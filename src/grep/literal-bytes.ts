@@ -2,6 +2,19 @@
 import type { Query } from "./query.js";
 import type { RegionLines } from "./region-lines.js";
 
+// A line's rest longer than this is searched by Buffer#indexOf (memchr and native compares), a shorter one here.
+const SHORT_RANGE = 256;
+// Past this length the bytes between a hit's ends are compared natively: a call costs more than a short loop.
+const LOOP_COMPARE_MAX = 64;
+
+/** True when `q`'s bytes between its first and last lie in `hay` from `start + 1` on (the ends are checked). */
+function sameBetween(hay: Buffer, start: number, q: Buffer): boolean {
+  const end = q.length - 1;
+  if (end > LOOP_COMPARE_MAX) return hay.compare(q, 1, end, start + 1, start + end) === 0;
+  for (let k = 1; k < end; k++) if (hay[start + k] !== q[k]) return false;
+  return true;
+}
+
 /** The literal of a query looked for in one region's bytes, as they are or with A-Z lowered. */
 export class LiteralBytes {
   private folded: Buffer | undefined;
@@ -48,17 +61,31 @@ export class LiteralBytes {
 
   /** The occurrences of the literal in `start`..`te` of the found line, non-overlapping; sets `lastEnd`. */
   count(start: number, te: number, folded: boolean): number {
-    const hay = this.hay(folded).subarray(start, te);
+    const hay = this.hay(folded);
     const q = this.query.bytes;
     let n = 0;
     // `next` found the line's first occurrence already; it need not be looked for again.
     const occByte = this.lines.occByte;
-    const known = occByte >= start ? occByte - start : -1;
-    for (let i = known >= 0 ? known : hay.indexOf(q); i >= 0; i = hay.indexOf(q, i + q.length)) {
+    for (let i = occByte >= start ? occByte : this.within(hay, start, te); i >= 0; i = this.within(hay, i + q.length, te)) {
       n++;
-      this.lastEnd = start + i + q.length;
+      this.lastEnd = i + q.length;
     }
     return n;
+  }
+
+  // The first occurrence of the literal inside `from`..`to` of `hay`, or -1: most lines are short, and looked
+  // through here they cost less than a view of the line made for Buffer#indexOf (two per matching line).
+  private within(hay: Buffer, from: number, to: number): number {
+    const q = this.query.bytes;
+    const last = to - q.length;
+    if (last - from > SHORT_RANGE) {
+      const i = hay.subarray(from, to).indexOf(q);
+      return i < 0 ? -1 : from + i;
+    }
+    const first = q[0];
+    const end = q.length - 1;
+    for (let i = from; i <= last; i++) if (hay[i] === first && hay[i + end] === q[end] && sameBetween(hay, i, q)) return i;
+    return -1;
   }
 
   /**
@@ -76,10 +103,8 @@ export class LiteralBytes {
     for (let i = hay.indexOf(rare, from + at); i >= 0; i = hay.indexOf(rare, i + 1)) {
       const start = i - at;
       const last = start + q.length - 1;
-      // The ends first, in this thread: most hits fail there, and a native compare per hit cost a fifth of the scan.
-      if (last < hay.length && hay[start] === q[0] && hay[last] === q[q.length - 1] && hay.compare(q, 0, q.length, start, last + 1) === 0) {
-        return start;
-      }
+      // The ends first, then the bytes between, all in this thread: a native compare per hit cost a fifth of the scan.
+      if (last < hay.length && hay[start] === q[0] && hay[last] === q[q.length - 1] && sameBetween(hay, start, q)) return start;
       // More than one false hit per 64 bytes looked at: the byte is not rare here.
       if (++hits > 16 && (i - from) >>> 6 < hits) {
         this.dense = true;

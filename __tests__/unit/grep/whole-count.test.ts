@@ -46,6 +46,27 @@ describe("countWholeLines", () => {
     );
   });
 
+  it("counts a literal's lines and non-overlapping occurrences as a plain byte search does, in short lines and past 256 bytes", () => {
+    // Lines past 256 bytes are searched by Buffer#indexOf, shorter ones byte by byte (literal-bytes.ts): both are met here.
+    const linePieces = ["ab", "a", "b", "x", "\r", "x".repeat(300)];
+    const lines = fc.array(fc.array(fc.constantFrom(...linePieces), { maxLength: 8 }).map((p) => p.join("")), { minLength: 1, maxLength: 8 });
+    const plainCount = (line: string, q: string): number => {
+      let n = 0;
+      for (let i = line.indexOf(q); i >= 0; i = line.indexOf(q, i + q.length)) n++;
+      return n;
+    };
+    fc.assert(
+      fc.property(fc.constantFrom("ab", "aba", "abab", "b", "bx", "xa"), lines, (q, ls) => {
+        const bytes = Buffer.from(ls.join("\n"));
+        // The line's text ends before a `\r` that ends the line, as grep's does.
+        const counts = ls.map((l) => plainCount(l.endsWith("\r") ? l.slice(0, -1) : l, q));
+        const whole = countWholeLines(new LineFinder(compileQuery({ query: q, caseSensitive: true })), bytes, true);
+        expect(whole).toEqual({ lines: counts.filter((n) => n > 0).length, occurrences: counts.reduce((a, b) => a + b, 0) });
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
   it("refuses a file as long as the binary probe, which is streamed instead", () => {
     const finder = new LineFinder(compileQuery({ query: "a" }));
     expect(() => countWholeLines(finder, Buffer.alloc(8192, "a"))).toThrow(/shorter than 8192 bytes; got 8192/);

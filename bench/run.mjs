@@ -26,6 +26,7 @@ import { repoSearchScenario } from "./repo-search.mjs";
 import { oneServerScenario } from "./one-server.mjs";
 import { largestFilesScenario, replaceTreeScenario } from "./sizes-replace.mjs";
 import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
+import { cpuSplitScenario } from "./cpu-split.mjs";
 import { ensurePackagesTree } from "./packages-tree.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
 import { failures, renderTable } from "./table.mjs";
@@ -107,6 +108,14 @@ async function main() {
     const tree = ensurePackagesTree(path.join(cacheRoot, mode), log);
     if (tree === undefined) return [{ name: "installed-packages tree: npm install failed, rows skipped", ms: undefined, chars: undefined }];
     return repoSearchScenario(fx, tree, 3, "installed packages");
+  });
+  await step("where a search's CPU goes, by thread, vs rg", async () => {
+    const repo = ensureRepoTree(path.join(cacheRoot, mode), REPO_SPECS[mode], log);
+    const packages = ensurePackagesTree(path.join(cacheRoot, mode), log);
+    return [
+      ...(await cpuSplitScenario(fx, repo, 5, "the repository tree")),
+      ...(packages === undefined ? [] : await cpuSplitScenario(fx, packages, 5, "installed packages")),
+    ];
   });
   await step("every search on one server", () => {
     const trees = [ensureRepoTree(path.join(cacheRoot, mode), REPO_SPECS[mode], log), ensurePackagesTree(path.join(cacheRoot, mode), log)];

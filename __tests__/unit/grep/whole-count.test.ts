@@ -49,7 +49,10 @@ describe("countWholeLines", () => {
   it("counts a literal's lines and non-overlapping occurrences as a plain byte search does, in short lines and past 256 bytes", () => {
     // Lines past 256 bytes are searched by Buffer#indexOf, shorter ones byte by byte (literal-bytes.ts): both are met here.
     const linePieces = ["ab", "a", "b", "x", "\r", "x".repeat(300)];
-    const lines = fc.array(fc.array(fc.constantFrom(...linePieces), { maxLength: 8 }).map((p) => p.join("")), { minLength: 1, maxLength: 8 });
+    const lines = fc.array(
+      fc.array(fc.constantFrom(...linePieces), { maxLength: 8 }).map((p) => p.join("")),
+      { minLength: 1, maxLength: 8 },
+    );
     const plainCount = (line: string, q: string): number => {
       let n = 0;
       for (let i = line.indexOf(q); i >= 0; i = line.indexOf(q, i + q.length)) n++;

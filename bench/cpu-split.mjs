@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { LITERAL } from "./repo-search.mjs";
-import { callsAfterOne, median, withServer } from "./server.mjs";
+import { median, repeat, withServer } from "./server.mjs";
 
 const TICK_MS = 10;
 
@@ -43,7 +43,7 @@ export async function cpuSplitScenario(fx, tree, runs, treeName) {
   const { value } = await withServer(fx.root, [], async (s) => {
     await s.call("search_file_contents", args);
     const before = threadTimes(s.pid);
-    const calls = await callsAfterOne(s, runs - 1, "search_file_contents", args);
+    const calls = await repeat(runs, () => s.call("search_file_contents", args));
     const after = threadTimes(s.pid);
     const perCall = [...after].map(([tid, ms]) => ({ tid, ms: (ms - (before.get(tid) ?? 0)) / runs }));
     return { perCall, main: String(s.pid), wall: median(calls.map((c) => c.ms)) };

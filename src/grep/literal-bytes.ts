@@ -7,9 +7,10 @@ const SHORT_RANGE = 256;
 // Past this length the bytes between a hit's ends are compared natively: a call costs more than a short loop.
 const LOOP_COMPARE_MAX = 64;
 
-/** True when `q`'s bytes between its first and last lie in `hay` from `start + 1` on (the ends are checked). */
-function sameBetween(hay: Buffer, start: number, q: Buffer): boolean {
+/** True when `q` lies in `hay` at `start` (which leaves room for it): its ends first, where most hits fail. */
+function occursAt(hay: Buffer, start: number, q: Buffer): boolean {
   const end = q.length - 1;
+  if (hay[start] !== q[0] || hay[start + end] !== q[end]) return false;
   if (end > LOOP_COMPARE_MAX) return hay.compare(q, 1, end, start + 1, start + end) === 0;
   for (let k = 1; k < end; k++) if (hay[start + k] !== q[k]) return false;
   return true;
@@ -82,9 +83,7 @@ export class LiteralBytes {
       const i = hay.subarray(from, to).indexOf(q);
       return i < 0 ? -1 : from + i;
     }
-    const first = q[0];
-    const end = q.length - 1;
-    for (let i = from; i <= last; i++) if (hay[i] === first && hay[i + end] === q[end] && sameBetween(hay, i, q)) return i;
+    for (let i = from; i <= last; i++) if (occursAt(hay, i, q)) return i;
     return -1;
   }
 
@@ -104,7 +103,7 @@ export class LiteralBytes {
       const start = i - at;
       const last = start + q.length - 1;
       // The ends first, then the bytes between, all in this thread: a native compare per hit cost a fifth of the scan.
-      if (last < hay.length && hay[start] === q[0] && hay[last] === q[q.length - 1] && sameBetween(hay, start, q)) return start;
+      if (last < hay.length && occursAt(hay, start, q)) return start;
       // More than one false hit per 64 bytes looked at: the byte is not rare here.
       if (++hits > 16 && (i - from) >>> 6 < hits) {
         this.dense = true;

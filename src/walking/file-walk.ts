@@ -9,10 +9,10 @@ import { closeSync, type Dirent } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
-import { escapeControls, type Shown } from "../kernel/escape.js";
+import type { Shown } from "../kernel/escape.js";
 import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { excludesNothing, joinDir, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
+import { excludesNothing, joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
 export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
@@ -127,6 +127,7 @@ const OPEN_TOGETHER = 16;
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
   private readonly seen = new SeenFiles();
+  private readonly shownPaths = new ShownPaths();
   private readonly pacer: Pacer;
   // The files opened ahead of the walk, until it comes to them.
   private readonly ahead = new Map<Dirent, WalkedResult>();
@@ -149,7 +150,7 @@ class FileEntries {
   enter(dir: string, entry: Dirent, reach: string, rel: string, upcoming?: Upcoming): Promise<void> | undefined {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
     const full = joinDir(dir, entry.name);
-    const shown = escapeControls(full);
+    const shown = this.shownPaths.entry(dir, entry.name);
     if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown, full);
     if (!entry.isFile()) {
       // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
@@ -182,7 +183,7 @@ class FileEntries {
     const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size) - 1;
     const batch = [entry, ...(room > 0 && upcoming !== undefined ? upcoming.leavesAfter(room, this.opensAhead) : [])];
     const names = batch.map((e) => e.name);
-    const results = this.opts.sandbox.openWalkedSync(reach, names, (k) => (k === 0 ? shown : escapeControls(joinDir(dir, names[k] as string))));
+    const results = this.opts.sandbox.openWalkedSync(reach, names, (k) => (k === 0 ? shown : this.shownPaths.entry(dir, names[k] as string)));
     for (let k = 1; k < batch.length; k++) this.ahead.set(batch[k] as Dirent, results[k] as WalkedResult);
     return results[0] as WalkedResult;
   }

@@ -13,7 +13,7 @@ import { walkedEntryFigures } from "../sandbox/index.js";
 import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
-import { excludesNothing, walkTree, type WalkOptions } from "./walker.js";
+import { excludesNothing, ShownPaths, walkTree, type WalkOptions } from "./walker.js";
 
 /** How search_files chooses and orders its matches. */
 export interface SearchOptions {
@@ -115,19 +115,14 @@ export async function searchInto(
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
-  // The directory of the last match, escaped once for all its entries (escaping piecewise equals escaping whole).
-  let lastDir: string | undefined;
-  let shownDir = "" as Shown;
+  const shownPaths = new ShownPaths();
   const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
     if (countOnly) {
       found++;
       return;
     }
-    if (dir !== lastDir) {
-      lastDir = dir;
-      shownDir = escapeControls(dir.endsWith(path.sep) ? dir : dir + path.sep);
-    }
+    const shownDir = shownPaths.dir(dir);
     const name = escapeControls(entry.name);
     if (ranking === undefined) {
       if (limit === undefined || found < limit) {

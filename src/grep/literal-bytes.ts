@@ -1,4 +1,5 @@
 // A literal's search in a region's bytes (strategies `bytes` and `foldedBytes`, and the prefilters' literal): A-Z folding and the rare-byte scan.
+import { AsciiFolder } from "./ascii-fold.js";
 import type { Query } from "./query.js";
 import type { RegionLines } from "./region-lines.js";
 
@@ -19,7 +20,7 @@ function occursAt(hay: Buffer, start: number, q: Buffer): boolean {
 /** The literal of a query looked for in one region's bytes, as they are or with A-Z lowered. */
 export class LiteralBytes {
   private folded: Buffer | undefined;
-  private foldStore = Buffer.alloc(0);
+  private readonly folder = new AsciiFolder();
   // The query's rarest byte turned out common in this region (see indexOf).
   private dense = false;
   /** After a `count` above 0: the byte just past the last occurrence counted. */
@@ -39,7 +40,7 @@ export class LiteralBytes {
   /** The region's bytes, or (with `folded`) a copy with A-Z lowered, made once per region. */
   hay(folded: boolean): Buffer {
     if (!folded) return this.lines.buf;
-    this.folded ??= this.fold();
+    this.folded ??= this.folder.fold(this.lines.buf);
     return this.folded;
   }
 
@@ -111,31 +112,5 @@ export class LiteralBytes {
       }
     }
     return -1;
-  }
-
-  // The region with A-Z lowered, four bytes at a time where aligned: a byte
-  // gets 0x20 when it is at least 'A', at most 'Z' and below 0x80.
-  private fold(): Buffer {
-    const src = this.lines.buf;
-    if (this.foldStore.length < src.length) this.foldStore = Buffer.alloc(Math.max(src.length, 2 * this.foldStore.length));
-    const out = this.foldStore.subarray(0, src.length);
-    let i = 0;
-    if ((src.byteOffset & 3) === 0) {
-      const words = src.length >>> 2;
-      const s32 = new Uint32Array(src.buffer, src.byteOffset, words);
-      const o32 = new Uint32Array(out.buffer, out.byteOffset, words);
-      for (let k = 0; k < words; k++) {
-        const v = s32[k] as number;
-        const h = v & 0x7f7f7f7f;
-        const upper = ((h + 0x3f3f3f3f) | 0) & ~((h + 0x25252525) | 0) & ~v & 0x80808080;
-        o32[k] = v | (upper >>> 2);
-      }
-      i = words * 4;
-    }
-    for (; i < src.length; i++) {
-      const b = src[i] ?? 0;
-      out[i] = b >= 0x41 && b <= 0x5a ? b | 0x20 : b;
-    }
-    return out;
   }
 }

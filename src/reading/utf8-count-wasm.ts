@@ -12,43 +12,29 @@
  *     sets $lines to the number of 0x0A bytes)
  */
 
-const I32 = 0x7f;
-const V128 = 0x7b;
+import {
+  BLOCK,
+  BR,
+  BR_IF,
+  END,
+  get,
+  I32,
+  I32_ADD,
+  I32_GE_U,
+  I32_LT_U,
+  I32_SUB,
+  i32c,
+  LOOP,
+  SELECT,
+  set,
+  simd,
+  splat8,
+  V128,
+  V128_LOAD,
+  VOID,
+  wasmModule,
+} from "../kernel/wasm.js";
 
-/** Unsigned LEB128. */
-function uleb(n: number): number[] {
-  const out: number[] = [];
-  do {
-    let b = n & 0x7f;
-    n >>>= 7;
-    if (n !== 0) b |= 0x80;
-    out.push(b);
-  } while (n !== 0);
-  return out;
-}
-
-/** Signed LEB128 for i32 constants. */
-function sleb(n: number): number[] {
-  const out: number[] = [];
-  for (;;) {
-    const b = n & 0x7f;
-    n >>= 7;
-    if ((n === 0 && (b & 0x40) === 0) || (n === -1 && (b & 0x40) !== 0)) return [...out, b];
-    out.push(b | 0x80);
-  }
-}
-
-const vec = (items: number[][]): number[] => [...uleb(items.length), ...items.flat()];
-const section = (id: number, body: number[]): number[] => [id, ...uleb(body.length), ...body];
-const name = (s: string): number[] => [...uleb(s.length), ...Buffer.from(s, "latin1")];
-
-const simd = (op: number): number[] => [0xfd, ...uleb(op)];
-const get = (i: number): number[] => [0x20, ...uleb(i)];
-const set = (i: number): number[] => [0x21, ...uleb(i)];
-const i32c = (n: number): number[] => [0x41, ...sleb(n)];
-const splat8 = (byte: number): number[] => [...simd(0x0c), ...new Array<number>(16).fill(byte & 0xff)];
-
-const V_LOAD = [...simd(0x00), 0, 0];
 const I8_EQ = simd(0x23);
 const I8_LT_S = simd(0x25);
 const I8_GT_U = simd(0x28);
@@ -57,8 +43,6 @@ const I16_EXTADD_U8 = simd(0x7d);
 const I32_EXTADD_U16 = simd(0x7f);
 const I32X4_ADD = simd(0xae);
 const lane = (l: number): number[] => [...simd(0x1b), l];
-const [I32_ADD, I32_SUB, I32_LT_U, I32_GE_U, SELECT] = [0x6a, 0x6b, 0x49, 0x4f, 0x1b];
-const [BLOCK, LOOP, END, BR, BR_IF, VOID] = [0x02, 0x03, 0x0b, 0x0c, 0x0d, 0x40];
 
 // Locals: 0 p, 1 len, 2 end, 3 blockEnd, 4 v, 5-7 per-block tallies, 8-10 totals.
 const P = 0,
@@ -119,7 +103,7 @@ const body = [
   LOOP,
   VOID,
   ...get(P),
-  ...V_LOAD,
+  ...V128_LOAD,
   ...set(V),
   ...TALLY.flatMap((t, i) => [...get(t), ...get(V), ...(TESTS[i] ?? []), ...I8_SUB, ...set(t)]),
   ...get(P),
@@ -151,32 +135,15 @@ const body = [
   END,
 ];
 
-const locals = vec([
-  [2, I32],
-  [7, V128],
-]);
-const code = [...locals, ...body];
-
 /** The module's bytes. */
-export const COUNT_WASM = new Uint8Array([
-  0x00,
-  0x61,
-  0x73,
-  0x6d,
-  0x01,
-  0x00,
-  0x00,
-  0x00,
-  ...section(1, vec([[0x60, ...vec([[I32], [I32]]), ...vec([[I32]])]])),
-  ...section(2, vec([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
-  ...section(3, vec([[0]])),
-  ...section(6, vec([[I32, 0x01, ...i32c(0), END]])),
-  ...section(
-    7,
-    vec([
-      [...name("count"), 0x00, 0],
-      [...name("lines"), 0x03, 0],
-    ]),
-  ),
-  ...section(10, vec([[...uleb(code.length), ...code]])),
-]);
+export const COUNT_WASM = wasmModule({
+  fnName: "count",
+  params: [I32, I32],
+  results: [I32],
+  locals: [
+    [2, I32],
+    [7, V128],
+  ],
+  body,
+  global: "lines",
+});

@@ -7,6 +7,7 @@
  */
 import { isAscii } from "node:buffer";
 import { checkInteger } from "../kernel/integers.js";
+import { compileWasm, type WasmModule, WasmRun } from "../kernel/wasm.js";
 import { COUNT_WASM } from "./utf8-count-wasm.js";
 
 /** What one run of bytes counts to. */
@@ -18,25 +19,6 @@ export interface Utf8Counts {
 }
 
 const LF = 0x0a;
-
-// The parts of the WebAssembly JS API used here (the project's libs do not declare it).
-declare namespace WebAssembly {
-  class Module {
-    constructor(bytes: Uint8Array);
-  }
-  class Memory {
-    constructor(desc: { initial: number; maximum?: number });
-    readonly buffer: ArrayBuffer;
-  }
-  class Instance {
-    constructor(module: Module, imports: object);
-    readonly exports: object;
-  }
-  class Global {
-    value: unknown;
-  }
-  function validate(bytes: Uint8Array): boolean;
-}
 
 /** The plain byte-by-byte count; the reference the fast paths must equal. */
 export function countUtf8Js(bytes: Uint8Array, start = 0, end = bytes.length): Utf8Counts {
@@ -52,23 +34,11 @@ export function countUtf8Js(bytes: Uint8Array, start = 0, end = bytes.length): U
 
 interface CountExports {
   count(ptr: number, len: number): number;
-  lines: WebAssembly.Global;
+  lines: { value: unknown };
 }
 
-const PAGE = 64 * 1024;
 // Compiled once; each buffer gets its own instance and memory, so concurrent scans never share bytes.
-let compiled: WebAssembly.Module | null | undefined;
-
-function module(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    try {
-      compiled = WebAssembly.validate(COUNT_WASM) ? new WebAssembly.Module(COUNT_WASM) : null;
-    } catch {
-      compiled = null;
-    }
-  }
-  return compiled;
-}
+let compiled: WasmModule | null | undefined;
 
 /** A read buffer whose bytes the SIMD counter reads in place (no copy); JS counting where WebAssembly is missing. */
 export class CountingBuffer {
@@ -79,15 +49,14 @@ export class CountingBuffer {
   /** @throws when size is not a positive integer */
   constructor(size: number) {
     checkInteger("CountingBuffer size", size, 1);
-    const mod = module();
-    if (mod === null) {
+    compiled ??= compileWasm(COUNT_WASM);
+    if (compiled === null) {
       this.bytes = Buffer.allocUnsafe(size);
       return;
     }
-    const memory = new WebAssembly.Memory({ initial: Math.ceil(size / PAGE), maximum: Math.ceil(size / PAGE) });
-    const instance = new WebAssembly.Instance(mod, { m: { mem: memory } });
-    this.wasm = instance.exports as unknown as CountExports;
-    this.bytes = Buffer.from(memory.buffer, 0, size);
+    const run = new WasmRun<CountExports>(compiled, size, true);
+    this.wasm = run.exports;
+    this.bytes = run.bytes.subarray(0, size);
   }
 
   /** Counts `bytes[start, end)`. */

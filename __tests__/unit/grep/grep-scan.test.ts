@@ -44,9 +44,30 @@ const request = (over: Partial<FileRequest> = {}): FileRequest => ({
 
 const shownMatches = (text: string): string[] => text.split("\n").filter((l) => /^\d+:/.test(l));
 
-const PIECES: Buffer[] = ["a", "ab", "b", "B", "A", "x", " ", "\n", "\n", "\r\n", "\r", "é", "É", "😀", "aé", "a".repeat(700), "b".repeat(30)].map(
-  (s) => Buffer.from(s, "utf8"),
-);
+const PIECES: Buffer[] = [
+  "a",
+  "ab",
+  "b",
+  "B",
+  "A",
+  "x",
+  " ",
+  "\n",
+  "\n",
+  "\r\n",
+  "\r",
+  "é",
+  "É",
+  "😀",
+  "aé",
+  "a".repeat(700),
+  "b".repeat(30),
+  "[Z",
+  "{z",
+  "@",
+  "`",
+  "Z".repeat(20),
+].map((s) => Buffer.from(s, "utf8"));
 PIECES.push(Buffer.from([0xff]), Buffer.from([0xc3]), Buffer.from([0xe2, 0x82]), Buffer.from([0xf0, 0x9f, 0x98]));
 
 const fileArb = fc.array(fc.constantFrom(...PIECES), { maxLength: 120 }).map((ps) => Buffer.concat(ps));
@@ -62,6 +83,9 @@ const QUERIES: QuerySpec[] = [
   { query: "😀", caseSensitive: true },
   { query: "\ufffd", caseSensitive: true },
   { query: "a\nb" },
+  // The bytes beside A-Z ('@' '[' '`' '{') are not folded: a case-insensitive search tells "[z" from "{z".
+  { query: "[z" },
+  { query: "@z" },
   { query: "a+b", regex: true },
   { query: "^a", regex: true },
   { query: "b$", regex: true },

@@ -15,6 +15,9 @@ export interface Segment {
   rarity: number;
 }
 
+// Repetitions of an atom written out one by one in a run's source, at most.
+const SPELT_OUT = 16;
+
 interface Atom {
   text: string;
   min: number;
@@ -93,7 +96,9 @@ export function requiredSegment(source: string, flags: string, rank: (atom: RegE
     let text = "";
     for (const { text: atom, min } of run) {
       rarity += rank(new RegExp(`^(?:${atom})$`, flags)) * min;
-      text += min === 1 ? atom : `(?:${atom}){${min}}`;
+      // Spelt out: V8 skips ahead through text by a run of classes written out (`[0-9][0-9][0-9][0-9]`),
+      // not through a counted one (`[0-9]{4}`), which took three times as long over text without it.
+      text += min <= SPELT_OUT ? atom.repeat(min) : `(?:${atom}){${min}}`;
     }
     if (best === undefined || rarity > best.rarity) best = { source: text, rarity };
   }

@@ -1,7 +1,7 @@
-// A literal's search in a region's bytes (strategies `bytes` and `foldedBytes`, and the prefilters' literal): A-Z folding and the rare-byte scan.
-import { AsciiFolder } from "./ascii-fold.js";
+// A literal's search in a region's bytes (strategies `bytes` and `foldedBytes`, and the prefilters' literal): A-Z folding, the rare-byte scan and the pair scan.
 import type { Query } from "./query.js";
 import type { RegionLines } from "./region-lines.js";
+import { newHolder, sharedRegion } from "./simd-region.js";
 
 // A line's rest longer than this is searched by Buffer#indexOf (memchr and native compares), a shorter one here.
 const SHORT_RANGE = 256;
@@ -19,29 +19,51 @@ function occursAt(hay: Buffer, start: number, q: Buffer): boolean {
 
 /** The literal of a query looked for in one region's bytes, as they are or with A-Z lowered. */
 export class LiteralBytes {
-  private folded: Buffer | undefined;
-  private readonly folder = new AsciiFolder();
-  // The query's rarest byte turned out common in this region (see indexOf).
+  private readonly region = sharedRegion();
+  // The region as copied into the thread's shared `region` (A-Z lowered or not) once it was needed there, under `holder`.
+  private loaded: Buffer | undefined;
+  private loadedFolded = false;
+  private holder = 0;
+  // The query's rarest byte turned out common in this region (see indexOf), and then also the pair (see pairIndexOf).
   private dense = false;
+  private pairDense = false;
+  // The two bytes of the literal looked for together once its rarest byte is common: that byte and the one farthest from it.
+  private readonly lo: number;
+  private readonly hi: number;
   /** After a `count` above 0: the byte just past the last occurrence counted. */
   lastEnd = 0;
 
   constructor(
     private readonly query: Query,
     private readonly lines: RegionLines,
-  ) {}
+  ) {
+    const at = query.rareAt;
+    const other = at < query.bytes.length / 2 ? query.bytes.length - 1 : 0;
+    this.lo = Math.min(at, other);
+    this.hi = Math.max(at, other);
+  }
 
   /** Forgets the region before: call on each new one. */
   reset(): void {
-    this.folded = undefined;
+    this.loaded = undefined;
     this.dense = false;
+    this.pairDense = false;
   }
 
   /** The region's bytes, or (with `folded`) a copy with A-Z lowered, made once per region. */
   hay(folded: boolean): Buffer {
-    if (!folded) return this.lines.buf;
-    this.folded ??= this.folder.fold(this.lines.buf);
-    return this.folded;
+    return folded ? this.load(true) : this.lines.buf;
+  }
+
+  // The region copied into `region`, A-Z lowered with `folded`: once per region, and again when another search of this
+  // thread loaded its own since (every caller asks here before it uses the copy, within one synchronous call).
+  private load(folded: boolean): Buffer {
+    if (this.loaded === undefined || this.loadedFolded !== folded || !this.region.heldBy(this.holder)) {
+      this.holder = newHolder();
+      this.loaded = this.region.load(this.lines.buf, folded, this.holder);
+      this.loadedFolded = folded;
+    }
+    return this.loaded;
   }
 
   /** The start of the first line at or after line start `pos` whose text holds the literal, recorded as found; or -1. */
@@ -92,11 +114,12 @@ export class LiteralBytes {
    * The next occurrence of the literal in `hay` at or after `from`, or -1. Buffer#indexOf of a long
    * needle ran at about 450 MB/s here, while its search for one byte (memchr) runs at many GB/s: so
    * the needle's rarest byte is looked for and each hit compared, until hits come too densely, and
-   * then the rest of the region goes to Buffer#indexOf.
+   * then the rest of the region goes to the search by a pair of its bytes (pairIndexOf).
    */
   indexOf(hay: Buffer, from: number): number {
     const q = this.query.bytes;
-    if (q.length < 2 || this.dense) return hay.indexOf(q, from);
+    if (q.length < 2) return hay.indexOf(q, from);
+    if (this.dense) return this.pairIndexOf(hay, from);
     const at = this.query.rareAt;
     const rare = q[at] as number;
     let hits = 0;
@@ -108,7 +131,32 @@ export class LiteralBytes {
       // More than one false hit per 64 bytes looked at: the byte is not rare here.
       if (++hits > 16 && (i - from) >>> 6 < hits) {
         this.dense = true;
-        return hay.indexOf(q, i - at + 1);
+        return this.pairIndexOf(hay, i - at + 1);
+      }
+    }
+    return -1;
+  }
+
+  /**
+   * The next occurrence at or after `from` by the positions where the rarest byte and the one farthest from it
+   * stand together, 16 positions a step (simd-region.ts): Buffer#indexOf of the whole literal ran at about
+   * 1 GB/s over text where each of its bytes is common. Where even the pair stands in more than one position in
+   * 32, the rest of the region goes to Buffer#indexOf.
+   */
+  private pairIndexOf(hay: Buffer, from: number): number {
+    const q = this.query.bytes;
+    if (this.pairDense) return hay.indexOf(q, from);
+    // The copy the pair is looked for in holds what `hay` holds: the region's bytes, A-Z lowered when `hay` is.
+    this.load(hay !== this.lines.buf);
+    const { lo, hi } = this;
+    const [a, b] = [q[lo] as number, q[hi] as number];
+    const end = hay.length - q.length + lo + 1;
+    let candidates = 0;
+    for (let j = this.region.find(from + lo, end, a, b, hi - lo); j >= 0; j = this.region.find(j + 1, end, a, b, hi - lo)) {
+      if (occursAt(hay, j - lo, q)) return j - lo;
+      if (++candidates > 16 && (j - from) >>> 5 < candidates) {
+        this.pairDense = true;
+        return hay.indexOf(q, j - lo + 1);
       }
     }
     return -1;

@@ -75,29 +75,34 @@ export const splat8 = (byte: number): number[] => [...simd(0x0c), ...new Array<n
 export const [I32_ADD, I32_SUB, I32_LT_U, I32_GE_U, SELECT] = [0x6a, 0x6b, 0x49, 0x4f, 0x1b];
 export const [BLOCK, LOOP, END, BR, BR_IF, VOID] = [0x02, 0x03, 0x0b, 0x0c, 0x0d, 0x40];
 
-/**
- * The bytes of a module that imports its memory as `m.mem` and exports function 0 (type `params` -> `results`,
- * with `locals` and `body`) as `fnName`, and, with `global`, one mutable i32 global (starting at 0) as `global`.
- */
-export function wasmModule(spec: {
-  fnName: string;
+/** One exported function of a module: its name, signature, locals (runs of `[count, type]`) and body. */
+export interface WasmFunction {
+  name: string;
   params: number[];
   results: number[];
   locals: number[][];
   body: number[];
-  global?: string;
-}): Uint8Array {
-  const code = [...vec(spec.locals), ...spec.body];
-  const exports = [[...name(spec.fnName), 0x00, 0]];
-  if (spec.global !== undefined) exports.push([...name(spec.global), 0x03, 0]);
+}
+
+/**
+ * The bytes of a module that imports its memory as `m.mem` and exports `functions`, and, with `global`, one
+ * mutable i32 global (starting at 0) under that name.
+ */
+export function wasmModule(functions: WasmFunction[], global?: string): Uint8Array {
+  const exports = functions.map((f, i) => [...name(f.name), 0x00, ...uleb(i)]);
+  if (global !== undefined) exports.push([...name(global), 0x03, 0]);
+  const codes = functions.map((f) => {
+    const code = [...vec(f.locals), ...f.body];
+    return [...uleb(code.length), ...code];
+  });
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vec([[0x60, ...vec(spec.params.map((p) => [p])), ...vec(spec.results.map((r) => [r]))]])),
+    ...section(1, vec(functions.map((f) => [0x60, ...vec(f.params.map((p) => [p])), ...vec(f.results.map((r) => [r]))]))),
     ...section(2, vec([[...name("m"), ...name("mem"), 0x02, 0x00, 0x01]])),
-    ...section(3, vec([[0]])),
-    ...(spec.global === undefined ? [] : section(6, vec([[I32, 0x01, ...i32c(0), END]]))),
+    ...section(3, vec(functions.map((_, i) => uleb(i)))),
+    ...(global === undefined ? [] : section(6, vec([[I32, 0x01, ...i32c(0), END]]))),
     ...section(7, vec(exports)),
-    ...section(10, vec([[...uleb(code.length), ...code]])),
+    ...section(10, vec(codes)),
   ]);
 }
 

@@ -136,14 +136,18 @@ const body = [
 ];
 
 /** The module's bytes. */
-export const COUNT_WASM = wasmModule({
-  fnName: "count",
-  params: [I32, I32],
-  results: [I32],
-  locals: [
-    [2, I32],
-    [7, V128],
+export const COUNT_WASM = wasmModule(
+  [
+    {
+      name: "count",
+      params: [I32, I32],
+      results: [I32],
+      locals: [
+        [2, I32],
+        [7, V128],
+      ],
+      body,
+    },
   ],
-  body,
-  global: "lines",
-});
+  "lines",
+);

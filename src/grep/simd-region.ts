@@ -126,9 +126,15 @@ interface RegionExports {
 // Compiled once per thread; each SimdRegion has its own instance and memory.
 let compiled: WasmModule | null | undefined;
 
-/** One region at a time, copied into a memory of its own grown to the largest region. */
+// The memory a region keeps between loads, at most: a region is a scan's chunk (256 KiB) of whole lines, but a line
+// may make it as long as a piece (16 MiB), and memory kept that large would stay in the thread's resident set.
+const KEPT_BYTES = 1024 * 1024;
+
+/** One region at a time, copied into a memory of its own grown to the largest region up to KEPT_BYTES (a longer one gets one of its own). */
 export class SimdRegion {
-  private wasm: WasmRun<RegionExports> | undefined;
+  private kept: WasmRun<RegionExports> | undefined;
+  // The memory of the last region past KEPT_BYTES, let go at the next load.
+  private long: WasmRun<RegionExports> | undefined;
   private plain = Buffer.alloc(0);
   private bytes: Buffer = Buffer.alloc(0);
   private holder = 0;
@@ -152,8 +158,9 @@ export class SimdRegion {
       this.bytes = bytes.subarray(0, n);
       return this.bytes;
     }
-    if (this.plain.length < n) this.plain = Buffer.alloc(Math.max(n, 2 * this.plain.length));
-    const out = this.plain.subarray(0, n);
+    if (n > KEPT_BYTES) this.bytes = Buffer.allocUnsafe(n);
+    else if (this.plain.length < n) this.plain = Buffer.alloc(Math.min(KEPT_BYTES, Math.max(n, 2 * this.plain.length)));
+    const out = n > KEPT_BYTES ? this.bytes : this.plain.subarray(0, n);
     if (fold) foldAsciiJs(src, out);
     else src.copy(out);
     this.bytes = out;
@@ -170,7 +177,7 @@ export class SimdRegion {
    * none; `end` - 1 + `d` must lie inside the loaded bytes.
    */
   find(p: number, end: number, a: number, b: number, d: number): number {
-    const wasm = this.wasm;
+    const wasm = this.long ?? this.kept;
     let r = -1 - p;
     // The SIMD loop looks at 16 positions a step while they end by `end`; the rest one by one.
     if (wasm !== undefined && this.bytes.buffer === wasm.bytes.buffer) r = wasm.exports.find(p, end, a, b, d);
@@ -181,13 +188,22 @@ export class SimdRegion {
 
   // The WebAssembly instance, its memory holding at least `n` bytes; undefined where there is none.
   private run(n: number): WasmRun<RegionExports> | undefined {
+    this.long = undefined;
     if (!this.useWasm) return undefined;
     compiled ??= compileWasm(REGION_WASM);
     if (compiled === null) return undefined;
-    const run = (this.wasm ??= new WasmRun<RegionExports>(compiled, n));
+    if (n > KEPT_BYTES) {
+      try {
+        this.long = new WasmRun<RegionExports>(compiled, n);
+      } catch {
+        return undefined;
+      }
+      return this.long;
+    }
+    const run = (this.kept ??= new WasmRun<RegionExports>(compiled, n));
     // Doubled when it grows, so that regions growing a little at a time do not grow it each time.
     const room = run.bytes.length;
-    return n <= room || run.reserve(Math.max(n, 2 * room)) || run.reserve(n) ? run : undefined;
+    return n <= room || run.reserve(Math.min(KEPT_BYTES, Math.max(n, 2 * room))) || run.reserve(n) ? run : undefined;
   }
 }
 

@@ -8,6 +8,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LineFinder } from "../../../src/grep/line-finder.js";
 import { compileQuery } from "../../../src/grep/query.js";
+import { countWholeLines } from "../../../src/grep/whole-count.js";
 import { foldAsciiJs, REGION_WASM, SimdRegion } from "../../../src/grep/simd-region.js";
 import { compileWasm } from "../../../src/kernel/wasm.js";
 
@@ -96,6 +97,18 @@ describe("a region's SIMD loops", () => {
     expect(simd.load(Buffer.from("Tail"), true)).toEqual(Buffer.from("tail"));
   });
 
+  it("gives a region past the memory it keeps (1 MiB) one of its own, and goes back to the kept one after it", () => {
+    for (const simd of [new SimdRegion(), new SimdRegion(false)]) {
+      const long = Buffer.alloc(3 * 1024 * 1024 + 5, "xY");
+      long.write("Q!", long.length - 3);
+      expect(simd.load(long, true).equals(lowered(long))).toBe(true);
+      expect(simd.find(0, long.length - 1, 0x71, 0x21, 1)).toBe(long.length - 3);
+      const short = Buffer.from("abcQ!de");
+      expect(simd.load(short, false)).toEqual(short);
+      expect(simd.find(0, short.length - 1, 0x51, 0x21, 1)).toBe(3);
+    }
+  });
+
   it("keeps the searches of one thread apart though they share its region", () => {
     // Two case-insensitive searches, each region folded into the thread's one memory, their calls interleaved
     // as a worker's scans of two files are: the first must find its second line in its own region, not the other's.
@@ -108,5 +121,26 @@ describe("a region's SIMD loops", () => {
     expect(a.next(a.end + 1)).toBe(8);
     expect(b.next(b.end + 1)).toBe(3);
     expect(a.next(a.end + 1)).toBe(-1);
+  });
+
+  it("counts a literal whose rarest byte is common, then whose pair is too, as a plain search does", () => {
+    // An alphabet where "z" (the queries' rarest byte) is common, and "z?z" pairs stand every few bytes: the search
+    // goes from its rare byte to the pair (literal-bytes.ts pairIndexOf), then to Buffer#indexOf, within one region.
+    const plainCount = (line: string, q: string): number => {
+      let n = 0;
+      for (let i = line.indexOf(q); i >= 0; i = line.indexOf(q, i + q.length)) n++;
+      return n;
+    };
+    const text = fc.array(fc.constantFrom("zbz", "zb", "zaz", "ZAz", "a", " ", "\n", "zbz".repeat(30)), { maxLength: 200, size: "max" });
+    fc.assert(
+      fc.property(fc.constantFrom("zaz", "zbzb", "zaza"), fc.boolean(), text, (q, caseSensitive, pieces) => {
+        const bytes = Buffer.from(pieces.join("").slice(0, 8000));
+        const lines = bytes.toString("latin1").split("\n");
+        const counts = lines.map((l) => plainCount(caseSensitive ? l : l.toLowerCase(), q));
+        const whole = countWholeLines(new LineFinder(compileQuery({ query: q, caseSensitive })), bytes, true);
+        expect(whole).toEqual({ lines: counts.filter((n) => n > 0).length, occurrences: counts.reduce((a, b) => a + b, 0) });
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -227,6 +227,42 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
         await limited.close();
       }
     });
+
+    // Under an address-space limit V8 cannot reserve the guard region of a WebAssembly memory, which the UTF-8
+    // counter of reads and the SIMD loops of literal searches use: they must fall back to their JS loops.
+    const ADDRESS_SPACE_KB = 4_000_000;
+    it.skipIf(!isLinux)("an address-space limit that leaves no room for a WebAssembly memory: reads and searches answer", async () => {
+      const probe = execFileSync("sh", [
+        "-c",
+        `ulimit -v ${ADDRESS_SPACE_KB}; exec "$0" -e 'try { new WebAssembly.Memory({ initial: 1 }); console.log("allowed") } catch { console.log("refused") }'`,
+        process.execPath,
+      ]).toString();
+      // The premise: under this limit the memory is refused (else this test would not reach the JS loops).
+      expect(probe.trim()).toBe("refused");
+      const dir = path.join(root, "address-space");
+      await mkdir(dir);
+      const file = path.join(dir, "words.txt");
+      // Lines of common bytes, a mixed-case word in some: long enough for the counter's and the loops' SIMD paths.
+      const lines = Array.from({ length: 20_000 }, (_, i) => (i % 97 === 5 ? `ab ${i} NeedLE in line` : `ab ba ${i} aab bba`));
+      await writeFile(file, `${lines.join("\n")}\n`);
+      const limited = await connectThroughShell(`ulimit -v ${ADDRESS_SPACE_KB}`, [dir]);
+      try {
+        const call = (name: string, args: Record<string, unknown>) => callWithin(limited.client, name, args);
+        const text = lines.join("\n");
+        expect(expectOk(await call("read_text_file", { path: file, offset: 100_000, length: 50 }))).toContain(text.slice(100_000, 100_050));
+        const needles = lines.flatMap((l, i) => (l.includes("NeedLE") ? [`${i + 1}:${l}`] : []));
+        const found = expectOk(await call("search_file_contents", { path: dir, query: "needle", caseSensitive: false, outputMode: "lines" }));
+        expect(found.split("\n").filter((l) => /^\d+:/.test(l))).toEqual(needles.slice(0, found.split("\n").filter((l) => /^\d+:/.test(l)).length));
+        expect(found).toContain(`Found ${needles.length} matching lines`);
+        const pairs = lines.filter((l) => l.includes("ab b")).length;
+        expect(expectOk(await call("search_file_contents", { path: dir, query: "ab b", caseSensitive: true, outputMode: "count" }))).toContain(
+          `Found ${pairs.toLocaleString("en-US")} matching lines`,
+        );
+        expect(limited.stderr()).not.toMatch(/\n\s+at /);
+      } finally {
+        await limited.close();
+      }
+    });
   });
 
   describe("walks over hostile trees complete and report what they skipped", () => {

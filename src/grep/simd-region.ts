@@ -43,8 +43,9 @@ import {
   V128_STORE,
   VOID,
   type WasmModule,
-  WasmRun,
+  type WasmRun,
   wasmModule,
+  wasmRun,
 } from "../kernel/wasm.js";
 
 const I8_SPLAT = simd(0x0f);
@@ -135,6 +136,7 @@ export class SimdRegion {
   private kept: WasmRun<RegionExports> | undefined;
   // The memory of the last region past KEPT_BYTES, let go at the next load.
   private long: WasmRun<RegionExports> | undefined;
+  private refused = false;
   private plain = Buffer.alloc(0);
   private bytes: Buffer = Buffer.alloc(0);
   private holder = 0;
@@ -193,14 +195,16 @@ export class SimdRegion {
     compiled ??= compileWasm(REGION_WASM);
     if (compiled === null) return undefined;
     if (n > KEPT_BYTES) {
-      try {
-        this.long = new WasmRun<RegionExports>(compiled, n);
-      } catch {
-        return undefined;
-      }
+      this.long = wasmRun<RegionExports>(compiled, n);
       return this.long;
     }
-    const run = (this.kept ??= new WasmRun<RegionExports>(compiled, n));
+    // A memory refused once (an address-space limit) is not asked for again: the JS loops run.
+    if (this.kept === undefined && !this.refused) {
+      this.kept = wasmRun<RegionExports>(compiled, n);
+      this.refused = this.kept === undefined;
+    }
+    const run = this.kept;
+    if (run === undefined) return undefined;
     // Doubled when it grows, so that regions growing a little at a time do not grow it each time.
     const room = run.bytes.length;
     return n <= room || run.reserve(Math.min(KEPT_BYTES, Math.max(n, 2 * room))) || run.reserve(n) ? run : undefined;

@@ -146,3 +146,16 @@ export class WasmRun<E> {
     return true;
   }
 }
+
+/**
+ * A run of `module` over a memory of at least `bytes` (see WasmRun), or undefined when no memory can be had: under
+ * an address-space limit (`ulimit -v`) V8 cannot reserve the guard region it puts around each memory, and the
+ * caller's JS loop runs instead.
+ */
+export function wasmRun<E>(module: WasmModule, bytes: number, fixed = false): WasmRun<E> | undefined {
+  try {
+    return new WasmRun<E>(module, bytes, fixed);
+  } catch {
+    return undefined;
+  }
+}

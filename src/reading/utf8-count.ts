@@ -7,7 +7,7 @@
  */
 import { isAscii } from "node:buffer";
 import { checkInteger } from "../kernel/integers.js";
-import { compileWasm, type WasmModule, WasmRun } from "../kernel/wasm.js";
+import { compileWasm, type WasmModule, wasmRun } from "../kernel/wasm.js";
 import { COUNT_WASM } from "./utf8-count-wasm.js";
 
 /** What one run of bytes counts to. */
@@ -50,11 +50,11 @@ export class CountingBuffer {
   constructor(size: number) {
     checkInteger("CountingBuffer size", size, 1);
     compiled ??= compileWasm(COUNT_WASM);
-    if (compiled === null) {
+    const run = compiled === null ? undefined : wasmRun<CountExports>(compiled, size, true);
+    if (run === undefined) {
       this.bytes = Buffer.allocUnsafe(size);
       return;
     }
-    const run = new WasmRun<CountExports>(compiled, size, true);
     this.wasm = run.exports;
     this.bytes = run.bytes.subarray(0, size);
   }

@@ -146,8 +146,10 @@ export class LiteralBytes {
   private pairIndexOf(hay: Buffer, from: number): number {
     const q = this.query.bytes;
     if (this.pairDense) return hay.indexOf(q, from);
-    // The copy the pair is looked for in holds what `hay` holds: the region's bytes, A-Z lowered when `hay` is.
+    // The copy the pair is looked for in holds what `hay` holds: the region's bytes, A-Z lowered when `hay` is. Where
+    // it is not in the WebAssembly memory (a long region, or none to be had), Buffer#indexOf beats a JS loop.
     this.load(hay !== this.lines.buf);
+    if (!this.region.simd) return hay.indexOf(q, from);
     const { lo, hi } = this;
     const [a, b] = [q[lo] as number, q[hi] as number];
     const end = hay.length - q.length + lo + 1;

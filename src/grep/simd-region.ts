@@ -119,6 +119,25 @@ function findJs(m: Uint8Array, p: number, end: number, a: number, b: number, d: 
   return -1 - end;
 }
 
+// `src` with A-Z lowered into `out`, four bytes at a time where both are aligned: a byte gets 0x20 when it is at
+// least 'A', at most 'Z' and below 0x80 (where the SIMD loop does not run).
+function foldWords(src: Buffer, out: Buffer): void {
+  let i = 0;
+  if ((src.byteOffset & 3) === 0 && (out.byteOffset & 3) === 0) {
+    const words = src.length >>> 2;
+    const s32 = new Uint32Array(src.buffer, src.byteOffset, words);
+    const o32 = new Uint32Array(out.buffer, out.byteOffset, words);
+    for (let k = 0; k < words; k++) {
+      const v = s32[k] as number;
+      const h = v & 0x7f7f7f7f;
+      const upper = ((h + 0x3f3f3f3f) | 0) & ~((h + 0x25252525) | 0) & ~v & 0x80808080;
+      o32[k] = v | (upper >>> 2);
+    }
+    i = words * 4;
+  }
+  foldAsciiJs(src, out, i);
+}
+
 interface RegionExports {
   fold(p: number, len: number): void;
   find(p: number, end: number, a: number, b: number, d: number): number;
@@ -127,15 +146,13 @@ interface RegionExports {
 // Compiled once per thread; each SimdRegion has its own instance and memory.
 let compiled: WasmModule | null | undefined;
 
-// The memory a region keeps between loads, at most: a region is a scan's chunk (256 KiB) of whole lines, but a line
-// may make it as long as a piece (16 MiB), and memory kept that large would stay in the thread's resident set.
+// The WebAssembly memory's size, at most: a region is a scan's chunk (256 KiB) of whole lines, but a line may make it
+// as long as a piece (16 MiB), and memory kept that large would stay in the thread's resident set.
 const KEPT_BYTES = 1024 * 1024;
 
 /** One region at a time, copied into a memory of its own grown to the largest region up to KEPT_BYTES (a longer one gets one of its own). */
 export class SimdRegion {
   private kept: WasmRun<RegionExports> | undefined;
-  // The memory of the last region past KEPT_BYTES, let go at the next load.
-  private long: WasmRun<RegionExports> | undefined;
   private refused = false;
   private plain = Buffer.alloc(0);
   private bytes: Buffer = Buffer.alloc(0);
@@ -144,11 +161,15 @@ export class SimdRegion {
   /** @param useWasm false to run the JS loops only (tests compare the two) */
   constructor(private readonly useWasm = true) {}
 
-  /** Copies `src` in (A-Z lowered with `fold`) for `holder` (see `heldBy`) and returns the copy: valid until the next load. */
+  /**
+   * `src` for `holder` (see `heldBy`), A-Z lowered with `fold`: copied into the WebAssembly memory when it fits
+   * there (KEPT_BYTES), else lowered into a buffer of its own, or `src` itself when nothing is to be lowered.
+   * Valid until the next load.
+   */
   load(src: Buffer, fold: boolean, holder = 0): Buffer {
     this.holder = holder;
     const n = src.length;
-    const run = this.run(n);
+    const run = n <= KEPT_BYTES ? this.run(n) : undefined;
     if (run !== undefined) {
       const bytes = run.bytes;
       bytes.set(src);
@@ -160,13 +181,24 @@ export class SimdRegion {
       this.bytes = bytes.subarray(0, n);
       return this.bytes;
     }
+    if (!fold) {
+      this.bytes = src;
+      return src;
+    }
+    // A memory per long region, let go at the next load, grew the peak of a search of installed packages (their
+    // minified one-line files) by 25 MB before the collector came to them; a buffer is reclaimed sooner.
     if (n > KEPT_BYTES) this.bytes = Buffer.allocUnsafe(n);
-    else if (this.plain.length < n) this.plain = Buffer.alloc(Math.min(KEPT_BYTES, Math.max(n, 2 * this.plain.length)));
-    const out = n > KEPT_BYTES ? this.bytes : this.plain.subarray(0, n);
-    if (fold) foldAsciiJs(src, out);
-    else src.copy(out);
-    this.bytes = out;
-    return out;
+    else {
+      if (this.plain.length < n) this.plain = Buffer.alloc(Math.min(KEPT_BYTES, Math.max(n, 2 * this.plain.length)));
+      this.bytes = this.plain.subarray(0, n);
+    }
+    foldWords(src, this.bytes);
+    return this.bytes;
+  }
+
+  /** True when the bytes last loaded lie in the WebAssembly memory, where `find` looks at 16 positions a step. */
+  get simd(): boolean {
+    return this.kept !== undefined && this.bytes.buffer === this.kept.bytes.buffer;
   }
 
   /** True when the last load was for `holder`: what it loaded is still here. */
@@ -179,25 +211,19 @@ export class SimdRegion {
    * none; `end` - 1 + `d` must lie inside the loaded bytes.
    */
   find(p: number, end: number, a: number, b: number, d: number): number {
-    const wasm = this.long ?? this.kept;
     let r = -1 - p;
     // The SIMD loop looks at 16 positions a step while they end by `end`; the rest one by one.
-    if (wasm !== undefined && this.bytes.buffer === wasm.bytes.buffer) r = wasm.exports.find(p, end, a, b, d);
+    if (this.simd) r = (this.kept as WasmRun<RegionExports>).exports.find(p, end, a, b, d);
     if (r >= 0) return r;
     const found = findJs(this.bytes, -1 - r, end, a, b, d);
     return found >= 0 ? found : -1;
   }
 
-  // The WebAssembly instance, its memory holding at least `n` bytes; undefined where there is none.
+  // The WebAssembly instance, its memory holding at least `n` bytes (at most KEPT_BYTES); undefined where there is none.
   private run(n: number): WasmRun<RegionExports> | undefined {
-    this.long = undefined;
     if (!this.useWasm) return undefined;
     compiled ??= compileWasm(REGION_WASM);
     if (compiled === null) return undefined;
-    if (n > KEPT_BYTES) {
-      this.long = wasmRun<RegionExports>(compiled, n);
-      return this.long;
-    }
     // A memory refused once (an address-space limit) is not asked for again: the JS loops run.
     if (this.kept === undefined && !this.refused) {
       this.kept = wasmRun<RegionExports>(compiled, n);

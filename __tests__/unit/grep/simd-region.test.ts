@@ -97,14 +97,20 @@ describe("a region's SIMD loops", () => {
     expect(simd.load(Buffer.from("Tail"), true)).toEqual(Buffer.from("tail"));
   });
 
-  it("gives a region past the memory it keeps (1 MiB) one of its own, and goes back to the kept one after it", () => {
-    for (const simd of [new SimdRegion(), new SimdRegion(false)]) {
+  it("leaves a region past its memory (1 MiB) to the JS loops, and takes the next one that fits in again", () => {
+    for (const [simd, inMemory] of [
+      [new SimdRegion(), true],
+      [new SimdRegion(false), false],
+    ] as const) {
       const long = Buffer.alloc(3 * 1024 * 1024 + 5, "xY");
       long.write("Q!", long.length - 3);
       expect(simd.load(long, true).equals(lowered(long))).toBe(true);
+      expect(simd.simd).toBe(false);
       expect(simd.find(0, long.length - 1, 0x71, 0x21, 1)).toBe(long.length - 3);
-      const short = Buffer.from("abcQ!de");
+      expect(simd.load(long, false)).toBe(long);
+      const short = Buffer.from("abcQ!de".repeat(5));
       expect(simd.load(short, false)).toEqual(short);
+      expect(simd.simd).toBe(inMemory);
       expect(simd.find(0, short.length - 1, 0x51, 0x21, 1)).toBe(3);
     }
   });

@@ -36,26 +36,27 @@ import {
   i32c,
   LOOP,
   set,
-  simd,
   splat8,
   V128,
   V128_LOAD,
   V128_STORE,
   VOID,
-  type WasmModule,
   type WasmRun,
   wasmModule,
   wasmRun,
+  I8_SPLAT,
+  I8_EQ,
+  I8_SUB,
+  I8_LT_U,
+  V128_AND,
+  V128_OR,
+  I8_BITMASK,
+  TEE,
+  IF,
+  RETURN,
+  I32_GT_U,
+  I32_CTZ,
 } from "../kernel/wasm.js";
-
-const I8_SPLAT = simd(0x0f);
-const I8_EQ = simd(0x23);
-const I8_SUB = simd(0x71);
-const I8_LT_U = simd(0x26);
-const V_AND = simd(0x4e);
-const V_OR = simd(0x50);
-const I8_BITMASK = simd(0x64);
-const [TEE, IF, RETURN, I32_GT_U, I32_CTZ] = [0x22, 0x04, 0x0f, 0x4b, 0x68];
 
 // fold's locals: 0 p, 1 len, 2 end, 3 v.
 const FOLD = {
@@ -72,7 +73,7 @@ const FOLD = {
     ...[...get(0), ...get(2), I32_GE_U, BR_IF, 1],
     ...[...get(0), ...V128_LOAD, ...set(3)],
     ...get(0),
-    ...[...get(3), ...get(3), ...splat8(0x41), ...I8_SUB, ...splat8(26), ...I8_LT_U, ...splat8(0x20), ...V_AND, ...V_OR],
+    ...[...get(3), ...get(3), ...splat8(0x41), ...I8_SUB, ...splat8(26), ...I8_LT_U, ...splat8(0x20), ...V128_AND, ...V128_OR],
     ...V128_STORE,
     ...[...get(0), ...i32c(16), I32_ADD, ...set(0)],
     ...[BR, 0, END, END, END],
@@ -94,7 +95,7 @@ const FIND = {
     ...[...get(0), ...i32c(16), I32_ADD, ...get(1), I32_GT_U, BR_IF, 1],
     ...[...get(0), ...V128_LOAD, ...get(6), ...I8_EQ],
     ...[...get(0), ...get(4), I32_ADD, ...V128_LOAD, ...get(7), ...I8_EQ],
-    ...[...V_AND, ...I8_BITMASK, TEE, 5],
+    ...[...V128_AND, ...I8_BITMASK, TEE, 5],
     ...[IF, VOID, ...get(0), ...get(5), I32_CTZ, I32_ADD, RETURN, END],
     ...[...get(0), ...i32c(16), I32_ADD, ...set(0)],
     ...[BR, 0, END, END],
@@ -142,9 +143,6 @@ interface RegionExports {
   fold(p: number, len: number): void;
   find(p: number, end: number, a: number, b: number, d: number): number;
 }
-
-// Compiled once per thread; each SimdRegion has its own instance and memory.
-let compiled: WasmModule | null | undefined;
 
 // The WebAssembly memory's size, at most: a region is a scan's chunk (256 KiB) of whole lines, but a line may make it
 // as long as a piece (16 MiB), and memory kept that large would stay in the thread's resident set.
@@ -222,11 +220,10 @@ export class SimdRegion {
   // The WebAssembly instance, its memory holding at least `n` bytes (at most KEPT_BYTES); undefined where there is none.
   private run(n: number): WasmRun<RegionExports> | undefined {
     if (!this.useWasm) return undefined;
-    compiled ??= compileWasm(REGION_WASM);
-    if (compiled === null) return undefined;
     // A memory refused once (an address-space limit) is not asked for again: the JS loops run.
     if (this.kept === undefined && !this.refused) {
-      this.kept = wasmRun<RegionExports>(compiled, n);
+      const module = compileWasm(REGION_WASM);
+      this.kept = module === null ? undefined : wasmRun<RegionExports>(module, n);
       this.refused = this.kept === undefined;
     }
     const run = this.kept;

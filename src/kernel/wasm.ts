@@ -61,7 +61,7 @@ const section = (id: number, body: number[]): number[] => [id, ...uleb(body.leng
 const name = (s: string): number[] => [...uleb(s.length), ...Buffer.from(s, "latin1")];
 
 /** A SIMD instruction (prefix 0xfd). */
-export const simd = (op: number): number[] => [0xfd, ...uleb(op)];
+const simd = (op: number): number[] => [0xfd, ...uleb(op)];
 export const get = (i: number): number[] => [0x20, ...uleb(i)];
 export const set = (i: number): number[] => [0x21, ...uleb(i)];
 export const i32c = (n: number): number[] => [0x41, ...sleb(n)];
@@ -71,9 +71,24 @@ export const V128_STORE = [...simd(0x0b), 0, 0];
 /** A v128 constant with `byte` in each of its 16 lanes. */
 export const splat8 = (byte: number): number[] => [...simd(0x0c), ...new Array<number>(16).fill(byte & 0xff)];
 
-/** Control and i32 instructions. */
-export const [I32_ADD, I32_SUB, I32_LT_U, I32_GE_U, SELECT] = [0x6a, 0x6b, 0x49, 0x4f, 0x1b];
-export const [BLOCK, LOOP, END, BR, BR_IF, VOID] = [0x02, 0x03, 0x0b, 0x0c, 0x0d, 0x40];
+/** SIMD lane instructions: i8x16 splat, compares, subtraction and bitmask; v128 and/or; widening adds; i32x4 lane extraction. */
+export const I8_SPLAT = simd(0x0f);
+export const I8_EQ = simd(0x23);
+export const I8_LT_S = simd(0x25);
+export const I8_LT_U = simd(0x26);
+export const I8_GT_U = simd(0x28);
+export const V128_AND = simd(0x4e);
+export const V128_OR = simd(0x50);
+export const I8_BITMASK = simd(0x64);
+export const I8_SUB = simd(0x71);
+export const I16_EXTADD_U8 = simd(0x7d);
+export const I32_EXTADD_U16 = simd(0x7f);
+export const I32X4_ADD = simd(0xae);
+export const lane = (l: number): number[] => [...simd(0x1b), l];
+
+/** Control, local and i32 instructions. */
+export const [I32_ADD, I32_SUB, I32_LT_U, I32_GT_U, I32_GE_U, I32_CTZ, SELECT] = [0x6a, 0x6b, 0x49, 0x4b, 0x4f, 0x68, 0x1b];
+export const [BLOCK, LOOP, IF, END, BR, BR_IF, RETURN, VOID, TEE] = [0x02, 0x03, 0x04, 0x0b, 0x0c, 0x0d, 0x0f, 0x40, 0x22];
 
 /** One exported function of a module: its name, signature, locals (runs of `[count, type]`) and body. */
 export interface WasmFunction {
@@ -106,13 +121,21 @@ export function wasmModule(functions: WasmFunction[], global?: string): Uint8Arr
   ]);
 }
 
-/** `bytes` compiled, or null where this runtime has no WebAssembly or rejects the module (no SIMD). */
+// Each module's bytes compiled once in each thread (a pure cache: the bytes are constants of their modules).
+const compiled = new WeakMap<Uint8Array, WasmModule | null>();
+
+/** `bytes` compiled (once per thread), or null where this runtime has no WebAssembly or rejects the module (no SIMD). */
 export function compileWasm(bytes: Uint8Array): WasmModule | null {
-  try {
-    return WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
-  } catch {
-    return null;
+  let module = compiled.get(bytes);
+  if (module === undefined) {
+    try {
+      module = WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    } catch {
+      module = null;
+    }
+    compiled.set(bytes, module);
   }
+  return module;
 }
 
 /** An instance of a module over a memory of its own, and a Buffer over all of that memory (renewed when it grows). */

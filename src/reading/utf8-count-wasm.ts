@@ -27,22 +27,20 @@ import {
   LOOP,
   SELECT,
   set,
-  simd,
   splat8,
   V128,
   V128_LOAD,
   VOID,
   wasmModule,
+  I8_EQ,
+  I8_LT_S,
+  I8_GT_U,
+  I8_SUB,
+  I16_EXTADD_U8,
+  I32_EXTADD_U16,
+  I32X4_ADD,
+  lane,
 } from "../kernel/wasm.js";
-
-const I8_EQ = simd(0x23);
-const I8_LT_S = simd(0x25);
-const I8_GT_U = simd(0x28);
-const I8_SUB = simd(0x71);
-const I16_EXTADD_U8 = simd(0x7d);
-const I32_EXTADD_U16 = simd(0x7f);
-const I32X4_ADD = simd(0xae);
-const lane = (l: number): number[] => [...simd(0x1b), l];
 
 // Locals: 0 p, 1 len, 2 end, 3 blockEnd, 4 v, 5-7 per-block tallies, 8-10 totals.
 const P = 0,

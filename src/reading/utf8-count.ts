@@ -7,7 +7,7 @@
  */
 import { isAscii } from "node:buffer";
 import { checkInteger } from "../kernel/integers.js";
-import { compileWasm, type WasmModule, wasmRun } from "../kernel/wasm.js";
+import { compileWasm, wasmRun } from "../kernel/wasm.js";
 import { COUNT_WASM } from "./utf8-count-wasm.js";
 
 /** What one run of bytes counts to. */
@@ -37,9 +37,6 @@ interface CountExports {
   lines: { value: unknown };
 }
 
-// Compiled once; each buffer gets its own instance and memory, so concurrent scans never share bytes.
-let compiled: WasmModule | null | undefined;
-
 /** A read buffer whose bytes the SIMD counter reads in place (no copy); JS counting where WebAssembly is missing. */
 export class CountingBuffer {
   /** The bytes to read into; `count` works on ranges of it. */
@@ -49,8 +46,9 @@ export class CountingBuffer {
   /** @throws when size is not a positive integer */
   constructor(size: number) {
     checkInteger("CountingBuffer size", size, 1);
-    compiled ??= compileWasm(COUNT_WASM);
-    const run = compiled === null ? undefined : wasmRun<CountExports>(compiled, size, true);
+    // Each buffer gets its own instance and memory, so concurrent scans never share bytes.
+    const module = compileWasm(COUNT_WASM);
+    const run = module === null ? undefined : wasmRun<CountExports>(module, size, true);
     if (run === undefined) {
       this.bytes = Buffer.allocUnsafe(size);
       return;

@@ -19,7 +19,7 @@ import { type Copied, copyEntry } from "./copy.js";
 import { type Deleted, deleteEntry } from "./delete.js";
 import { type EntryFacts, entryBatches, entryFacts, openWalkRoot, readEntries, release } from "./directories.js";
 import { directoryError, errnoCode, SafeFsError } from "./errors.js";
-import { followLink, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
+import { followLink, followLinkSync, resolveFromInside, type LinkVerdict, type Resolved } from "./lookup.js";
 import { makeDirectory } from "./mkdir.js";
 import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedResult } from "./open.js";
@@ -271,6 +271,17 @@ export class Sandbox implements FilePort, WalkPort {
   }
 
   /**
+   * Opens a link's target `real` (found inside by `followLink`) as a regular file inside and hands its descriptor
+   * over; synchronous. Opened as an entry of its directory, by path, and checked by what was opened, as a walked
+   * file reached by path is: a component swapped for a link since the lookup is refused, never read.
+   */
+  openLinkedSync(real: string, shown: string): WalkedResult {
+    const dir = path.dirname(real);
+    const reach = dir.endsWith(path.sep) ? dir : dir + path.sep;
+    return openWalkedSync(this.confinement, reach, [path.basename(real)], () => shown, this.walkedByPath.get(reach))[0] as WalkedResult;
+  }
+
+  /**
    * Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`.
    * `ahead`: read before the walk needs it, in the thread pool where that lets it overlap the walk.
    */
@@ -300,8 +311,8 @@ export class Sandbox implements FilePort, WalkPort {
   }
 
   /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
-  followLink(link: string, withSize: boolean): Promise<LinkVerdict> {
-    return followLink(link, withSize, this.confinement);
+  followLink(link: string, withSize: boolean): LinkVerdict {
+    return followLinkSync(link, withSize, this.confinement);
   }
 }
 
@@ -340,6 +351,11 @@ export const __testing = {
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */
   resolveFromInside: (absolute: string, dirs: readonly string[]): Promise<Resolved> =>
     resolveFromInside(absolute, { inside: (real) => isPathWithinAllowedDirectories(real, dirs) }),
+  /** Where the link at `link` leads as seen from inside `dirs`, by each driver of the one resolution: through the thread pool, and now. */
+  followLinkBoth: async (link: string, dirs: readonly string[]): Promise<{ async: LinkVerdict; sync: LinkVerdict }> => {
+    const inside = { inside: (real: string) => isPathWithinAllowedDirectories(real, dirs) };
+    return { async: await followLink(link, true, inside), sync: followLinkSync(link, true, inside) };
+  },
   /** The strategies this platform can run (both on Linux, portable elsewhere). */
   strategies: (): StrategyName[] => availableStrategies(),
 };

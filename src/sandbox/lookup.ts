@@ -6,7 +6,7 @@
  * (lexically) is refused without touching the target, so no outcome depends on
  * what exists outside. Also where a symlink met in a walk leads, the same way.
  */
-import type { Stats } from "node:fs";
+import { lstatSync, readlinkSync, realpathSync, type Stats } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import type { Confinement } from "./confinement.js";
@@ -48,6 +48,60 @@ export type LinkVerdict =
   | { kind: "loop" }
   | { kind: "unresolved"; code: string };
 
+/**
+ * One look at a path inside that a resolution asks for. A resolution is written once, as steps that yield its
+ * looks (`Steps`); a driver answers them synchronously (a walk, where a thread-pool round trip per look made
+ * each link it met cost a millisecond) or through the thread pool (a tool's path, the event loop left free).
+ */
+type Look = { kind: "lstat" | "readlink" | "realpath"; path: string };
+type Steps<T> = Generator<Look, T, unknown>;
+
+function* lstat(p: string): Steps<Stats> {
+  return (yield { kind: "lstat", path: p }) as Stats;
+}
+
+function* readlink(p: string): Steps<string> {
+  return (yield { kind: "readlink", path: p }) as string;
+}
+
+function* realpath(p: string): Steps<string> {
+  return (yield { kind: "realpath", path: p }) as string;
+}
+
+/** Runs `steps` to their end, each look answered now; a look's failure is thrown into the steps. */
+function runSync<T>(steps: Steps<T>): T {
+  let at = steps.next();
+  while (!at.done) {
+    const look = at.value;
+    let answer: Stats | string;
+    try {
+      answer = look.kind === "lstat" ? lstatSync(look.path) : look.kind === "readlink" ? readlinkSync(look.path) : realpathSync(look.path);
+    } catch (error) {
+      at = steps.throw(error);
+      continue;
+    }
+    at = steps.next(answer);
+  }
+  return at.value;
+}
+
+/** Runs `steps` to their end, each look answered in the thread pool; a look's failure is thrown into the steps. */
+async function runAsync<T>(steps: Steps<T>): Promise<T> {
+  let at = steps.next();
+  while (!at.done) {
+    const look = at.value;
+    let answer: Stats | string;
+    try {
+      answer = await (look.kind === "lstat" ? fs.lstat(look.path) : look.kind === "readlink" ? fs.readlink(look.path) : fs.realpath(look.path));
+    } catch (error) {
+      at = steps.throw(error);
+      continue;
+    }
+    at = steps.next(answer);
+  }
+  return at.value;
+}
+
 /** The root of absolute path `p` and its components (empty ones dropped). */
 function splitPath(p: string): { root: string; parts: string[] } {
   const { root } = path.parse(p);
@@ -85,7 +139,7 @@ function enterLink(at: Position, target: string, dir: string): boolean {
 }
 
 /** Looks up `at.pending` from `at.current`; the heart of resolveFromInside and resolveLinkTarget. */
-async function lookUp(at: Position): Promise<Resolved> {
+function* lookUp(at: Position): Steps<Resolved> {
   for (;;) {
     const part = at.pending.pop();
     if (part === undefined) break;
@@ -108,7 +162,7 @@ async function lookUp(at: Position): Promise<Resolved> {
     if (isServerEntry(part)) return { kind: "serverName", name: part };
     let st: Stats;
     try {
-      st = await fs.lstat(next);
+      st = yield* lstat(next);
     } catch (error) {
       const code = errnoCode(error);
       if (code === "ENOTDIR") return { kind: "notDir" };
@@ -118,12 +172,14 @@ async function lookUp(at: Position): Promise<Resolved> {
     }
     if (st.isSymbolicLink()) {
       if (++at.links > MAX_LINKS) return { kind: "loop" };
-      const target = await fs.readlink(next).catch((error: unknown) => {
+      let target: string | undefined;
+      try {
+        target = yield* readlink(next);
+      } catch (error) {
         // No longer a symlink (EINVAL) or gone (ENOENT) since the lstat: look at the component again.
         const code = errnoCode(error);
-        if (code === "EINVAL" || code === "ENOENT") return undefined;
-        throw error;
-      });
+        if (code !== "EINVAL" && code !== "ENOENT") throw error;
+      }
       if (target === undefined) at.pending.push(part);
       else if (!enterLink(at, target, at.current)) return { kind: "outside" };
       continue;
@@ -133,7 +189,7 @@ async function lookUp(at: Position): Promise<Resolved> {
   }
   if (!at.c.inside(at.current)) return { kind: "outside" };
   // Reached by `..` (a real directory's parent) or as an allowed directory taken lexically.
-  at.stat ??= await fs.lstat(at.current);
+  at.stat ??= yield* lstat(at.current);
   if (at.stat.isSymbolicLink()) return { kind: "outside" };
   return { kind: "found", real: at.current, stat: at.stat };
 }
@@ -144,40 +200,36 @@ async function lookUp(at: Position): Promise<Resolved> {
  */
 export function resolveFromInside(absolute: string, c: Inside): Promise<Resolved> {
   const { root, parts } = splitPath(absolute);
-  return lookUp({ c, current: root, stat: undefined, pending: parts.reverse(), links: 0 });
+  return runAsync(lookUp({ c, current: root, stat: undefined, pending: parts.reverse(), links: 0 }));
 }
 
 /**
  * Resolves symlink target `target` as a link in the directory whose real path is `dir` (inside) would.
  * @throws the low-level error of a look at a path inside, for the caller to word
  */
-async function resolveLinkTarget(target: string, dir: string, c: Inside): Promise<Resolved> {
+function* resolveLinkTarget(target: string, dir: string, c: Inside): Steps<Resolved> {
   const at: Position = { c, current: dir, stat: undefined, pending: [], links: 1 };
   if (!enterLink(at, target, dir)) return { kind: "outside" };
-  return lookUp(at);
+  return yield* lookUp(at);
 }
 
 /** Whether a symlink with target `target` placed in directory `dir` (a real path inside) would lead outside. */
 export async function leadsOutside(target: string, dir: string, c: Inside): Promise<boolean> {
-  return (await resolveLinkTarget(target, dir, c)).kind === "outside";
+  return (await runAsync(resolveLinkTarget(target, dir, c))).kind === "outside";
 }
 
-/**
- * Where the symlink at `link` (an entry of a walked or listed directory) leads, resolved from inside: a
- * link leading outside is "outside" whether or not its target exists, and so is a loop that passes
- * outside (nothing there is looked at); a loop inside is "loop". Never rejects.
- */
-export async function followLink(link: string, withSize: boolean, c: Inside): Promise<LinkVerdict> {
+/** Where the symlink at `link` leads, as `followLink` tells it: the steps, for either driver. */
+function* linkSteps(link: string, withSize: boolean, c: Inside): Steps<LinkVerdict> {
   let dir: string;
   try {
     // On Linux `link` is reached through /proc/self/fd/<fd>/, whose real path is the directory read.
-    dir = await fs.realpath(path.dirname(link));
+    dir = yield* realpath(path.dirname(link));
   } catch (error) {
     return { kind: "unresolved", code: errnoCode(error) ?? "EIO" };
   }
   if (!c.inside(dir)) return { kind: "outside" };
   try {
-    const result = await resolveLinkTarget(await fs.readlink(link), dir, c);
+    const result = yield* resolveLinkTarget(yield* readlink(link), dir, c);
     if (result.kind === "found")
       return {
         kind: "inside",
@@ -193,4 +245,22 @@ export async function followLink(link: string, withSize: boolean, c: Inside): Pr
     // Failures of looks inside only (nothing outside is looked at), so saying why reveals nothing outside.
     return { kind: "unresolved", code: errnoCode(error) ?? "EIO" };
   }
+}
+
+/**
+ * Where the symlink at `link` (an entry of a listed directory) leads, resolved from inside: a link leading
+ * outside is "outside" whether or not its target exists, and so is a loop that passes outside (nothing there
+ * is looked at); a loop inside is "loop". Never rejects.
+ */
+export function followLink(link: string, withSize: boolean, c: Inside): Promise<LinkVerdict> {
+  return runAsync(linkSteps(link, withSize, c));
+}
+
+/**
+ * `followLink` answered now, for a walk (`link` an entry of a walked directory): its few looks, each a
+ * lookup in a directory the kernel has cached, cost microseconds, where a thread-pool round trip each made
+ * every link a walk met cost about a millisecond (a node_modules/.bin of links held a search's walk still).
+ */
+export function followLinkSync(link: string, withSize: boolean, c: Inside): LinkVerdict {
+  return runSync(linkSteps(link, withSize, c));
 }

@@ -70,8 +70,8 @@ export interface WalkPort {
   currentDirs(): readonly string[];
   /** False once the allowed directories were replaced by ones that no longer hold the real path `real`. */
   stillAllowed(real: string): boolean;
-  /** A path (a link's real path) opened as a regular file for reading; the caller closes the handle. */
-  openFile(requested: string): Promise<{ handle: FileHandle; path: string }>;
+  /** A link's target (`real`, as `followLink` found it inside) opened as a regular file inside, its descriptor handed over (or why not, naming `shown`); synchronous. */
+  openLinkedSync(real: string, shown: string): WalkedResult;
   /** The entries of a directory opened by `FilePort.openDirectory` (`dir` = its `child("")`). */
   readEntries(dir: string): Promise<Dirent[]>;
   /** The entries of a directory opened by `FilePort.openDirectory`, a bounded batch at a time (a huge directory is never held whole). */
@@ -92,6 +92,6 @@ export interface WalkPort {
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */
   descriptorLimit(): number;
-  /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; never rejects. */
-  followLink(link: string, withSize: boolean): Promise<LinkVerdict>;
+  /** Where the symlink at `link` (reached through a walked directory) leads, resolved from inside; synchronous, never throws. */
+  followLink(link: string, withSize: boolean): LinkVerdict;
 }

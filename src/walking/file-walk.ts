@@ -6,7 +6,6 @@
  * visited once, however many names lead to it; what is not visited is counted.
  */
 import { closeSync, type Dirent } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { Shown } from "../kernel/escape.js";
@@ -93,18 +92,17 @@ class Pacer {
   }
 }
 
-async function openLinked(sandbox: WalkPort, link: string): Promise<{ handle: FileHandle } | FileSkip | "directory"> {
-  const verdict = await sandbox.followLink(link, false);
+// The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched.
+function openLinked(sandbox: WalkPort, link: string, shown: Shown): WalkedResult | FileSkip | "directory" {
+  const verdict = sandbox.followLink(link, false);
   if (verdict.kind === "outside") return "outsideLink";
   if (verdict.kind === "loop") return "linkLoop";
   if (verdict.kind === "unresolved") return verdict.code === "ENAMETOOLONG" ? "pathLimit" : "unreadable";
   if (verdict.kind === "dangling") return "unreadable";
-  try {
-    return { handle: (await sandbox.openFile(verdict.target.real)).handle };
-  } catch (error) {
-    // A link to a directory is listed by search_files but never descended; it holds no file to search.
-    return isDirectoryRefusal(error) ? "directory" : failed(error);
-  }
+  // A link to a directory is listed by search_files but never descended; it holds no file to search.
+  if (verdict.target.isDir) return "directory";
+  const got = sandbox.openLinkedSync(verdict.target.real, shown);
+  return "error" in got && isDirectoryRefusal(got.error) ? "directory" : got;
 }
 
 /** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
@@ -151,13 +149,12 @@ class FileEntries {
     if (entry.isDirectory() || (this.matcher !== undefined && !this.matcher.match(rel))) return undefined;
     const full = joinDir(dir, entry.name);
     const shown = this.shownPaths.entry(dir, entry.name);
-    if (entry.isSymbolicLink()) return this.enterLink(reach + entry.name, shown, full);
-    if (!entry.isFile()) {
+    if (!entry.isSymbolicLink() && !entry.isFile()) {
       // A FIFO, socket or device is not searched, and a skip is never silent (SPEC §10).
       this.onSkip("unreadable", 1);
       return undefined;
     }
-    const opened = this.openSync(dir, entry, reach, shown, upcoming);
+    const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
     if (!this.seen.firstSight(opened.stat)) {
       closeSync(opened.fd);
@@ -194,22 +191,14 @@ class FileEntries {
     this.ahead.clear();
   }
 
-  private async enterLink(link: string, shown: Shown, full: string): Promise<void> {
-    const linked = await openLinked(this.opts.sandbox, link);
-    if (typeof linked === "string") {
-      if (linked !== "directory") this.onSkip(linked, 1);
-      return;
-    }
-    const { handle } = linked;
-    let handedOver = false;
-    try {
-      const st = await handle.stat({ bigint: true });
-      if (!this.seen.firstSight(st)) return;
-      handedOver = true;
-      await this.onFile({ fd: handle.fd, size: Number(st.size), close: () => handle.close().catch(() => undefined) }, shown, full);
-    } finally {
-      if (!handedOver) await handle.close();
-    }
+  // The file the link at `link` leads to, opened; undefined when it is not searched (counted unless a directory).
+  private openLink(link: string, shown: Shown): WalkedOpen | undefined {
+    const got = openLinked(this.opts.sandbox, link, shown);
+    if (got === "directory") return undefined;
+    if (typeof got === "string") this.onSkip(got, 1);
+    else if ("error" in got) this.onSkip(failed(got.error), 1);
+    else return got;
+    return undefined;
   }
 }
 

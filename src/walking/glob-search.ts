@@ -162,12 +162,12 @@ export async function searchInto(
           // Like validatePath: a link resolving inside passes, and so does a dangling one (a new
           // file whose validated parent is allowed); one leading outside is left out, whether or
           // not its target exists (it is resolved from inside, so nothing outside is looked at).
-          return opts.sandbox.followLink(reached, figures).then((verdict) => {
-            // A loop, or a target that cannot be resolved, fails upstream's validation too.
-            if (verdict.kind === "inside") record(dir, entry, reach, verdict.target);
-            // A dangling link is neither a file nor a directory: only a search without `type` or figures lists it.
-            else if (verdict.kind === "dangling" && type === undefined && !figures) record(dir, entry, reach, { isDir: false, size: 0, mtimeMs: 0 });
-          });
+          const verdict = opts.sandbox.followLink(reached, figures);
+          // A loop, or a target that cannot be resolved, fails upstream's validation too.
+          if (verdict.kind === "inside") return record(dir, entry, reach, verdict.target);
+          // A dangling link is neither a file nor a directory: only a search without `type` or figures lists it.
+          if (verdict.kind === "dangling" && type === undefined && !figures) return record(dir, entry, reach, { isDir: false, size: 0, mtimeMs: 0 });
+          return undefined;
         },
         leave() {},
       },

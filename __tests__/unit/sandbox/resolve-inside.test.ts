@@ -11,7 +11,7 @@ import { escapeControls, jsonName } from "../../../src/kernel/escape.js";
 import { __testing } from "../../../src/sandbox/index.js";
 import { tempDir } from "../../support/fixtures.js";
 
-const { resolveFromInside } = __testing;
+const { resolveFromInside, followLinkBoth } = __testing;
 
 let base: string;
 let root: string;
@@ -73,6 +73,42 @@ describe("resolveFromInside", () => {
     expect(await resolveFromInside(path.join(root, "sub", "f.txt", "x"), [root])).toEqual({ kind: "notDir" });
     expect(await resolveFromInside(path.join(root, "loop"), [root])).toEqual({ kind: "loop" });
     expect(await resolveFromInside(outside, [root])).toEqual({ kind: "outside" });
+  });
+});
+
+describe("followLink, through the thread pool and synchronously (a walk's)", () => {
+  it("tells every kind of link the same way by both drivers of the one resolution", async () => {
+    const at = (name: string): string => path.join(root, name);
+    const expected: Record<string, string> = {
+      "to-file": "outside",
+      "to-dir": "outside",
+      "to-missing": "outside",
+      "to-missing-dir": "outside",
+      sneaky: "outside",
+      "to-sub": "inside",
+      chain: "inside",
+      here: "inside",
+      loop: "loop",
+    };
+    for (const [name, kind] of Object.entries(expected)) {
+      const { async, sync } = await followLinkBoth(at(name), [root]);
+      expect(sync, name).toEqual(async);
+      expect(sync.kind, name).toBe(kind);
+    }
+    const chain = await followLinkBoth(at("chain"), [root]);
+    expect(chain.sync).toMatchObject({ kind: "inside", target: { real: path.join(root, "sub", "f.txt"), size: 1, isDir: false } });
+    // Reached through a directory that is itself a link (as a walk reaches it, through /proc/self/fd on Linux): from its real path.
+    const through = await followLinkBoth(path.join(root, "here", "chain"), [root]);
+    expect(through.sync).toEqual(through.async);
+    expect(through.sync).toMatchObject({ kind: "inside", target: { real: path.join(root, "sub", "f.txt") } });
+    expect((await followLinkBoth(at("to-sub"), [root])).sync).toMatchObject({
+      kind: "inside",
+      target: { real: path.join(root, "sub"), isDir: true },
+    });
+    // A link in a directory that is not there: its directory cannot be resolved, by either driver.
+    const gone = await followLinkBoth(path.join(root, "no-such-dir", "link"), [root]);
+    expect(gone.sync).toEqual(gone.async);
+    expect(gone.sync).toEqual({ kind: "unresolved", code: "ENOENT" });
   });
 });
 

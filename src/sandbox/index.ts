@@ -283,10 +283,10 @@ export class Sandbox implements FilePort, WalkPort {
 
   /**
    * Reads entry `name` of a walked directory as a directory; never rejects. Its reach holds until `release`.
-   * `ahead`: read before the walk needs it, in the thread pool where that lets it overlap the walk.
+   * `inPool`: read ahead of the walk's need, in the thread pool where that lets it overlap the walk.
    */
-  async readChild(parent: Reach, name: string, shown: string, ahead = false): Promise<Read> {
-    const read = await this.runtime.strategy.readChild(parent, name, shown, ahead);
+  async readChild(parent: Reach, name: string, shown: string, inPool = false): Promise<Read> {
+    const read = await this.runtime.strategy.readChild(parent, name, shown, inPool);
     if ("entries" in read && read.fd < 0 && read.id !== undefined) this.walkedByPath.set(read.reach, read.id);
     return read;
   }

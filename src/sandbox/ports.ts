@@ -84,8 +84,8 @@ export interface WalkPort {
   openWalkedFile(reach: string, name: string, shown: string): Promise<Opened>;
   /** Entries `names` of a walked directory opened as regular files inside, their descriptors handed over (or why not, naming `shownOf(i)`); synchronous. */
   openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string): WalkedResult[];
-  /** Entry `name` of a walked directory read as a directory; never rejects. */
-  readChild(parent: Reach, name: string, shown: string, ahead?: boolean): Promise<Read>;
+  /** Entry `name` of a walked directory read as a directory (in the thread pool with `inPool`, else a small one at once); never rejects. */
+  readChild(parent: Reach, name: string, shown: string, inPool?: boolean): Promise<Read>;
   /** Lets go of a walked directory's reach. */
   release(read: Reach): void;
   /** Entry `name` of a walked directory reopened as the directory `id` read before; synchronous. */

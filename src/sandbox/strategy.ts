@@ -102,10 +102,11 @@ export interface Strategy {
    */
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: FileObjectId, dir?: FileObjectId): string | undefined;
   /**
-   * Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. `ahead`: the
-   * walk reads it before it needs it, so it may take a thread-pool round trip and overlap the walk's work.
+   * Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. `inPool`: the
+   * walk reads it ahead of its need and lets it take a thread-pool round trip, overlapping the walk's work
+   * (otherwise a small one is read at once, host.ts `readDirEntries`).
    */
-  readChild(parent: Reach, name: string, shown: string, ahead?: boolean): Promise<Read>;
+  readChild(parent: Reach, name: string, shown: string, inPool?: boolean): Promise<Read>;
   /**
    * Opens again, synchronously, entry `name` of `parent` as the directory `id` read before (its fd was
    * released to bound the descriptors a walk holds).

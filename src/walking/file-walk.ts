@@ -228,7 +228,10 @@ export async function walkFiles(
   );
   let skipped: Awaited<ReturnType<typeof walkTree>>;
   try {
-    skipped = await walkTree(root, visitor, opts);
+    // Its scan workers keep the cores busy: directories read ahead in the thread pool waited for a core and for the
+    // walk's next turn. Read at once, the bench's repository tree took 561 ms a search instead of 681, and the
+    // process 1,010 ms of CPU instead of 1,140 (servers alternated).
+    skipped = await walkTree(root, visitor, { ...opts, poolReads: false });
   } finally {
     files.dispose();
   }

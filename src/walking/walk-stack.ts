@@ -89,6 +89,8 @@ export class DirStack {
     share: number,
     /** The shown path of a frame of this stack, for errors. */
     private readonly shownOf: (frame: Frame) => string,
+    /** Whether the directories it reads ahead are read in the thread pool (else a small one at once); see WalkOptions.poolReads. */
+    private readonly poolReads = true,
   ) {
     this.aheadFds = Math.min(AHEAD_PER_DIR, share >> 3);
     this.frameFds = Math.max(2, share - this.aheadFds - SPARE_FDS);
@@ -224,7 +226,7 @@ export class DirStack {
   readAhead(frame: Frame, index: number, name: string, shown: string): void {
     this.aheadOpen++;
     const parent = { reach: frame.reach!, fd: frame.fd, id: frame.id };
-    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown, true), settled: undefined, parked: false, released: false };
+    const ahead: Ahead = { read: this.sandbox.readChild(parent, name, shown, this.poolReads), settled: undefined, parked: false, released: false };
     const settling = ahead.read.then((read) => {
       ahead.settled = read;
       if ("entries" in read) this.aheadEntries += read.entries.length;

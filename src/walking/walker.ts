@@ -27,6 +27,12 @@ export interface WalkOptions {
    * to `enter`, read only to learn whether it has entries not excluded, and left with that answer (`leave`'s `cut`).
    */
   maxDepth?: number;
+  /**
+   * Whether the subdirectories it reads ahead are read in the thread pool, beside the walk (the default). False
+   * where the call's other threads keep the cores busy (a content search's scan workers): a read in the pool then
+   * waited for a core and for the walk's next turn, and small ones are read at once instead.
+   */
+  poolReads?: boolean;
 }
 
 /** What a visitor may ask, during `enter`, of the entries that follow the one entered in its directory. */
@@ -307,7 +313,7 @@ export async function walkTree(root: string, visitor: WalkVisitor, opts: WalkOpt
   const { listing, close } = await opts.sandbox.openWalkRoot(root);
   const share = opts.descriptors.takeShare(opts.sandbox.descriptorLimit());
   let walk: Walk | undefined;
-  const stack = new DirStack(opts.sandbox, share.count, (frame) => walk!.shownOf(frame));
+  const stack = new DirStack(opts.sandbox, share.count, (frame) => walk!.shownOf(frame), opts.poolReads);
   walk = new Walk(visitor, opts, stack, root);
   try {
     walk.ticker.check();

@@ -13,7 +13,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Reach, WalkPort } from "../../../src/sandbox/index.js";
 import { DescriptorBudget, MAX_WALK_FDS, MIN_WALK_FDS } from "../../../src/walking/descriptors.js";
-import { treeInto } from "../../../src/walking/index.js";
+import { readDirEntries } from "../../../src/sandbox/platform/host.js";
+import { treeInto, walkFiles } from "../../../src/walking/index.js";
 import { AHEAD_FDS_BORROWING } from "../../../src/walking/walk-stack.js";
 import { walkTree, type WalkVisitor } from "../../../src/walking/walker.js";
 import { describeEachStrategy, STRATEGIES, tempDir, walkOptions } from "../../support/fixtures.js";
@@ -202,6 +203,32 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
     expect(new Set([...reads.ahead, ...reads.now]).size).toBe(110);
   });
 
+  it("reads no directory in the thread pool for a content search's walk (walkFiles): each small one at once, once", async () => {
+    for (let i = 0; i < 10; i++) {
+      for (let j = 0; j < 10; j++) {
+        const dir = path.join(root, `a${i}`, `b${j}`);
+        fs.mkdirSync(dir, { recursive: true });
+        for (const f of ["x", "y", "z"]) fs.writeFileSync(path.join(dir, f), "");
+      }
+    }
+    const opts = walkOptions(runtime, [root]);
+    const { sandbox, reads } = watched(opts.sandbox);
+    const shown: string[] = [];
+    const take = (file: { close(): unknown }, path: string): undefined => {
+      shown.push(path);
+      file.close();
+      return undefined;
+    };
+    await walkFiles(root, { excludePatterns: [], respectGitignore: false }, take, () => {}, { ...opts, sandbox });
+    expect(shown).toHaveLength(300);
+    // Walk order: every directory's files before the next directory's.
+    expect(shown).toEqual([...shown].sort());
+    expect(reads.ahead).toEqual([]);
+    expect(reads.again).toEqual([]);
+    expect(reads.now).toHaveLength(110);
+    expect(new Set(reads.now).size).toBe(110);
+  });
+
   it("holds at most AHEAD_FDS_BORROWING directories read ahead where 40 could be, and still walks each entry once, in order", async (ctx) => {
     // A walk's share is 64 descriptors from an open-file limit of 256 up; below, the cap itself is not what binds.
     const limit = runtime.strategy.descriptorLimit();
@@ -266,6 +293,27 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
     } else {
       // A portable read holds no fd once settled: nothing is let go, so nothing is opened again.
       expect(reads.again).toEqual([]);
+    }
+  });
+});
+
+describe("readDirEntries", () => {
+  it("reads a small directory at once unless told it may go to the thread pool; a large or unsized one always goes there", async () => {
+    for (const f of ["b", "a", "c"]) fs.writeFileSync(path.join(root, f), "");
+    const size = fs.statSync(root).size;
+    const now = readDirEntries(root, size, false);
+    expect(now).toBeInstanceOf(Array);
+    const names = (entries: Dirent[]): string[] => entries.map((e) => e.name);
+    // readdirSync keeps fs.readdir's order.
+    expect(names(now as Dirent[])).toEqual(names(await fs.promises.readdir(root, { withFileTypes: true })));
+    for (const [s, inPool] of [
+      [size, true],
+      [0, false],
+      [16 * 1024 + 1, false],
+    ] as const) {
+      const later = readDirEntries(root, s, inPool);
+      expect(later, `${s} ${inPool}`).toBeInstanceOf(Promise);
+      expect(names(await later), `${s} ${inPool}`).toEqual(names(now as Dirent[]));
     }
   });
 });

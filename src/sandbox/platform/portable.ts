@@ -26,7 +26,7 @@ import { changed, idOf, now, SMALL_COPY } from "../held.js";
 import { type FileObjectId, sameFile } from "../identity.js";
 import { visible } from "../names.js";
 import type { DirId, HeldDir, OpenedDir, Strategy } from "../strategy.js";
-import { inWorkingDir, openEach, PATH_MAX } from "./host.js";
+import { inWorkingDir, openEach, PATH_MAX, readDirEntries } from "./host.js";
 
 const readFd = promisify(fsSync.read);
 const writeFd = promisify(fsSync.write);
@@ -77,10 +77,11 @@ export const portable: Strategy = {
     if (!sameFile(statSync(real, { bigint: true }), opened)) throw changedWhileOpening(shown);
     return real;
   },
-  async readChild(parent, _name, shown) {
+  async readChild(parent, _name, shown, inPool = false) {
     // Refused before any lookup: past the limit no path reaches it, and the walk says so (SPEC §5).
     if (Buffer.byteLength(shown) >= PATH_MAX) return { error: errnoError("ENAMETOOLONG", shown) };
     let id: FileObjectId;
+    let size: number;
     try {
       // The parent still the directory read, and the entry a directory, not a symlink swapped in: then the
       // child's path is its real path (a swap between this look and the read stays possible; see above).
@@ -94,13 +95,15 @@ export const portable: Strategy = {
       const st = lstatSync(shown, { bigint: true });
       if (!st.isDirectory()) throw errnoError("ENOTDIR", shown);
       id = { dev: st.dev, ino: st.ino };
+      size = Number(st.size);
     } catch (error) {
       return { error };
     }
-    return fs.readdir(shown, { withFileTypes: true }).then(
-      (entries) => ({ entries: visible(entries), reach: shown + path.sep, fd: -1, id }),
-      (error: unknown) => ({ error }),
-    );
+    try {
+      return { entries: visible(await readDirEntries(shown, size, inPool)), reach: shown + path.sep, fd: -1, id };
+    } catch (error) {
+      return { error };
+    }
   },
   // Its reach is a path and holds no fd, so a walk never releases it and nothing needs reopening.
   reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),

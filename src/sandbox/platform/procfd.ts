@@ -17,7 +17,7 @@ import { changed, idOf, now, SMALL_COPY } from "../held.js";
 import { type FileObjectId, sameFile } from "../identity.js";
 import { visible } from "../names.js";
 import type { DirId, EntryOpen, HeldDir, OpenedDir, Reach, Read, Strategy } from "../strategy.js";
-import { inWorkingDir, openEach } from "./host.js";
+import { inWorkingDir, openEach, readDirEntries } from "./host.js";
 
 const FD_DIR = "/proc/self/fd/";
 
@@ -34,14 +34,7 @@ function objectIdOf(fd: number): FileObjectId & { size: number } {
   return { dev: exact.dev, ino: exact.ino, size: st.size };
 }
 
-// A directory this small (st_size, in bytes; 0 says nothing) is read in one synchronous burst when the
-// walk needs it now: down a chain thousands of levels deep, a thread-pool round trip per directory made
-// a walk ten times slower than find. A directory read ahead is read in the thread pool, beside the
-// walk's own work: read synchronously, a wide tree's walk was its readdirs one after another (1.4-2x
-// find alone). readdirSync keeps fs.readdir's order (libuv sorts by name), which listings promise.
-const SMALL_DIR_BYTES = 16 * 1024;
-
-async function readChildThroughFd(parent: Reach, name: string, _shown: string, ahead = false): Promise<Read> {
+async function readChildThroughFd(parent: Reach, name: string, _shown: string, inPool = false): Promise<Read> {
   let fd: number;
   let id: FileObjectId;
   try {
@@ -55,8 +48,7 @@ async function readChildThroughFd(parent: Reach, name: string, _shown: string, a
   try {
     const { dev, ino, size } = objectIdOf(fd);
     id = { dev, ino };
-    const small = !ahead && size > 0 && size <= SMALL_DIR_BYTES;
-    entries = visible(small ? syncFs.readdirSync(fdLink(fd), { withFileTypes: true }) : await fs.readdir(fdLink(fd), { withFileTypes: true }));
+    entries = visible(await readDirEntries(fdLink(fd), size, inPool));
   } catch (error) {
     closeSync(fd);
     return { error };

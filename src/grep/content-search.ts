@@ -69,15 +69,31 @@ export class ContentSearch {
   private async merge(files: readonly BatchFile[], outcomes: FileOutcome[]): Promise<void> {
     for (const [i, f] of files.entries()) {
       const o = outcomes[i] ?? { error: "a scan worker gave no reason" };
-      const show = !("error" in o) && !o.binary && this.pager.wantsLines(o.matchingLines);
-      this.printer.record(show ? await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened.size) }, f.shown) : o, f.shown);
+      if ("error" in o || o.binary || !this.pager.wantsLines(o.matchingLines)) {
+        this.printer.record(o, f.shown);
+        continue;
+      }
+      // Scanned again for its lines, ending where the page or the lines the count found end (a big file with its
+      // matches near the start was read twice whole): the totals are the count's.
+      const scan = await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened.size) }, f.shown, undefined, o.matchingLines);
+      this.printer.record(
+        "error" in scan || scan.binary ? scan : { ...scan, matchingLines: o.matchingLines, occurrences: o.occurrences, bytes: o.bytes },
+        f.shown,
+      );
     }
   }
 
   // One file scanned as the page so far asks: its lines shown (lines mode, before the cut), or counted.
-  private scanAlone(file: JobFile, shown: Shown, onProgress?: (bytesDone: number) => void): Promise<FileScan | FileOutcome> {
+  private scanAlone(file: JobFile, shown: Shown, onProgress?: (bytesDone: number) => void, knownLines?: number): Promise<FileScan | FileOutcome> {
     const page = this.pager.request(this.printer.room());
-    const req = { ...page, contextLines: this.ctx, displayPath: shown, blankFirst: this.printer.wroteAny, occurrences: this.pager.mode !== "lines" };
+    const req = {
+      ...page,
+      contextLines: this.ctx,
+      displayPath: shown,
+      blankFirst: this.printer.wroteAny,
+      occurrences: this.pager.mode !== "lines",
+      knownLines,
+    };
     return this.pool.show(this.settings, file, req, onProgress);
   }
 

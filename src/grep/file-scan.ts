@@ -198,6 +198,8 @@ export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opt
     const next = input.cutPoint(region, keep);
     const own = regexPiece ? input.cutPoint(region, end - next - Math.min(CONTEXT, Math.floor(keep / 4))) : end;
     matches.search(region.bytes, region.forced, next, own);
+    // A file a count has just been through: the rest of it would only be counted again.
+    if (matches.done) break;
     input.consume(next);
     if (region.forced) matches.shift(next);
   }

@@ -31,6 +31,11 @@ export interface FileRequest {
   forceFirst: boolean;
   /** Count the occurrences too (count and files modes). @default false */
   occurrences?: boolean;
+  /**
+   * The file's matching lines as a count of it just found (lines mode, a file of a walk): the scan may then end
+   * once the room is used up, or once that many were met and their context shown, its totals being the count's.
+   */
+  knownLines?: number;
 }
 
 /** The matches one file's scan found, and what of them it shows. */
@@ -113,6 +118,7 @@ export class RegionSearch {
   private afterLeft = 0;
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
+  private readonly knownLines: number | undefined;
 
   /** `viewBytes`: see LineFinder. */
   constructor(query: Query, req: FileRequest, viewBytes?: number) {
@@ -121,6 +127,16 @@ export class RegionSearch {
     this.out = req.mode === "lines" ? new LinesOutput(req.displayPath, req.room, req.blankFirst, req.forceFirst) : undefined;
     this.skip = req.skip;
     this.withOccurrences = req.occurrences === true;
+    this.knownLines = req.mode === "lines" ? req.knownLines : undefined;
+  }
+
+  /**
+   * True once the rest of the file can change nothing this request asks for: the room is used up, or every matching
+   * line a count of the file found was met and the context after it shown (only with `knownLines`).
+   */
+  get done(): boolean {
+    const known = this.knownLines;
+    return known !== undefined && (!this.showing() || (this.matchingLines >= known && this.afterLeft === 0));
   }
 
   /**

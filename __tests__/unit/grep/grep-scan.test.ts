@@ -140,6 +140,66 @@ describe("scanFile against the reference scan", () => {
   });
 });
 
+describe("scanFile told the matching lines a count found (knownLines)", () => {
+  it("shows, skips and stops exactly as the whole scan does, for any file, context, skip and room", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fileArb,
+        fc.constantFrom(...QUERIES),
+        fc.constantFrom(16, 100, 4096),
+        fc.integer({ min: 0, max: 2 }),
+        fc.integer({ min: 0, max: 3 }),
+        fc.constantFrom(40, 200, 1e9),
+        async (bytes, spec, chunkSize, contextLines, skip, room) => {
+          const query = compileQuery(spec);
+          const req = request({ contextLines, skip, room });
+          const whole = await scanFile(memoryReader(bytes), query, req, { chunkSize });
+          const known = await scanFile(memoryReader(bytes), query, { ...req, knownLines: whole.matchingLines }, { chunkSize });
+          expect(known.binary).toBe(whole.binary);
+          expect({ text: known.text, skipped: known.skipped, shown: known.shown, exhausted: known.exhausted }).toEqual({
+            text: whole.text,
+            skipped: whole.skipped,
+            shown: whole.shown,
+            exhausted: whole.exhausted,
+          });
+          expect(known.bytes).toBeLessThanOrEqual(whole.bytes);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("reads no further than the region holding the last line the count found, or the one that fills the room", async () => {
+    const tail = "no match here\n".repeat(10_000);
+    const bytes = Buffer.from(`a needle\nanother needle\n${tail}`);
+    const query = compileQuery({ query: "needle" });
+    const whole = await scanFile(memoryReader(bytes), query, request(), { chunkSize: 4096 });
+    expect(whole.bytes).toBe(bytes.length);
+    const known = await scanFile(memoryReader(bytes), query, request({ knownLines: 2 }), { chunkSize: 4096 });
+    expect(known.text).toBe(whole.text);
+    expect(known.bytes).toBeLessThanOrEqual(2 * 4096);
+    // One line shown and the room used up by the second: the rest is not read either.
+    const full = await scanFile(memoryReader(bytes), query, request({ knownLines: 2, room: 20 }), { chunkSize: 4096 });
+    expect(full.exhausted).toBe(true);
+    expect(full.bytes).toBeLessThanOrEqual(2 * 4096);
+  });
+
+  it("shows the context owed after the last line the count found, from the regions after it", async () => {
+    const query = compileQuery({ query: "needle" });
+    // The match line ends at or just before a region's end, wherever the regions are cut: its context is in the next one.
+    for (const boundary of [4096, 8192, 12288, 16384]) {
+      for (const short of [0, 1, 2]) {
+        const bytes = Buffer.from(`${"x".repeat(boundary - 8 - short)}\nneedle\nafter one\nafter two\n${"tail\n".repeat(5000)}`);
+        const req = request({ contextLines: 2 });
+        const whole = await scanFile(memoryReader(bytes), query, req, { chunkSize: 4096 });
+        expect(whole.text).toContain("after two");
+        const known = await scanFile(memoryReader(bytes), query, { ...req, knownLines: 1 }, { chunkSize: 4096 });
+        expect(known.text, `${boundary} ${short}`).toBe(whole.text);
+      }
+    }
+  });
+});
+
 describe("scanFile details", () => {
   it("skips files with a NUL in the first 8 KiB or a UTF-16 BOM, and not a NUL after it", async () => {
     const q = compileQuery({ query: "a" });

@@ -7,6 +7,7 @@
  * to skip, the trailing context owed, and the last lines for leading context.
  */
 import type { Shown } from "../kernel/escape.js";
+import { countLineFeeds } from "../reading/utf8-count.js";
 import { clipLine, LinesOutput, MAX_LINE_CHARS, type ContextEntry } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import type { Query } from "./query.js";
@@ -54,7 +55,13 @@ export interface FileMatches {
 
 const LF = 10;
 
+// Past this many bytes between two matches the SIMD counter (a copy, then 16 bytes a step) counts their line
+// breaks, for their numbers: a Buffer#indexOf per line break made lines mode three times as slow as a count
+// over a big file with its matches far apart (a 6 MB file, 51 matches: 8.1 ms against a count's 2.7).
+const SIMD_COUNT_MIN = 1024;
+
 function countLF(buf: Buffer, from: number, to: number): number {
+  if (to - from >= SIMD_COUNT_MIN) return countLineFeeds(buf.subarray(from, to));
   let n = 0;
   for (let i = buf.indexOf(LF, from); i >= 0 && i < to; i = buf.indexOf(LF, i + 1)) n++;
   return n;

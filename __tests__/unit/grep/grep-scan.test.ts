@@ -201,6 +201,18 @@ describe("scanFile told the matching lines a count found (knownLines)", () => {
 });
 
 describe("scanFile details", () => {
+  it("numbers the matching lines right across long stretches of lines without a match, at any chunk size", async () => {
+    const gap = (n: number, width: number): string => `${"-".repeat(width)}\n`.repeat(n);
+    const bytes = Buffer.from(`hit 1\n${gap(700, 3)}hit 2\r\n${gap(5, 2000)}hit 3\n${gap(3000, 0)}x hit 4\n${gap(1, 5000)}hit 5`);
+    const spec = { query: "hit" };
+    const ref = referenceLines(bytes, spec).filter((l) => l.match);
+    expect(ref).toHaveLength(5);
+    for (const chunkSize of [100, 4096, 65536]) {
+      const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request(), { chunkSize });
+      expect(shownMatches(scan.text), String(chunkSize)).toEqual(ref.map((l) => `${l.lineNo}:${clipLine(l.text, l.occ)}`));
+    }
+  });
+
   it("skips files with a NUL in the first 8 KiB or a UTF-16 BOM, and not a NUL after it", async () => {
     const q = compileQuery({ query: "a" });
     for (const bytes of [Buffer.from("a\0a\n"), Buffer.from([0xff, 0xfe, 0x61, 0]), Buffer.from([0xfe, 0xff, 0, 0x61])]) {

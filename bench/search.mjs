@@ -3,6 +3,7 @@
  * in count mode over the big file and over the tree, each against GNU grep on
  * the same input timed in the same run, and each checked against grep's total.
  */
+import fs from "node:fs";
 import { grepTimed, grepTotal } from "./commands.mjs";
 import { median, repeat, withServer } from "./server.mjs";
 
@@ -16,9 +17,9 @@ export const REPEATED = "[a-z]+ [0-9]{4,5} [a-z]+[.,;]";
 // Nor this one, whose \s may match characters past ASCII (so the Latin-1 view alone cannot decide a line holding them).
 export const WIDE = "[A-Z]\\w+\\s[0-9]{4,5}";
 
-/** The matching-line total of a count-mode result ("Found 34,494 matching lines in …"). */
+/** The matching-line total of a result ("Found 34,494 matching lines in …", first in count mode, after the lines in lines mode). */
 function serverTotal(text) {
-  const m = /^Found ([\d,]+) matching lines?/.exec(text);
+  const m = /^Found ([\d,]+) matching lines?/m.exec(text);
   if (!m) throw new Error(`search_file_contents gave no total: ${text.slice(0, 200)}`);
   return Number(m[1].replaceAll(",", ""));
 }
@@ -30,10 +31,10 @@ async function serverTimed(root, args, runs) {
 }
 
 /** A grep row and a server row with its ratio; `ok` says the two totals agree. */
-async function compare(root, { name, what, grepArgs, args, max, runs, label }) {
+async function compare(root, { name, what, grepArgs, args, max, runs, label, total = grepTotal }) {
   const grep = await grepTimed(grepArgs, runs);
   const ours = await serverTimed(root, { outputMode: "count", ...args }, runs);
-  const expected = grepTotal(grep.stdout);
+  const expected = total(grep.stdout);
   const got = serverTotal(ours.text);
   const same = expected === got;
   return [
@@ -49,10 +50,34 @@ async function compare(root, { name, what, grepArgs, args, max, runs, label }) {
   ];
 }
 
-/** Literal (case-sensitive and not) and regex count searches of the big file vs grep -c / -ci / -cE. */
+/** The start of the first whole line past the middle of `file`: a literal found on a line or two of it. */
+function rareLiteral(file) {
+  const fd = fs.openSync(file, "r");
+  try {
+    const buf = Buffer.alloc(4096);
+    fs.readSync(fd, buf, 0, buf.length, Math.floor(fs.fstatSync(fd).size / 2));
+    const start = buf.indexOf(10) + 1;
+    return buf.toString("latin1", start, start + 24);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Literal (case-sensitive and not) and regex count searches of the big file vs grep -c / -ci / -cE, and a lines-mode one vs grep -n. */
 export async function bigFileSearchScenario(fx, runs) {
   const file = fx.text;
+  const rare = rareLiteral(file);
   const cases = [
+    {
+      // Lines mode, the tool's default: the lines before each match counted for its number, as grep -n counts them.
+      name: `search_file_contents "${rare}" caseSensitive, lines`,
+      what: "big file",
+      grepArgs: ["-n", "-F", rare, file],
+      args: { path: file, query: rare, caseSensitive: true, outputMode: "lines" },
+      max: 2,
+      label: "vs grep -n",
+      total: (stdout) => stdout.split("\n").filter((line) => line !== "").length,
+    },
     {
       name: `search_file_contents "${WORD}" caseSensitive, count`,
       what: "big file",

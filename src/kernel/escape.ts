@@ -45,6 +45,11 @@ export function escapeControls(text: string): Shown {
   return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
 }
 
+/** The length of `jsonName(name)`, without making it for a name with nothing to escape (a capped tree counts every entry's). */
+export function jsonNameLength(name: string): number {
+  return JSON_SPECIAL.test(name) ? jsonName(name).length : name.length + 2;
+}
+
 /** `JSON.stringify(name)`, with what JSON leaves raw (DEL, C1, U+2028/9, bidi controls, zero-width characters) also written as `\uHHHH`. */
 export function jsonName(name: string): ShownJson {
   // Most names have nothing to escape: quoted as they are (a tree walk asks once per entry).

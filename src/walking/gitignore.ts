@@ -219,6 +219,7 @@ export function withGitignore(visitor: WalkVisitor, filter: GitignoreFilter | un
       await filter.opened(rel, entries, reach);
     },
     enter: (dir, entry, rel, depth, reach, upcoming) => visitor.enter(dir, entry, rel, depth, reach, upcoming),
+    ignoresRel: visitor.ignoresRel,
     leave(depth, cut) {
       filter.left(depth);
       visitor.leave(depth, cut);

@@ -4,7 +4,7 @@
  */
 import { Minimatch } from "minimatch";
 import type { TextSink } from "../kernel/bounded.js";
-import { jsonName, type ShownJson } from "../kernel/escape.js";
+import { jsonName, jsonNameLength, type ShownJson } from "../kernel/escape.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { excludesNothing, walkTree, type WalkOptions } from "./walker.js";
 
@@ -74,22 +74,22 @@ export async function treeInto(
     withGitignore(
       {
         excluded: treeExcluder(excludePatterns),
+        ignoresRel: true,
         enter(_dir, entry, _rel, depth) {
           const written = childCounts[depth] ?? 0;
           childCounts[depth] = written + 1;
           if (entry.isDirectory()) childCounts[depth + 1] = 0;
-          const name = jsonName(entry.name);
           const atCut = entry.isDirectory() && depth + 1 >= maxDepth;
           if (sink.full) {
             const ind = indentLength(depth);
             const kind = !entry.isDirectory() ? LENGTHS.file(ind) : atCut ? LENGTHS.cutHead : LENGTHS.directory(ind);
-            sink.appendCount(headLength(written === 0, ind, name.length) + kind);
+            sink.appendCount(headLength(written === 0, ind, jsonNameLength(entry.name)) + kind);
             // A directory at the cut ends in `leave`, with its tail.
             if (!atCut) sink.endEntry();
             return;
           }
           const ind = indent(depth);
-          const head = entryHead(written === 0, ind, name);
+          const head = entryHead(written === 0, ind, jsonName(entry.name));
           // A directory at the cut is finished in `leave`, once the walk has told whether it has entries.
           if (atCut) return sink.append(`${head}"directory"`);
           if (entry.isDirectory()) sink.append(`${head}"directory",\n${ind}  "children": [`);

@@ -61,6 +61,8 @@ export interface WalkVisitor {
    * walkTree always passes it, but a visitor wrapping another may leave it out.
    */
   enter(dir: string, entry: Dirent, rel: string, depth: number, reach?: string, upcoming?: Upcoming): void | Promise<void>;
+  /** True when `enter` never reads its `rel` (directory_tree): the walker then makes it only for a directory it goes into. */
+  ignoresRel?: boolean;
   /**
    * Called after the last child of a directory passed to `enter` (also when it was unreadable); for a directory
    * at maxDepth, whose children are never entered, `cut` says whether it has any entry not excluded.
@@ -262,7 +264,8 @@ class Walk implements Upcoming {
       // Kept topped up as the walk goes, so the next subdirectories are always being read in the thread pool.
       if (this.stack.wantsAhead(top)) this.readAhead(top, i + 1);
       const entry = top.entries[i]!;
-      const childRel = joinRel(this.rel, entry.name);
+      // A path made for every entry only to be ignored was a twentieth of directory_tree's main thread.
+      const childRel = v === DESCEND || !this.visitor.ignoresRel ? joinRel(this.rel, entry.name) : "";
       const entered = this.visitor.enter(this.dir, entry, childRel, top.depth, reach, this);
       if (entered) await entered;
       if (v === DESCEND) await this.descend(top, i, entry.name, childRel);

@@ -7,7 +7,7 @@ import fs from "node:fs/promises";
 import path from "node:path";
 import fc from "fast-check";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { escapeControls, jsonName } from "../../../src/kernel/escape.js";
+import { escapeControls, jsonName, jsonNameLength } from "../../../src/kernel/escape.js";
 import { __testing } from "../../../src/sandbox/index.js";
 import { tempDir } from "../../support/fixtures.js";
 
@@ -123,6 +123,7 @@ describe("escapeControls and jsonName", () => {
         if (!/[\p{Cc}\u2028\u2029]/u.test(s)) expect(shown).toBe(s);
         const json = jsonName(s);
         expect(JSON.parse(json)).toBe(s);
+        expect(jsonNameLength(s)).toBe(json.length);
         expect(json).not.toMatch(/[\p{Cc}\u2028\u2029]/u);
       }),
     );

@@ -10,6 +10,7 @@ import { searchFilesWithValidation, setAllowedDirectories } from "../../../src/l
 import { searchInto, treeInto } from "../../../src/walking/index.js";
 import type { WalkOptions } from "../../../src/walking/index.js";
 import { MAX_WALK_FDS } from "../../../src/walking/descriptors.js";
+import { walkTree, type WalkVisitor } from "../../../src/walking/walker.js";
 import { SkipLog } from "../../../src/walking/skip-log.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "../../support/walk-reference.js";
 
@@ -141,6 +142,31 @@ describeEachStrategy("treeInto", (_, runtime) => {
   it("fails with the path when the root cannot be read", async () => {
     const missing = path.join(root, "missing");
     await expect(treeInto(missing, [], bigSink(), opts)).rejects.toThrow(missing);
+  });
+});
+
+describeEachStrategy("a visitor's rel", (_, runtime) => {
+  it("is made for every entry, or with ignoresRel only for the directories the walk goes into", async () => {
+    materialize(root, { a: { "b.txt": "", c: { "d.txt": "" } }, "e.txt": "" });
+    const seen = async (ignoresRel: boolean): Promise<{ entered: string[]; opened: string[] }> => {
+      const entered: string[] = [];
+      const opened: string[] = [];
+      const visitor: WalkVisitor = {
+        excluded: () => false,
+        opened: (rel) => void opened.push(rel),
+        enter: (_dir, entry, rel) => void entered.push(`${entry.name}=${rel}`),
+        leave() {},
+        ignoresRel,
+      };
+      await walkTree(root, visitor, walkOptions(runtime, [root]));
+      return { entered: entered.sort(), opened: opened.sort() };
+    };
+    const sep = path.sep;
+    expect(await seen(false)).toEqual({
+      entered: [`a=a`, `b.txt=a${sep}b.txt`, `c=a${sep}c`, `d.txt=a${sep}c${sep}d.txt`, "e.txt=e.txt"],
+      opened: ["", "a", `a${sep}c`],
+    });
+    expect(await seen(true)).toEqual({ entered: ["a=a", "b.txt=", `c=a${sep}c`, "d.txt=", "e.txt="], opened: ["", "a", `a${sep}c`] });
   });
 });
 

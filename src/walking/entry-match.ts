@@ -7,8 +7,8 @@
  */
 import { Minimatch } from "minimatch";
 
-/** Whether the entry at `rel` (relative to the walk's root; `name` is its last component) matches. */
-export type EntryMatch = (rel: string, name: string) => boolean;
+/** Whether the entry at `rel` (relative to the walk's root; `name` is its last component) matches; `byName` when `rel` is never read. */
+export type EntryMatch = ((rel: string, name: string) => boolean) & { readonly byName?: boolean };
 
 // `**/` then an optional `*`, then characters minimatch gives no meaning (no magic, no separator, no brace).
 const ANY_DEPTH = /^\*\*\/(\*?)([A-Za-z0-9._-]+)$/;
@@ -18,9 +18,9 @@ export function entryMatcher(pattern: string): EntryMatch {
   const form = ANY_DEPTH.exec(pattern);
   const text = form?.[2];
   if (form !== null && text !== undefined) {
-    if (form[1] === "*") return (_rel, name) => name.endsWith(text);
+    if (form[1] === "*") return Object.assign((_rel: string, name: string) => name.endsWith(text), { byName: true });
     // A walk's names are never `.` or `..`, which minimatch keeps `**` from taking.
-    if (text !== "." && text !== "..") return (_rel, name) => name === text;
+    if (text !== "." && text !== "..") return Object.assign((_rel: string, name: string) => name === text, { byName: true });
   }
   const matcher = new Minimatch(pattern, { dot: true });
   return (rel) => matcher.match(rel);

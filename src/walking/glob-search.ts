@@ -152,6 +152,8 @@ export async function searchInto(
     withGitignore(
       {
         excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),
+        // A pattern answered from the name alone needs no path relative to the root made for each entry.
+        ignoresRel: matches.byName === true,
         enter(dir, entry, rel, _depth, reach) {
           if (!matches(rel, entry.name)) return undefined;
           // Plain entries of a real, validated directory are inside by construction;

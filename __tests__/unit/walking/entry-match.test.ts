@@ -36,8 +36,12 @@ describe("entryMatcher equals minimatch (dot: true) on walked entries", () => {
   ])("%s", (pattern) => {
     const reference = new Minimatch(pattern, { dot: true });
     const fast = entryMatcher(pattern);
-    const differing = RELS.filter((rel) => fast(rel, rel.slice(rel.lastIndexOf("/") + 1)) !== reference.match(rel));
+    const nameOf = (rel: string): string => rel.slice(rel.lastIndexOf("/") + 1);
+    const differing = RELS.filter((rel) => fast(rel, nameOf(rel)) !== reference.match(rel));
     expect(differing).toEqual([]);
+    // A matcher that says it answers from the name alone (the walk then makes no path for it) never reads the path.
+    expect(fast.byName === true).toBe(/^\*\*\/\*?[A-Za-z0-9._-]+$/.test(pattern) && pattern !== "**/..");
+    if (fast.byName) expect(RELS.filter((rel) => fast("", nameOf(rel)) !== reference.match(rel))).toEqual([]);
     // The corpus holds matches and non-matches of each shortcut pattern, so equality is not trivial.
     if (pattern.startsWith("**/") && !pattern.includes("{")) expect(RELS.some((rel) => reference.match(rel))).toBe(pattern !== "**/..");
   });

@@ -127,9 +127,15 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     execFileSync("mkfifo", [path.join(dir, "pipe")]);
     await writeFile(path.join(dir, "plain.txt"), "qzx-fifo here\n");
     const result = text(await call(server.client, "search_file_contents", { path: dir, query: "qzx-fifo" }));
+    // A link to it is counted too (and a link to the plain file searched once, with the file).
+    await symlink("pipe", path.join(dir, "to-pipe"));
+    await symlink("plain.txt", path.join(dir, "to-plain"));
+    const linked = text(await call(server.client, "search_file_contents", { path: dir, query: "qzx-fifo" }));
     await rm(dir, { recursive: true });
     expect(result).toContain("Found 1 matching line in 1 file; searched 1 file.");
     expect(result).toContain("Not searched: 1 file (1 unreadable or not a regular file).");
+    expect(linked).toContain("Found 1 matching line in 1 file; searched 1 file.");
+    expect(linked).toContain("Not searched: 2 files (2 unreadable or not a regular file).");
   });
 
   it("refuses an invalid regex quoting the engine, and a path outside", async () => {

@@ -272,8 +272,8 @@ export class Sandbox implements FilePort, WalkPort {
 
   /**
    * Opens a link's target `real` (found inside by `followLink`) as a regular file inside and hands its descriptor
-   * over; synchronous. Opened as an entry of its directory, by path, and checked by what was opened, as a walked
-   * file reached by path is: a component swapped for a link since the lookup is refused, never read.
+   * over; synchronous. Opened by path and checked by what was opened, as a walked file reached by path is: a
+   * component swapped since the lookup for a link leading outside is refused, never read.
    */
   openLinkedSync(real: string, shown: string): WalkedResult {
     const dir = path.dirname(real);

@@ -42,7 +42,7 @@ export type Resolved =
  * in a loop (or through more than MAX_LINKS links), or where it cannot be told (`code`: why not).
  */
 export type LinkVerdict =
-  | { kind: "inside"; target: { real: string; size: number; isDir: boolean; mtimeMs: number } }
+  | { kind: "inside"; target: { real: string; size: number; isDir: boolean; isFile: boolean; mtimeMs: number } }
   | { kind: "dangling" }
   | { kind: "outside" }
   | { kind: "loop" }
@@ -233,7 +233,13 @@ function* linkSteps(link: string, withSize: boolean, c: Inside): Steps<LinkVerdi
     if (result.kind === "found")
       return {
         kind: "inside",
-        target: { real: result.real, size: withSize ? result.stat.size : 0, isDir: result.stat.isDirectory(), mtimeMs: result.stat.mtimeMs },
+        target: {
+          real: result.real,
+          size: withSize ? result.stat.size : 0,
+          isDir: result.stat.isDirectory(),
+          isFile: result.stat.isFile(),
+          mtimeMs: result.stat.mtimeMs,
+        },
       };
     // The server's own files are shown by no tool: a link to one leads nowhere.
     if (result.kind === "missing" || result.kind === "noParent" || result.kind === "serverName") return { kind: "dangling" };

@@ -101,6 +101,8 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown): WalkedResult
   if (verdict.kind === "dangling") return "unreadable";
   // A link to a directory is listed by search_files but never descended; it holds no file to search.
   if (verdict.target.isDir) return "directory";
+  // A FIFO, socket or device is not opened (opening some has effects of its own), as a walked one is not.
+  if (!verdict.target.isFile) return "unreadable";
   const got = sandbox.openLinkedSync(verdict.target.real, shown);
   return "error" in got && isDirectoryRefusal(got.error) ? "directory" : got;
 }

@@ -175,9 +175,8 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
     return { sandbox, reads, held, opened, settle };
   }
 
-  it("reads every directory of a wide tree once, all but each directory's first subdirectory ahead of the walk, none again", async () => {
-    // Ten directories of ten directories of three files: with room to spare, nothing read ahead is let go
-    // (and opened again when walked), and every later sibling is read ahead, the last one too.
+  // Ten directories of ten directories of three files (a0/b0/x … a9/b9/z): 110 directories, 300 files.
+  function wideTree(): void {
     for (let i = 0; i < 10; i++) {
       for (let j = 0; j < 10; j++) {
         const dir = path.join(root, `a${i}`, `b${j}`);
@@ -185,6 +184,12 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
         for (const f of ["x", "y", "z"]) fs.writeFileSync(path.join(dir, f), "");
       }
     }
+  }
+
+  it("reads every directory of a wide tree once, all but each directory's first subdirectory ahead of the walk, none again", async () => {
+    // With room to spare, nothing read ahead is let go (and opened again when walked), and every later
+    // sibling is read ahead, the last one too.
+    wideTree();
     const opts = walkOptions(runtime, [root]);
     const { sandbox, reads } = watched(opts.sandbox);
     let files = 0;
@@ -204,13 +209,7 @@ describeEachStrategy("reading ahead of the walk", (strategy, runtime) => {
   });
 
   it("reads no directory in the thread pool for a content search's walk (walkFiles): each small one at once, once", async () => {
-    for (let i = 0; i < 10; i++) {
-      for (let j = 0; j < 10; j++) {
-        const dir = path.join(root, `a${i}`, `b${j}`);
-        fs.mkdirSync(dir, { recursive: true });
-        for (const f of ["x", "y", "z"]) fs.writeFileSync(path.join(dir, f), "");
-      }
-    }
+    wideTree();
     const opts = walkOptions(runtime, [root]);
     const { sandbox, reads } = watched(opts.sandbox);
     const shown: string[] = [];

@@ -11,10 +11,15 @@ import { sandboxRuntime, type SandboxRuntime, type StrategyName } from "../sandb
 import type { ToolRuntime } from "../tools/context.js";
 import { DescriptorBudget } from "../walking/index.js";
 import type { Catalogs } from "./catalog.js";
+import { HeapSettle } from "./heap-settle.js";
 
-/** The process resources: the sandbox's strategy and file locks, the cache, descriptors and scan workers the tools share, the server's catalogs. */
+/**
+ * The process resources: the sandbox's strategy and file locks, the cache, descriptors and scan workers the
+ * tools share, the server's catalogs, and the settling of the heap between calls.
+ */
 export interface Runtime extends SandboxRuntime, ToolRuntime {
   readonly catalogs: Catalogs;
+  readonly heap: HeapSettle;
 }
 
 /** A runtime with platform strategy `strategy` (by default the one this platform runs; tests pick each). */
@@ -26,5 +31,6 @@ export function createRuntime(strategy?: StrategyName): Runtime {
     scanWorkers: new ScanWorkers(),
     media: new MediaSlots(),
     catalogs: new WeakMap(),
+    heap: new HeapSettle(),
   };
 }

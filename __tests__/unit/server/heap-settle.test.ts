@@ -1,0 +1,125 @@
+/**
+ * The heap settling between tool calls (server/heap-settle.ts): a collection only when the heap grew past
+ * the limit since the last one, never two at once, V8's own collections lowering the floor; V8's collector
+ * had without leaving a `gc` global behind; and a server asking after each call.
+ */
+import vm from "node:vm";
+import { describe, expect, it } from "vitest";
+import { HeapSettle, v8Collector } from "../../../src/server/heap-settle.js";
+import { createRuntime } from "../../../src/server/runtime.js";
+import { tempDir } from "../../support/fixtures.js";
+import { call, inProcess } from "../../support/in-process.js";
+
+const MB = 1024 * 1024;
+
+/** A settle over a heap whose size the test sets, counting the collections it starts (each frees to `freesTo`). */
+function fakeHeap(growth: number) {
+  const heap = { used: 10 * MB, freesTo: 10 * MB, collections: 0 };
+  const settle = new HeapSettle(
+    async () => {
+      heap.collections++;
+      heap.used = heap.freesTo;
+    },
+    () => heap.used,
+    growth,
+  );
+  return { heap, settle };
+}
+
+describe("HeapSettle", () => {
+  it("collects only past the growth limit, and measures the next growth from what the collection left", async () => {
+    const { heap, settle } = fakeHeap(32 * MB);
+    heap.used = 42 * MB; // grown by exactly the limit
+    expect(settle.afterCall()).toBeUndefined();
+    heap.used = 42 * MB + 1;
+    await settle.afterCall();
+    expect(heap.collections).toBe(1);
+    expect(heap.used).toBe(10 * MB);
+    heap.used = 40 * MB; // 30 MB over what the collection left
+    expect(settle.afterCall()).toBeUndefined();
+    heap.used = 43 * MB;
+    await settle.afterCall();
+    expect(heap.collections).toBe(2);
+  });
+
+  it("starts no second collection while one runs", async () => {
+    let release = (): void => undefined;
+    let started = 0;
+    let used = 100 * MB;
+    const settle = new HeapSettle(
+      () => {
+        started++;
+        return new Promise<void>((resolve) => {
+          release = () => {
+            used = 5 * MB;
+            resolve();
+          };
+        });
+      },
+      () => used,
+      MB,
+    );
+    used = 200 * MB;
+    const first = settle.afterCall();
+    const second = settle.afterCall();
+    expect(started).toBe(1);
+    expect(second).toBe(first);
+    release();
+    await first;
+    used = 5.5 * MB; // within the 1 MB limit of what the collection left
+    expect(settle.afterCall()).toBeUndefined();
+    expect(started).toBe(1);
+  });
+
+  it("takes a smaller heap left by V8's own collection as the new floor", async () => {
+    const { heap, settle } = fakeHeap(32 * MB);
+    heap.used = 4 * MB; // below the 10 MB it started at: V8 collected by itself
+    expect(settle.afterCall()).toBeUndefined();
+    heap.used = 37 * MB; // 33 MB over the new floor, 27 over the old one
+    await settle.afterCall();
+    expect(heap.collections).toBe(1);
+  });
+
+  it("does nothing without a collector", () => {
+    const settle = new HeapSettle(undefined, () => 1e12, 0);
+    expect(settle.afterCall()).toBeUndefined();
+  });
+});
+
+describe("v8Collector", () => {
+  it("collects what nothing holds, and leaves no gc global in this or a new context", async () => {
+    const before = typeof (globalThis as { gc?: unknown }).gc;
+    const collect = v8Collector();
+    expect(collect).toBeTypeOf("function");
+    expect(typeof (globalThis as { gc?: unknown }).gc).toBe(before);
+    expect(vm.runInNewContext("typeof gc")).toBe(before);
+    let held: object | undefined = { payload: new Array(1000).fill(0) };
+    const ref = new WeakRef(held);
+    held = undefined;
+    await collect?.();
+    expect(held).toBeUndefined();
+    expect(ref.deref()).toBeUndefined();
+  });
+});
+
+describe("a server and the settle", () => {
+  it("asks after every call that reached its tool, failed ones too", async () => {
+    const { dir, remove } = await tempDir();
+    let asked = 0;
+    const runtime = createRuntime();
+    const settle = new HeapSettle(undefined);
+    settle.afterCall = () => {
+      asked++;
+      return undefined;
+    };
+    const server = await inProcess([dir], { runtime: { ...runtime, heap: settle } });
+    try {
+      await call(server.client, "list_allowed_directories");
+      await call(server.client, "read_text_file", { path: `${dir}/missing.txt` });
+      expect(asked).toBe(2);
+    } finally {
+      await server.close();
+      await remove();
+    }
+  });
+});

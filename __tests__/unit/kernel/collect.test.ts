@@ -1,6 +1,7 @@
-/** collectGarbage: a full collection on demand frees what nothing holds any more. */
+/** collectGarbage and the collector's `later`: a full collection on demand frees what nothing holds any more. */
+import vm from "node:vm";
 import { expect, it } from "vitest";
-import { collectGarbage } from "../../../src/kernel/collect.js";
+import { collectGarbage, garbageCollector } from "../../../src/kernel/collect.js";
 
 it("frees tens of MB of arrays nothing refers to", () => {
   collectGarbage();
@@ -12,4 +13,18 @@ it("frees tens of MB of arrays nothing refers to", () => {
   garbage = undefined;
   collectGarbage();
   expect(process.memoryUsage().heapUsed - before).toBeLessThan(10 * 1024 * 1024);
+});
+
+it("collects in a task of its own, leaving no gc global in this context or a new one", async () => {
+  const before = typeof (globalThis as { gc?: unknown }).gc;
+  const gc = garbageCollector();
+  expect(gc).toBeDefined();
+  expect(typeof (globalThis as { gc?: unknown }).gc).toBe(before);
+  expect(vm.runInNewContext("typeof gc")).toBe(before);
+  let held: object | undefined = { payload: new Array(1000).fill(0) };
+  const ref = new WeakRef(held);
+  held = undefined;
+  await gc?.later();
+  expect(held).toBeUndefined();
+  expect(ref.deref()).toBeUndefined();
 });

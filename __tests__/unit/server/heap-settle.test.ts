@@ -1,11 +1,10 @@
 /**
  * The heap settling between tool calls (server/heap-settle.ts): a collection only when the heap grew past
- * the limit since the last one, never two at once, V8's own collections lowering the floor; V8's collector
- * had without leaving a `gc` global behind; and a server asking after each call.
+ * the limit since the last one, never two at once, V8's own collections lowering the floor; and a server
+ * asking after each call.
  */
-import vm from "node:vm";
 import { describe, expect, it } from "vitest";
-import { HeapSettle, v8Collector } from "../../../src/server/heap-settle.js";
+import { HeapSettle } from "../../../src/server/heap-settle.js";
 import { createRuntime } from "../../../src/server/runtime.js";
 import { tempDir } from "../../support/fixtures.js";
 import { call, inProcess } from "../../support/in-process.js";
@@ -83,22 +82,6 @@ describe("HeapSettle", () => {
   it("does nothing without a collector", () => {
     const settle = new HeapSettle(undefined, () => 1e12, 0);
     expect(settle.afterCall()).toBeUndefined();
-  });
-});
-
-describe("v8Collector", () => {
-  it("collects what nothing holds, and leaves no gc global in this or a new context", async () => {
-    const before = typeof (globalThis as { gc?: unknown }).gc;
-    const collect = v8Collector();
-    expect(collect).toBeTypeOf("function");
-    expect(typeof (globalThis as { gc?: unknown }).gc).toBe(before);
-    expect(vm.runInNewContext("typeof gc")).toBe(before);
-    let held: object | undefined = { payload: new Array(1000).fill(0) };
-    const ref = new WeakRef(held);
-    held = undefined;
-    await collect?.();
-    expect(held).toBeUndefined();
-    expect(ref.deref()).toBeUndefined();
   });
 });
 

@@ -36,6 +36,14 @@ export interface HttpServerOptions {
   readonly memory?: MemoryBounds;
 }
 
+/**
+ * How long an idle connection is kept open: longer than what a proxy or load balancer in front keeps its
+ * own idle connection to the server (nginx's upstream keepalive_timeout and common load balancers: 60 s),
+ * so the proxy always closes first. With Node's 5 s the server could close a connection just as the proxy
+ * sent a request on it; nginx does not send a POST again, so the client got a 502.
+ */
+const KEEP_ALIVE_MS = 65_000;
+
 /** A listening server. */
 export interface HttpServer {
   /** Where it listens, e.g. http://127.0.0.1:43817/mcp. */
@@ -120,6 +128,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   });
   // The request listener is added once the URL, and with it the token audience, is known.
   const server = tls ? https.createServer(tls) : http.createServer();
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(settings.port, settings.host, () => {

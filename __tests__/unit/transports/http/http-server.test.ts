@@ -379,4 +379,17 @@ describe("Origin, Host and /healthz", () => {
     expect(health).toMatchObject({ status: 200, body: "ok\n" });
     expect((await raw(new URL("/elsewhere", running.url).href)).status).toBe(404);
   });
+
+  it("keeps an idle connection longer than a proxy in front keeps its own (60 s), and says so", async () => {
+    const agent = new http.Agent({ keepAlive: true });
+    try {
+      const health = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        http.get(new URL("/healthz", running.url), { agent }, resolve).on("error", reject);
+      });
+      health.resume();
+      expect(health.headers["keep-alive"]).toBe("timeout=65");
+    } finally {
+      agent.destroy();
+    }
+  });
 });

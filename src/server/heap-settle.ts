@@ -17,10 +17,10 @@ const GROWTH_BYTES = 32 * 1024 * 1024;
 
 const usedHeap = (): number => v8.getHeapStatistics().used_heap_size;
 
-// V8's collection in a task of its own, where the runtime gives a collector.
-function laterCollector(): Collector | undefined {
+// V8's collection in a task of its own; null where the runtime gives no collector.
+function laterCollector(): Collector | null {
   const gc = garbageCollector();
-  return gc && (() => gc.later());
+  return gc === undefined ? null : () => gc.later();
 }
 
 /** The policy: collect when the heap has grown by `growth` since the last collection seen. */
@@ -30,7 +30,8 @@ export class HeapSettle {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly collect: Collector | undefined = laterCollector(),
+    /** null: never collect. */
+    private readonly collect: Collector | null = laterCollector(),
     private readonly used: () => number = usedHeap,
     private readonly growth = GROWTH_BYTES,
   ) {
@@ -39,7 +40,7 @@ export class HeapSettle {
 
   /** Called when a tool call has ended: starts a collection when one is due; the promise is for tests. */
   afterCall(): Promise<void> | undefined {
-    if (this.collect === undefined || this.running !== undefined) return this.running;
+    if (this.collect === null || this.running !== undefined) return this.running;
     const now = this.used();
     if (now < this.floor) this.floor = now;
     if (now - this.floor <= this.growth) return undefined;

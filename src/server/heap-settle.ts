@@ -3,8 +3,9 @@
  * leaves tens of megabytes of per-file garbage that survived a scavenge or two in V8's old space, and
  * V8 may not collect it for several calls: one server running the bench's fifteen searches in turn
  * peaked at 155-215 MB by that timing alone, with 23 MB live between calls. After a call, when the
- * heap has grown by more than GROWTH_BYTES since the last collection, the old space is collected
- * in a task of its own (kernel/collect.ts): off the call's path, and at most once per that much garbage.
+ * heap has grown by more than GROWTH_BYTES (or than what the last collection left, when that is more)
+ * since the last collection, the old space is collected in a task of its own (kernel/collect.ts): off
+ * the call's path, and at most once per that much garbage.
  */
 import v8 from "node:v8";
 import { garbageCollector } from "../kernel/collect.js";
@@ -23,7 +24,7 @@ function laterCollector(): Collector | null {
   return gc === undefined ? null : () => gc.later();
 }
 
-/** The policy: collect when the heap has grown by `growth` since the last collection seen. */
+/** The policy: collect when the heap has grown by `growth`, or has doubled if that is more, since the last collection seen. */
 export class HeapSettle {
   // The heap's size after the last collection seen (this one's, or V8's own when it left less).
   private floor: number;
@@ -43,7 +44,9 @@ export class HeapSettle {
     if (this.collect === null || this.running !== undefined) return this.running;
     const now = this.used();
     if (now < this.floor) this.floor = now;
-    if (now - this.floor <= this.growth) return undefined;
+    // Past twice what was left, not a fixed step, once that is larger: a forced collection stops the thread for
+    // time that grows with what is live, so on a large heap it comes no more often than V8's own would.
+    if (now - this.floor <= Math.max(this.growth, this.floor)) return undefined;
     const run = this.collect()
       .catch(() => undefined)
       .then(() => {

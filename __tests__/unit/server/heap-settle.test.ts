@@ -44,7 +44,7 @@ describe("HeapSettle", () => {
   it("starts no second collection while one runs", async () => {
     let release = (): void => undefined;
     let started = 0;
-    let used = 100 * MB;
+    let used = 5 * MB;
     const settle = new HeapSettle(
       () => {
         started++;
@@ -65,7 +65,7 @@ describe("HeapSettle", () => {
     expect(second).toBe(first);
     release();
     await first;
-    used = 5.5 * MB; // within the 1 MB limit of what the collection left
+    used = 9 * MB; // 4 MB over what the collection left: within twice that
     expect(settle.afterCall()).toBeUndefined();
     expect(started).toBe(1);
   });
@@ -77,6 +77,19 @@ describe("HeapSettle", () => {
     heap.used = 37 * MB; // 33 MB over the new floor, 27 over the old one
     await settle.afterCall();
     expect(heap.collections).toBe(1);
+  });
+
+  it("waits for a large heap to double, not for the fixed step", async () => {
+    const { heap, settle } = fakeHeap(32 * MB);
+    heap.used = 100 * MB; // V8's own collections kept 100 MB live: the floor is now that
+    heap.freesTo = 100 * MB;
+    await settle.afterCall(); // 90 MB over the first floor of 10: collects, and leaves 100
+    expect(heap.collections).toBe(1);
+    heap.used = 199 * MB; // 99 MB over a floor of 100: past the step, not yet doubled
+    expect(settle.afterCall()).toBeUndefined();
+    heap.used = 201 * MB;
+    await settle.afterCall();
+    expect(heap.collections).toBe(2);
   });
 
   it("does nothing without a collector, however far the heap grew", () => {

@@ -18,11 +18,9 @@ const GROWTH_BYTES = 32 * 1024 * 1024;
 
 const usedHeap = (): number => v8.getHeapStatistics().used_heap_size;
 
-// V8's collection in a task of its own; null where the runtime gives no collector.
-function laterCollector(): Collector | null {
-  const gc = garbageCollector();
-  return gc === undefined ? null : () => gc.later();
-}
+// V8's collection in a task of its own, the collector looked up when the first one is due (not at start-up:
+// that makes a context); where the runtime gives none, it settles at once and nothing is collected.
+const collectLater: Collector = () => garbageCollector()?.later() ?? Promise.resolve();
 
 /** The policy: collect when the heap has grown by `growth`, or has doubled if that is more, since the last collection seen. */
 export class HeapSettle {
@@ -32,7 +30,7 @@ export class HeapSettle {
 
   constructor(
     /** null: never collect. */
-    private readonly collect: Collector | null = laterCollector(),
+    private readonly collect: Collector | null = collectLater,
     private readonly used: () => number = usedHeap,
     private readonly growth = GROWTH_BYTES,
   ) {

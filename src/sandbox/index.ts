@@ -345,7 +345,6 @@ export const __testing = {
   tempName: (name: string): string => tempNameOf(name),
   /** Whether a lock naming `text` and `ageMs` old is left by a holder that is gone, with `runs` as the liveness probe. */
   lockIsStale: (text: string, ageMs: number, runs?: (o: LockOwner) => boolean): boolean => lockIsStale(parseLock(text)?.owner, ageMs, runs),
-  /** How long a change waits for a live holder's swap lock (tests shorten it), and the waits and their timers in progress. */
   /** The text of a swap lock held by process `pid` of this machine, as that process would write it. */
   lockTextFor: (pid: number, intent?: Intent): string => lockTextFor(pid, intent),
   /** Resolution of absolute path `absolute` from inside `dirs`, one component at a time, as validation runs it. */

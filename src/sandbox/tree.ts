@@ -174,13 +174,16 @@ async function removeOrOpen(dir: HeldDir, name: string, isDir: boolean): Promise
 
 /** Removes entry `name` of the opened directory `dir`, whatever it is (a directory with all it holds); nothing there is fine. */
 export async function removeEntry(dir: OpenedDir, name: string): Promise<void> {
-  const st = await fs.lstat(dir.child(name)).catch((err: unknown) => {
+  // Another process may remove the same leftover at any step (two servers settling one stale lock): gone is done.
+  const unlessGone = (err: unknown): undefined => {
     if (errnoCode(err) === "ENOENT") return undefined;
     throw err;
-  });
+  };
+  const st = await fs.lstat(dir.child(name)).catch(unlessGone);
   if (st === undefined) return;
-  if (!st.isDirectory()) return fs.unlink(dir.child(name));
-  const held = await dir.hold(name);
+  if (!st.isDirectory()) return fs.unlink(dir.child(name)).catch(unlessGone);
+  const held = await dir.hold(name).catch(unlessGone);
+  if (held === undefined) return;
   try {
     await emptyTree(held).catch((err: unknown) => {
       throw err instanceof PartlyDeleted ? err.reason : err;
@@ -188,5 +191,5 @@ export async function removeEntry(dir: OpenedDir, name: string): Promise<void> {
   } finally {
     await held.close();
   }
-  await fs.rmdir(dir.child(name));
+  await fs.rmdir(dir.child(name)).catch(unlessGone);
 }

@@ -6,9 +6,9 @@
  * move between link(2) and unlink(2).
  */
 import { spawnSync } from "node:child_process";
-import { link, lstat, lutimes, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
+import fsp, { link, lstat, lutimes, mkdir, readdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { __testing, isServerEntry } from "../../../src/sandbox/index.js";
 import { describeEachStrategy, tempDir } from "../../support/fixtures.js";
 
@@ -146,6 +146,30 @@ describeEachStrategy("what a killed holder left is settled by the next", (_, run
     await staleLock("dest2.txt", { movedFrom: at("other.txt") });
     await sandbox().appendFile(at("dest2.txt"), "");
     expect(await readFile(at("other.txt"), "utf8")).toBe("other\n");
+    expect((await readdir(dir)).filter(isServerEntry)).toEqual([]);
+  });
+
+  it("another server removing the stale lock it moved aside first (between this one's look and its unlink) is no failure", async () => {
+    await writeFile(at("shared.txt"), "old\n");
+    await staleLock("shared.txt");
+    const aside = tempName(swapLockName("shared.txt"));
+    const realUnlink = fsp.unlink;
+    let raced = 0;
+    // The other server wins each removal of the aside name: the entry is gone when this one unlinks it.
+    const spy = vi.spyOn(fsp, "unlink").mockImplementation(async (p) => {
+      if (String(p).endsWith(aside)) {
+        raced++;
+        await realUnlink(p).catch(() => undefined);
+      }
+      return realUnlink(p);
+    });
+    try {
+      await sandbox().appendFile(at("shared.txt"), "more\n");
+    } finally {
+      spy.mockRestore();
+    }
+    expect(raced).toBeGreaterThan(0);
+    expect(await readFile(at("shared.txt"), "utf8")).toBe("old\nmore\n");
     expect((await readdir(dir)).filter(isServerEntry)).toEqual([]);
   });
 

@@ -95,8 +95,8 @@ module.exports = {
           "^src/server/identity\\.ts$",
           // --http start-up: the token, TLS key and certificate files the operator named on the command line.
           "^src/transports/http/index\\.ts$",
-          // No path at all: reads by descriptor (pread) and closes the files the sandbox opened, on the main
-          // thread or on this worker thread through the sandbox's own checks (sandbox/open-elsewhere.ts).
+          // No path at all: reads by descriptor (pread) the files the sandbox opened and handed over,
+          // on a worker thread that cannot hold a sandbox.
           "^src/grep/scan-worker\\.ts$",
           // No path at all: closes (closeSync) the descriptors the sandbox opened for the walk.
           "^src/walking/file-walk\\.ts$",

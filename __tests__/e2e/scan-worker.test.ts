@@ -2,15 +2,13 @@
 // server runs, while the unit tests run the same scan code on their own thread. What only a
 // thread can show is here: a catastrophic regex ends in 'too costly' while the main thread
 // keeps running, the per-call budget (other calls answered first), an aborted regex search,
-// and cancellation mid-tree with every descriptor closed, under both platform strategies; the
-// same with the workers opening the walked files themselves (SPEC §23), whose bytes then join
-// the budget as they open them.
-import { closeSync, openSync, readdirSync, readlinkSync, writeFileSync } from "node:fs";
+// and cancellation mid-tree with every descriptor closed, under both platform strategies.
+import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { compileQuery, ContentSearch, RegexTooCostlyError, ScanWorkers, type QuerySpec } from "../../src/grep/index.js";
+import { compileQuery, ContentSearch, RegexTooCostlyError, type QuerySpec } from "../../src/grep/index.js";
 import { workerThreads } from "../../src/grep/scan-pool.js";
 import { TextSink } from "../../src/kernel/bounded.js";
 import { escapeControls } from "../../src/kernel/escape.js";
@@ -164,115 +162,5 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     await search.close();
     expect(handed).toBeLessThan(2000);
     expect(openUnder(dir)).toEqual([]);
-  });
-
-  it("with the workers opening the files: cancelled mid-tree, every file and directory descriptor is closed", async () => {
-    const dir = await fs.mkdtemp(path.join(root, "cancel-unopened-"));
-    for (let d = 0; d < 20; d++) {
-      await fs.mkdir(path.join(dir, `d${d}`));
-      for (let f = 0; f < 100; f++) writeFileSync(path.join(dir, `d${d}`, `f${f}`), `${"a".repeat(24)}\n`.repeat(30));
-    }
-    const ac = new AbortController();
-    const opts = walkOptions(runtime, [root], { signal: ac.signal });
-    const search = new ContentSearch({
-      workers: runtime.scanWorkers,
-      scanThreads,
-      query: compileQuery({ query: "(a|a)*[^a]", regex: true }),
-      sink: new TextSink(10_000),
-      mode: "lines",
-      signal: ac.signal,
-      batchFds: 16,
-      opensInWorkers: opts.sandbox,
-    });
-    let handed = 0;
-    const walked = walkFiles(
-      dir,
-      {
-        excludePatterns: [],
-        respectGitignore: false,
-        onUnopened: (file, shown) => {
-          handed++;
-          const wait = search.addUnopened(file, shown);
-          // Once the walk waits for the batches the costly regex holds up, and a worker has had time to open a
-          // file and start on it: names opened (one held by a worker mid-scan), most not.
-          if (wait !== undefined && !ac.signal.aborted) setTimeout(() => ac.abort(new Error("cancelled mid-tree")), 300);
-          return wait;
-        },
-      },
-      (file, shown) => search.addFile(file, shown),
-      (reason, n) => search.skip(reason, n),
-      opts,
-    ).then(() => search.drain());
-    await expect(walked).rejects.toThrow("cancelled mid-tree");
-    await search.close();
-    expect(handed).toBeLessThan(2000);
-    expect(openUnder(dir)).toEqual([]);
-  });
-
-  it("with the workers opening the files: a worker that ends later closes none of the descriptors it once opened", async () => {
-    const dir = await fs.mkdtemp(path.join(root, "kept-"));
-    for (let f = 0; f < 40; f++) writeFileSync(path.join(dir, `f${f}`), "needle\n");
-    const shelf = new ScanWorkers();
-    const opts = walkOptions(runtime, [root]);
-    // Lines mode: each matching file stays open for its lines, and this thread closes it after showing them.
-    const search = new ContentSearch({
-      workers: shelf,
-      scanThreads,
-      query: compileQuery({ query: "needle" }),
-      sink: new TextSink(100_000),
-      opensInWorkers: opts.sandbox,
-    });
-    try {
-      await walkFiles(
-        dir,
-        { excludePatterns: [], respectGitignore: false, onUnopened: (file, shown) => search.addUnopened(file, shown) },
-        (file, shown) => search.addFile(file, shown),
-        (reason, n) => search.skip(reason, n),
-        opts,
-      );
-      await search.drain();
-    } finally {
-      await search.close();
-    }
-    expect(search.totals.matchingLines).toBe(40);
-    // The numbers those files had are given to files of this thread now; then the call's workers end.
-    const mine = Array.from({ length: 60 }, () => openSync(path.join(dir, "f0"), "r"));
-    try {
-      for (let i = 0; i < 2; i++) await (await shelf.take(scanThreads)).terminate();
-      expect(mine.map((fd) => readlinkSync(`/proc/self/fd/${fd}`))).toEqual(mine.map(() => path.join(dir, "f0")));
-    } finally {
-      for (const fd of mine) closeSync(fd);
-    }
-  });
-
-  it("with the workers opening the files: a file's bytes join the regex budget once its worker opened it", async () => {
-    const dir = await fs.mkdtemp(path.join(root, "budget-unopened-"));
-    // 24 MiB of lines the regex (no literal to look for first) tests one by one: far longer than the budget's
-    // base (none) and files share (0.1 ms) allow, well within its KiB share (2.4 s).
-    const line = "Abcdef 12345 words, more words and more words here\n";
-    writeFileSync(path.join(dir, "big.txt"), line.repeat(Math.ceil((24 * 1024 * 1024) / line.length)));
-    const opts = walkOptions(runtime, [root]);
-    const search = new ContentSearch({
-      workers: runtime.scanWorkers,
-      scanThreads,
-      query: compileQuery({ query: "[A-Z][a-z]+ [0-9]{4,5} [a-z]+[.,;]", regex: true, caseSensitive: true }),
-      sink: new TextSink(10_000),
-      mode: "count",
-      budget: { baseMs: 0, perKiBMs: 0.1, perFileMs: 0.1 },
-      opensInWorkers: opts.sandbox,
-    });
-    try {
-      await walkFiles(
-        dir,
-        { excludePatterns: [], respectGitignore: false, onUnopened: (file, shown) => search.addUnopened(file, shown) },
-        (file, shown) => search.addFile(file, shown),
-        (reason, n) => search.skip(reason, n),
-        opts,
-      );
-      await search.drain();
-    } finally {
-      await search.close();
-    }
-    expect(search.totals.matchingLines).toBe(Math.ceil((24 * 1024 * 1024) / line.length));
   });
 });

@@ -2,11 +2,11 @@
  * The opened files a walk hands to a search, gathered into batches (SPEC §10, §16): a batch is
  * sent to be counted once it holds enough descriptors or bytes, counts run ahead while their
  * merges run one after another in walk order, and past MAX_PENDING batches sent the walk is told
- * to wait. Every file handed over is this batcher's to let go of (the handler's `release`): once its
- * batch is merged, or by `closeAll` once no worker can read it.
+ * to wait. Every file handed over is this batcher's to close: once its batch is merged, or by
+ * `closeAll` once no worker can read it.
  */
 import type { Shown } from "../kernel/escape.js";
-import type { OpenedFile, UnopenedFile } from "../walking/index.js";
+import type { OpenedFile } from "../walking/index.js";
 
 /** A batch holds at most this many files (each an open descriptor). */
 const BATCH_FDS = 256;
@@ -14,21 +14,17 @@ const BATCH_FDS = 256;
 export const BATCH_BIG_BYTES = 8 * 1024 * 1024;
 /** Batches sent and not yet merged; the walk waits past this. */
 export const MAX_PENDING = 3;
-/**
- * The same for batches whose files the workers open (they hold no descriptor but their directories'): with two
- * workers, three left one idle whenever the oldest batch held a big file (packages tree: 190 -> 175 ms a search).
- */
-const MAX_PENDING_UNOPENED = 8;
 
-/** One file of a batch, with the path shown for it: opened by the walk, or to be opened by the worker that counts it. */
-export type BatchFile = { shown: Shown; opened: OpenedFile; unopened?: undefined } | { shown: Shown; opened?: undefined; unopened: UnopenedFile };
+/** One file of a batch, with the path shown for it. */
+export interface BatchFile {
+  shown: Shown;
+  opened: OpenedFile;
+}
 
-/** How a batch is handled: counted as soon as it is sent, merged once the batches before it are, then let go of (once). */
+/** How a batch is handled: counted as soon as it is sent, merged once the batches before it are. */
 export interface BatchHandler<R> {
   count(files: readonly BatchFile[]): Promise<R>;
   merge(files: readonly BatchFile[], counted: R): Promise<void>;
-  /** Closes the batch's files (and ends its holds); only once no worker can read them. */
-  release(files: readonly BatchFile[]): void;
 }
 
 /** Gathers one call's files; `add` each, `flush` and `settled` at the end, `closeAll` in a finally. */
@@ -52,14 +48,13 @@ export class Batcher<R> {
 
   private readonly maxFds: number;
 
-  /** Takes `file` (now this batcher's to let go of); a promise when the walk should wait before the next. */
-  add(file: BatchFile): Promise<void> | undefined {
-    this.files.push(file);
-    this.bigBytes += file.opened?.size ?? 0;
+  /** Takes `opened` (now this batcher's to close); a promise when the walk should wait before the next. */
+  add(opened: OpenedFile, shown: Shown): Promise<void> | undefined {
+    this.files.push({ shown, opened });
+    this.bigBytes += opened.size;
     if (this.files.length < this.maxFds && this.bigBytes < BATCH_BIG_BYTES) return undefined;
     this.flush();
-    const most = file.unopened === undefined ? MAX_PENDING : MAX_PENDING_UNOPENED;
-    return this.pending.length >= most ? (this.pending[0] as Promise<void>) : undefined;
+    return this.pending.length >= MAX_PENDING ? (this.pending[0] as Promise<void>) : undefined;
   }
 
   /** Sends the batch being filled (if it holds any file); its merge is chained after the batches before it. */
@@ -79,7 +74,7 @@ export class Batcher<R> {
       .then((r) => new Promise<R>((resolve) => setImmediate(resolve, r)))
       .then((r) =>
         this.handler.merge(files, r).finally(() => {
-          if (this.sent.delete(files)) this.handler.release(files);
+          if (this.sent.delete(files)) for (const f of files) f.opened.close();
         }),
       );
     this.chain = merged.catch((err: unknown) => {
@@ -102,12 +97,20 @@ export class Batcher<R> {
     return this.chain;
   }
 
-  /** Lets go of every file still held, sent or not; only once no worker can read them any more. */
+  /** Closes every file still held, sent or not; only once no worker can read them any more. */
   closeAll(): void {
     this.sent.add(this.files);
     this.files = [];
     this.bigBytes = 0;
-    for (const files of this.sent) this.handler.release(files);
+    for (const files of this.sent) {
+      for (const f of files) {
+        try {
+          f.opened.close();
+        } catch {
+          // Closing is all that is left to do; a descriptor that will not close is not this call's to report.
+        }
+      }
+    }
     this.sent.clear();
   }
 }

@@ -4,7 +4,6 @@
  * pairs, its outcomes come back as flags and figures in one typed array (cloning an object per
  * file cost as much as scanning small files), with the failures beside them.
  */
-import type { FileObjectId, WalkedDirs } from "../sandbox/index.js";
 import type { FileScan } from "./file-scan.js";
 import type { QuerySpec } from "./query.js";
 import type { FileRequest } from "./region-search.js";
@@ -26,35 +25,12 @@ interface JobBase extends JobSettings {
   id: number;
 }
 
-/**
- * The files of a count job that the worker opens itself (SPEC §23), through the walk's checks
- * (open-elsewhere.ts), each in a directory the walk holds until the job is merged.
- */
-export interface WalkedNames {
-  /** The call's strategy, allowed directories, and the walked directories the job's files are in. */
-  walked: WalkedDirs;
-  /** For each file of the job: the index of its directory in `walked.dirs`, or -1 for one that arrives opened. */
-  dirOf: Int32Array;
-  /** For each file of the job: its name in its directory ("" for one that arrives opened). */
-  names: string[];
-  /** A file with a matching line stays open (lines mode shows it next); any other is closed once counted. */
-  keepMatched: boolean;
-  /** The bytes of files opened are reported (an `opened` reply) once this many gathered, for the call's regex budget; 0: never. */
-  chargeEvery: number;
-  /**
-   * Int32 per file, written by the worker: the descriptor + 1 while it is open, 0 once closed or never opened;
-   * shared, so that whoever ends the worker mid-job can close what it left open.
-   */
-  slots: SharedArrayBuffer;
-}
-
 /** Count the matching lines (and occurrences) of each file, in order. */
 export interface CountJob extends JobBase {
   kind: "count";
-  /** Descriptor and limit of each file, in pairs (see `packFiles`); -1 and 0 for one the worker opens. */
+  /** Descriptor and limit of each file, in pairs (see `packFiles`). */
   files: Float64Array;
   occurrences: boolean;
-  walked?: WalkedNames;
 }
 
 /** Scan one file as `req` asks (lines shown, or counted), with progress after each chunk. */
@@ -70,11 +46,10 @@ export type ScanJob = CountJob | ShowJob;
 /** A job before the pool numbers it. */
 export type ScanRequest = Omit<CountJob, "id"> | Omit<ShowJob, "id">;
 
-/** Why reading a file failed: the message, and the system's code when it gave one; `atOpen` when the worker could not open it. */
+/** Why reading a file failed: the message, and the system's code when it gave one. */
 export interface FileFailure {
   error: string;
   code?: string;
-  atOpen?: boolean;
 }
 
 /** One file's figures in a count job, or why reading it failed. */
@@ -84,17 +59,12 @@ export type FileOutcome = Omit<FileScan, "text" | "skipped" | "shown" | "exhaust
 export interface PackedOutcomes {
   figures: Float64Array;
   errors: (FileFailure & { at: number })[];
-  /** For a job with walked names: device, inode and size of each file the worker opened (NaN otherwise), see `opened`. */
-  ids?: Float64Array;
-  /** Identities past 2^53, which `ids` cannot hold exactly, by index. */
-  wideIds?: { at: number; id: FileObjectId }[];
 }
 
 /** What the worker posts: ready once started, progress of a show job, then the job's result or its error, with the milliseconds it worked on the job. */
 export type WorkerReply =
   | { type: "ready" }
   | { type: "progress"; id: number; bytes: number }
-  | { type: "opened"; id: number; bytes: number }
   | ({ type: "counted"; id: number; ms: number } & PackedOutcomes)
   | { type: "shown"; id: number; ms: number; scan: FileScan }
   | { type: "failed"; id: number; ms: number; message: string; code?: string };
@@ -161,37 +131,4 @@ export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome
     });
   }
   return out;
-}
-
-/** Numbers per file in `ids`: device, inode, size. */
-const ID_FIGURES = 3;
-const WIDE = -1;
-
-/** What a count job's worker notes of the files it opens itself, sent back beside the outcomes. */
-export class OpenedNotes {
-  readonly ids: Float64Array;
-  readonly wideIds: { at: number; id: FileObjectId }[] = [];
-
-  constructor(files: number) {
-    this.ids = new Float64Array(ID_FIGURES * files).fill(Number.NaN);
-  }
-
-  /** File `at` was opened: its identity and its size then. */
-  note(at: number, id: FileObjectId, size: number): void {
-    const exact = typeof id.dev === "number" && typeof id.ino === "number";
-    this.ids[ID_FIGURES * at] = exact ? (id.dev as number) : WIDE;
-    this.ids[ID_FIGURES * at + 1] = exact ? (id.ino as number) : WIDE;
-    this.ids[ID_FIGURES * at + 2] = size;
-    if (!exact) this.wideIds.push({ at, id });
-  }
-}
-
-/** The identity and size of file `at` as the worker opened it; undefined when it arrived opened or could not be opened. */
-export function openedAt(p: PackedOutcomes, at: number): { id: FileObjectId; size: number } | undefined {
-  const ids = p.ids;
-  const size = ids?.[ID_FIGURES * at + 2];
-  if (ids === undefined || size === undefined || Number.isNaN(size)) return undefined;
-  const dev = ids[ID_FIGURES * at] as number;
-  const id = dev === WIDE ? p.wideIds?.find((w) => w.at === at)?.id : { dev, ino: ids[ID_FIGURES * at + 1] as number };
-  return id === undefined ? undefined : { id, size };
 }

@@ -11,10 +11,8 @@
 import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import { formatCount } from "../kernel/bounded.js";
-import type { FileObjectId } from "../sandbox/index.js";
 import type { FileScan } from "./file-scan.js";
 import {
-  openedAt,
   unpackOutcomes,
   type FileFailure,
   type FileOutcome,
@@ -22,7 +20,6 @@ import {
   type JobSettings,
   type ScanJob,
   type ScanRequest,
-  type WalkedNames,
   type WorkerReply,
 } from "./protocol.js";
 import type { FileRequest } from "./region-search.js";
@@ -54,11 +51,6 @@ export class RegexTooCostlyError extends Error {}
  * repository-shaped tree of the bench, literal and regex, alternating runs).
  */
 const WORKERS = Math.max(1, Math.min(2, availableParallelism() - 1));
-/**
- * Workers a call whose workers open the walked files themselves uses at most: every core, up to two. The walk
- * then only reads directories, and the opens, reads and matching share the cores as in ripgrep.
- */
-export const OPENING_WORKERS = Math.max(1, Math.min(2, availableParallelism()));
 /** A worker's V8 heap limit: lines are held as bytes, outside the heap; a piece's decoded text is the largest thing in it. */
 const HEAP_MB = 64;
 /** Its young generation: the default (up to 16 MiB a semi-space) kept each worker's memory 40 MB higher. */
@@ -69,14 +61,9 @@ const IDLE_MS = 30_000;
 /** How often a regex call's budget is checked while its workers are busy. */
 const CHECK_MS = 20;
 
-/**
- * Starts worker threads running the built scan worker at `url`. Node would close the descriptors a worker opened
- * when it exits (`trackUnmanagedFds`): a file a worker opened and left open for the main thread, closed there and
- * its number reused for another file, would then be closed under that file's owner. The pool closes what an ended
- * worker left open instead (the job's slots, content-search.ts).
- */
+/** Starts worker threads running the built scan worker at `url`. */
 export function workerThreads(url: URL): StartScanThread {
-  return () => new Worker(url, { trackUnmanagedFds: false, resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
+  return () => new Worker(url, { resourceLimits: { maxOldGenerationSizeMb: HEAP_MB, maxYoungGenerationSizeMb: YOUNG_MB } });
 }
 
 /**
@@ -141,12 +128,6 @@ export class ScanWorkers {
   }
 }
 
-/** A count job's outcomes, and what its worker opened itself: each such file's identity and size then. */
-export interface Counted {
-  outcomes: FileOutcome[];
-  opened(at: number): { id: FileObjectId; size: number } | undefined;
-}
-
 interface Pending {
   job: ScanJob;
   transfer: ArrayBuffer[];
@@ -176,14 +157,12 @@ export class ScanPool {
    * @param workers the runtime's shelf of idle workers
    * @param budget the call's budget; none for a literal query, whose scan cost is linear
    * @param startThread starts a worker when the shelf has none of this kind
-   * @param most workers the call may use at once
    */
   constructor(
     private readonly workers: ScanWorkers,
     private readonly budget: Budget | undefined,
     private readonly what: string,
     private readonly startThread: StartScanThread = DEFAULT_SCAN_THREADS,
-    private readonly most = WORKERS,
   ) {
     this.allowedMs = budget?.baseMs ?? 0;
   }
@@ -197,10 +176,10 @@ export class ScanPool {
    * Counts the files of a batch (packed by `packFiles`): one outcome per file, in order.
    * @throws as `run`
    */
-  async count(settings: JobSettings, files: Float64Array, occurrences: boolean, walked?: WalkedNames): Promise<Counted> {
-    const reply = await this.run({ ...settings, kind: "count", files, occurrences, walked }, [files.buffer as ArrayBuffer]);
+  async count(settings: JobSettings, files: Float64Array, occurrences: boolean): Promise<FileOutcome[]> {
+    const reply = await this.run({ ...settings, kind: "count", files, occurrences }, [files.buffer as ArrayBuffer]);
     if (reply.type !== "counted") throw new Error(`a scan worker answered a count with ${reply.type}`);
-    return { outcomes: unpackOutcomes(reply), opened: (at) => openedAt(reply, at) };
+    return unpackOutcomes(reply);
   }
 
   /**
@@ -236,7 +215,7 @@ export class ScanPool {
 
   private dispatch(): void {
     for (const slot of this.slots) if (slot.job === undefined && this.queue.length > 0) this.start(slot, this.queue.shift() as Pending);
-    if (this.queue.length > this.starting && this.slots.length + this.starting < this.most) {
+    if (this.queue.length > this.starting && this.slots.length + this.starting < WORKERS) {
       this.starting++;
       this.workers.take(this.startThread).then(
         (worker) => {
@@ -274,11 +253,6 @@ export class ScanPool {
     if (pending === undefined || !("id" in reply) || reply.id !== pending.job.id) return;
     if (reply.type === "progress") {
       pending.onProgress?.(reply.bytes);
-      return;
-    }
-    if (reply.type === "opened") {
-      // Files the worker opened itself: their bytes join the budget as a file's do when the walk opens it.
-      this.charge(reply.bytes, 0);
       return;
     }
     // The worker's own time on the job: a reply that waited for this thread (busy walking) is not the expression's cost.

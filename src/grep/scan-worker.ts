@@ -1,20 +1,15 @@
 /**
- * A scan worker of `ScanPool` (SPEC §10, §16, §23): a thread that reads and matches the files of one
+ * A scan worker of `ScanPool` (SPEC §10, §16): a thread that reads and matches the files of one
  * search, so a costly regular expression blocks it, not the server's event loop, and two of them
- * use both cores. Files arrive as descriptors the main thread opened through the sandbox, or as
- * names in directories the walk holds, which it opens through the same checks (the sandbox's
- * open-elsewhere.ts, never a path of its own), counts and closes; either is read with pread up to
- * the size it had when opened. Its replies keep the order of the files it was given.
+ * use both cores. It never opens anything: files arrive as descriptors the main thread opened
+ * through the sandbox, read with pread up to the size they had when opened; its replies keep the
+ * order of the files it was given.
  */
-import { closeSync, readSync } from "node:fs";
-import type { Confinement } from "../sandbox/confinement.js";
-import { checksOf, openElsewhere } from "../sandbox/open-elsewhere.js";
+import { readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
 import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import {
-  limitOf,
-  OpenedNotes,
   packOutcomes,
   unpackFiles,
   type CountJob,
@@ -22,7 +17,6 @@ import {
   type FileOutcome,
   type JobFile,
   type ScanJob,
-  type WalkedNames,
   type WorkerReply,
 } from "./protocol.js";
 import { compileQuery, type Query, type QuerySpec } from "./query.js";
@@ -84,95 +78,46 @@ function readSmall({ small }: ScanState, fd: number, limit: number): Buffer | un
   return length < small.length ? small.subarray(0, Math.min(length, limit)) : undefined;
 }
 
-/** The files of a count job the worker opens itself: each opened through the walk's checks when its turn comes, closed once counted. */
-class WalkedOpens {
-  private readonly slots: Int32Array;
-  private readonly checks: Confinement;
-  readonly notes: OpenedNotes;
-  private gathered = 0;
-
-  constructor(
-    private readonly w: WalkedNames,
-    files: number,
-    private readonly charge: (bytes: number) => void,
-  ) {
-    this.slots = new Int32Array(w.slots);
-    this.checks = checksOf(w.walked);
-    this.notes = new OpenedNotes(files);
-  }
-
-  /** File `at` opened, when the worker opens it: its descriptor and limit, or why it could not be opened; undefined when it arrived opened. */
-  open(at: number): JobFile | FileFailure | undefined {
-    const dir = this.w.walked.dirs[this.w.dirOf[at] as number];
-    if (dir === undefined) return undefined;
-    const got = openElsewhere(this.checks, dir, this.w.names[at] as string);
-    if ("error" in got) return { ...failure(got.error), atOpen: true };
-    this.slots[at] = got.fd + 1;
-    this.notes.note(at, got.stat, got.size);
-    if (this.w.chargeEvery > 0 && (this.gathered += got.size) >= this.w.chargeEvery) this.flushCharge();
-    return { fd: got.fd, limit: limitOf(got.size) };
-  }
-
-  /** Closes file `at` unless it is kept for its lines. */
-  done(at: number, outcome: FileOutcome): void {
-    const held = this.slots[at] as number;
-    if (held === 0) return;
-    if (this.w.keepMatched && !("error" in outcome) && !outcome.binary && outcome.matchingLines > 0) return;
-    this.slots[at] = 0;
-    closeSync(held - 1);
-  }
-
-  /** Reports the bytes opened and not yet reported. */
-  flushCharge(): void {
-    if (this.gathered > 0) this.charge(this.gathered);
-    this.gathered = 0;
-  }
-}
-
-async function countOne(state: ScanState, finder: LineFinder, query: Query, job: CountJob, file: JobFile): Promise<FileOutcome> {
-  let whole: Buffer | undefined;
-  try {
-    if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
-  } catch (err) {
-    return failure(err);
-  }
-  if (whole !== undefined) {
-    // Most files of a tree: counted in place, without a scan's promises and buffers.
-    const c = countWholeLines(finder, whole, job.occurrences);
-    return { binary: c.lines < 0, matchingLines: Math.max(0, c.lines), occurrences: c.occurrences, bytes: c.lines < 0 ? 0 : whole.length };
-  }
-  try {
-    const {
-      text: _t,
-      skipped: _s,
-      shown: _w,
-      exhausted: _e,
-      ...figures
-    } = await scanFile(readerOf(file), query, countRequest(job.occurrences), {
-      chunkSize: job.chunkSize,
-      maxLineBytes: job.maxLineBytes,
-      scratch: scratchOf(state, job.chunkSize),
-    });
-    return figures;
-  } catch (err) {
-    return failure(err);
-  }
-}
-
-async function count(state: ScanState, job: CountJob, walked: WalkedOpens | undefined): Promise<FileOutcome[]> {
+async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
   const { query, finder } = queryOf(state, job.spec);
+  const req = countRequest(job.occurrences);
   const out: FileOutcome[] = [];
-  for (const [at, given] of unpackFiles(job.files).entries()) {
-    const file = walked?.open(at) ?? given;
-    if ("error" in file) {
-      out.push(file);
+  for (const file of unpackFiles(job.files)) {
+    let whole: Buffer | undefined;
+    try {
+      if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
+    } catch (err) {
+      out.push(failure(err));
       continue;
     }
-    const outcome = await countOne(state, finder, query, job, file);
-    walked?.done(at, outcome);
-    out.push(outcome);
+    if (whole !== undefined) {
+      // Most files of a tree: counted in place, without a scan's promises and buffers.
+      const c = countWholeLines(finder, whole, job.occurrences);
+      out.push({
+        binary: c.lines < 0,
+        matchingLines: Math.max(0, c.lines),
+        occurrences: c.occurrences,
+        bytes: c.lines < 0 ? 0 : whole.length,
+      });
+      continue;
+    }
+    try {
+      const {
+        text: _t,
+        skipped: _s,
+        shown: _w,
+        exhausted: _e,
+        ...figures
+      } = await scanFile(readerOf(file), query, req, {
+        chunkSize: job.chunkSize,
+        maxLineBytes: job.maxLineBytes,
+        scratch: scratchOf(state, job.chunkSize),
+      });
+      out.push(figures);
+    } catch (err) {
+      out.push(failure(err));
+    }
   }
-  walked?.flushCharge();
   return out;
 }
 
@@ -180,17 +125,6 @@ async function count(state: ScanState, job: CountJob, walked: WalkedOpens | unde
 export interface ScanPort {
   postMessage(reply: WorkerReply, transfer?: ArrayBuffer[]): void;
   on(event: "message", listener: (job: ScanJob) => void): unknown;
-}
-
-function countJob(state: ScanState, job: CountJob, port: ScanPort, ms: () => number): Promise<void> {
-  const files = job.files.length / 2;
-  const walked =
-    job.walked === undefined ? undefined : new WalkedOpens(job.walked, files, (bytes) => port.postMessage({ type: "opened", id: job.id, bytes }));
-  return count(state, job, walked).then((outcomes) => {
-    const packed = { ...packOutcomes(outcomes), ...(walked === undefined ? {} : { ids: walked.notes.ids, wideIds: walked.notes.wideIds }) };
-    const transfer = [packed.figures.buffer as ArrayBuffer, ...(packed.ids === undefined ? [] : [packed.ids.buffer as ArrayBuffer])];
-    port.postMessage({ type: "counted", id: job.id, ms: ms(), ...packed } satisfies WorkerReply, transfer);
-  });
 }
 
 /** Answers the scan jobs that arrive on `port`, after saying it is ready. */
@@ -202,7 +136,10 @@ export function serveScans(port: ScanPort): void {
     const ms = (): number => performance.now() - started;
     const done =
       job.kind === "count"
-        ? countJob(state, job, port, ms)
+        ? count(state, job).then((files) => {
+            const packed = packOutcomes(files);
+            port.postMessage({ type: "counted", id: job.id, ms: ms(), ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
+          })
         : scanFile(readerOf(job.file), queryOf(state, job.spec).query, job.req, {
             chunkSize: job.chunkSize,
             maxLineBytes: job.maxLineBytes,

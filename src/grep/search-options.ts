@@ -1,5 +1,4 @@
 /** The settings of one search_file_contents call's core (SPEC §10, §16), as content-search.ts takes them. */
-import type { WalkPort } from "../sandbox/index.js";
 import type { TextSink } from "../kernel/bounded.js";
 import type { Shown } from "../kernel/escape.js";
 import type { Query } from "./query.js";
@@ -36,11 +35,6 @@ export interface ContentSearchOptions {
   maxLineBytes?: number;
   /** Starts the call's scan workers. @default DEFAULT_SCAN_THREADS (scan-pool.ts) */
   scanThreads?: StartScanThread;
-  /**
-   * The walk (over this port) hands its regular files over unopened (`addUnopened`), and the call's workers (one
-   * per core, up to two) open them through the walk's checks (SPEC §23).
-   */
-  opensInWorkers?: Pick<WalkPort, "walkedDirs">;
   /** Hears every file recorded, in walk order, with its occurrences (0 when skipped; counted in count and files modes only). */
   onCounted?: (shown: Shown, occurrences: number) => void;
 }

@@ -31,9 +31,7 @@ import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } fr
 import type { FileObjectId } from "./identity.js";
 import type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 import { type Intent, type LockOwner, lockIsStale, lockTextFor, parseLock } from "./lock-owner.js";
-import type { WalkedDirRef, WalkedDirs } from "./open-elsewhere.js";
 import type { FileOrDirectory, FilePort, Inspected, TreeOptions, WalkPort } from "./ports.js";
-import { type HeldWalkDir, ReachHolds } from "./reach-holds.js";
 import type { SandboxRuntime } from "./runtime.js";
 
 export type { Ending } from "./append.js";
@@ -50,8 +48,6 @@ export type { WalkedOpen, WalkedResult } from "./open.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { FilePort, WalkPort } from "./ports.js";
-export type { HeldWalkDir } from "./reach-holds.js";
-export type { WalkedDirRef, WalkedDirs } from "./open-elsewhere.js";
 export { sandboxRuntime, type SandboxRuntime } from "./runtime.js";
 export type { Listing, OpenedDir, Reach, Read, StrategyName } from "./strategy.js";
 
@@ -72,8 +68,6 @@ export class Sandbox implements FilePort, WalkPort {
   // so that a file opened in one is checked against it instead of by a realpath, whose cost grows with
   // the square of the depth. An entry goes when the walk leaves the directory (`release`).
   private readonly walkedByPath = new Map<string, FileObjectId>();
-  // Walked directories a scan worker will still open entries in: their descriptors stay open until it has.
-  private readonly holds = new ReachHolds();
   private liveChecked: readonly string[] | undefined;
   private liveConfinement: Confinement | undefined;
 
@@ -262,17 +256,8 @@ export class Sandbox implements FilePort, WalkPort {
    * Opens and reads a walk's root (an already validated path); `close` releases it.
    * @throws when `root` cannot be opened or read, or is outside the allowed directories
    */
-  async openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
-    const opened = await openWalkRoot(this.confinement, root);
-    return {
-      listing: opened.listing,
-      // Put off while a scan worker may still open an entry through it (holdWalked).
-      close: async () => {
-        let closing: Promise<void> | undefined;
-        if (this.holds.closeWhenFree(opened.listing.reach, () => (closing = opened.close()))) return;
-        await closing;
-      },
-    };
+  openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }> {
+    return openWalkRoot(this.confinement, root);
   }
 
   /** Opens entry `name` of a walked directory (reached through `reach`) as a regular file; the caller closes it. */
@@ -308,27 +293,8 @@ export class Sandbox implements FilePort, WalkPort {
 
   /** Lets go of a walked directory's reach: its fd is closed, once, and a reach by path forgotten. */
   release(read: Reach): void {
-    if (read.fd < 0) {
-      this.walkedByPath.delete(read.reach);
-      return;
-    }
-    // Closed at once, or once no scan worker may still open an entry through it (holdWalked).
-    const held: Reach = { reach: read.reach, fd: read.fd };
-    read.fd = -1;
-    this.holds.closeWhenFree(held.reach, () => release(held));
-  }
-
-  /**
-   * A walked directory (reached through `reach`, the walk in it now) handed to another thread to open its entries
-   * through the same checks (open-elsewhere.ts): its reach keeps leading to it until `done`.
-   */
-  holdWalked(reach: string): HeldWalkDir {
-    return this.holds.hold(reach, () => ({ reach, dir: this.walkedByPath.get(reach) }));
-  }
-
-  /** The walked directories `dirs` (held by `holdWalked`) as another thread receives them. */
-  walkedDirs(dirs: WalkedDirRef[]): WalkedDirs {
-    return { strategy: this.runtime.strategy.name, allowed: this.allowedDirs, dirs };
+    if (read.fd < 0) this.walkedByPath.delete(read.reach);
+    release(read);
   }
 
   /**

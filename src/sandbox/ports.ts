@@ -12,8 +12,6 @@ import type { Deleted } from "./delete.js";
 import type { EntryFacts } from "./directories.js";
 import type { FileObjectId } from "./identity.js";
 import type { LinkVerdict } from "./lookup.js";
-import type { WalkedDirRef, WalkedDirs } from "./open-elsewhere.js";
-import type { HeldWalkDir } from "./reach-holds.js";
 import type { Opened, WalkedResult } from "./open.js";
 import type { RewriteEngine, RewriteOptions, Rewritten } from "./rewrite.js";
 import type { Listing, OpenedDir, Reach, Read } from "./strategy.js";
@@ -88,12 +86,8 @@ export interface WalkPort {
   openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string): WalkedResult[];
   /** Entry `name` of a walked directory read as a directory (in the thread pool with `inPool`, else a small one at once); never rejects. */
   readChild(parent: Reach, name: string, shown: string, inPool?: boolean): Promise<Read>;
-  /** Lets go of a walked directory's reach (put off while it is held). */
+  /** Lets go of a walked directory's reach. */
   release(read: Reach): void;
-  /** A walked directory handed to another thread to open its entries through the same checks; its reach holds until `done`. */
-  holdWalked(reach: string): HeldWalkDir;
-  /** The walked directories `dirs` (held by `holdWalked`) as another thread receives them, with the call's checks. */
-  walkedDirs(dirs: WalkedDirRef[]): WalkedDirs;
   /** Entry `name` of a walked directory reopened as the directory `id` read before; synchronous. */
   reopenChild(parent: Reach, name: string, shown: string, id: FileObjectId | undefined): Reach;
   /** How many descriptors this process may hold open, or Infinity where walks hold none. */

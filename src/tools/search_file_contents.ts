@@ -1,9 +1,9 @@
 /** search_file_contents (SPEC §10): find the lines that contain a text or match a regex, in a file or a tree. */
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
-import { escapeControls, type Shown } from "../kernel/escape.js";
+import { escapeControls } from "../kernel/escape.js";
 import { compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
-import { checkPatterns, walkFiles, type UnopenedFile } from "../walking/index.js";
+import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
 import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC, searchDescriptors } from "./shared.js";
 
@@ -36,8 +36,6 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
     signal: ctx.signal,
     workers: ctx.runtime.scanWorkers,
     batchFds: descriptors.batchFds,
-    // The walk reads directories; the workers open (through the same checks), read, count and close the files.
-    opensInWorkers: ctx.walks,
   });
   let notes = "";
   let file: { handle: FileHandle } | undefined;
@@ -54,7 +52,6 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         excludePatterns: args.excludePatterns,
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
-        onUnopened: (unopened: UnopenedFile, shown: Shown) => search.addUnopened(unopened, shown),
       };
       notes = await walkFiles(
         target.path,

@@ -9,15 +9,7 @@ import { closeSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { Shown } from "../kernel/escape.js";
-import {
-  errnoCode,
-  isDirectoryRefusal,
-  type FileObjectId,
-  type HeldWalkDir,
-  type WalkPort,
-  type WalkedOpen,
-  type WalkedResult,
-} from "../sandbox/index.js";
+import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { excludesNothing, joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
@@ -38,29 +30,12 @@ export interface FileSelection {
    * in its directory are opened with it, in one step (see FileEntries), and wait for their turn.
    */
   openAhead?: number;
-  /**
-   * Hands each regular file (not a link) over unopened, its directory held, to be opened on another thread through
-   * the same checks (open-elsewhere.ts); every file handed over opened then carries its identity, and a file met
-   * twice is the receiver's to leave out (the walk cannot tell before it is opened).
-   */
-  onUnopened?: UnopenedVisitor;
 }
-
-/** A walked regular file not yet opened: its directory, held until `held.done()`, and its name. */
-export interface UnopenedFile {
-  held: HeldWalkDir;
-  name: string;
-}
-
-/** Receives each regular file unopened (see FileSelection.onUnopened); a promise makes the walk wait. */
-type UnopenedVisitor = (file: UnopenedFile, shown: Shown) => Promise<void> | undefined;
 
 /** A file opened through the sandbox, handed over with its size when opened; whoever receives it closes it. */
 export interface OpenedFile {
   fd: number;
   size: number;
-  /** Its identity, when the walk hands files over unopened and leaves meeting one twice to the receiver. */
-  id?: FileObjectId;
   close(): unknown;
 }
 
@@ -79,7 +54,7 @@ const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" 
  * The file objects met so far: inode numbers by device, as numbers when exact (a string key per
  * file, or a bigint set, cost more than the file's search); the same inode always gets the same form.
  */
-export class SeenFiles {
+class SeenFiles {
   private readonly byDevice = new Map<number | bigint, Set<number | bigint>>();
   private lastDev: number | bigint | undefined;
   private inodes = new Set<number | bigint>();
@@ -132,17 +107,11 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown): WalkedResult
   return "error" in got && isDirectoryRefusal(got.error) ? "directory" : got;
 }
 
-/** A descriptor a scan worker opened through the sandbox's checks and left open for this thread (SPEC §23), to be closed here. */
-export function adoptDescriptor(fd: number, size: number): OpenedFile {
-  return new SyncOpened(fd, size);
-}
-
 /** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
 class SyncOpened implements OpenedFile {
   constructor(
     readonly fd: number,
     readonly size: number,
-    readonly id?: FileObjectId,
   ) {}
 
   close(): void {
@@ -172,7 +141,6 @@ class FileEntries {
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
-    private readonly onUnopened?: UnopenedVisitor,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal);
@@ -188,23 +156,13 @@ class FileEntries {
       this.onSkip("unreadable", 1);
       return undefined;
     }
-    const unopened = this.onUnopened;
-    if (unopened !== undefined && !entry.isSymbolicLink()) {
-      const done = unopened({ held: this.opts.sandbox.holdWalked(reach), name: entry.name }, shown);
-      return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
-    }
     const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
-    if (unopened !== undefined) return this.handOver(new SyncOpened(opened.fd, opened.size, opened.stat), shown, full);
     if (!this.seen.firstSight(opened.stat)) {
       closeSync(opened.fd);
       return undefined;
     }
-    return this.handOver(new SyncOpened(opened.fd, opened.size), shown, full);
-  }
-
-  private handOver(opened: OpenedFile, shown: Shown, full: string): Promise<void> | undefined {
-    const done = this.onFile(opened, shown, full);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown, full);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 
@@ -261,7 +219,7 @@ export async function walkFiles(
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts, selection.onUnopened);
+  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts);
   const visitor = withGitignore(
     {
       excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),

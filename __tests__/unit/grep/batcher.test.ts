@@ -1,7 +1,7 @@
 /**
- * The batcher owns every file handed to it (grep/batcher.ts): each batch is let go of (closed)
- * exactly once — when it is merged, or by closeAll — and a batch whose count failed stays open until
- * closeAll, as a worker may still be reading it.
+ * The batcher owns every file handed to it (grep/batcher.ts): each is closed exactly once — when its
+ * batch is merged, or by closeAll — and a batch whose count failed stays open until closeAll, as a
+ * worker may still be reading it.
  */
 import { describe, expect, it } from "vitest";
 import { Batcher, type BatchFile } from "../../../src/grep/batcher.js";
@@ -13,12 +13,6 @@ function files(n: number) {
   return { opened, closes };
 }
 
-const fdOf = (f: BatchFile): number => f.opened?.fd ?? -1;
-const release = (batch: readonly BatchFile[]): void => {
-  for (const f of batch) f.opened?.close();
-};
-const fileOf = (f: { fd: number; size: number; close(): unknown }): BatchFile => ({ shown: escapeControls(`/d/${f.fd}`), opened: f });
-
 describe("Batcher", () => {
   it("closes each file once, after its batch is merged, and closeAll closes nothing twice", async () => {
     const { opened, closes } = files(7);
@@ -28,14 +22,13 @@ describe("Batcher", () => {
         count: async (batch) => batch.length,
         merge: async (batch: readonly BatchFile[]) => {
           // Still open while merged: the merge may scan a file again.
-          expect(batch.map((f) => closes[fdOf(f) - 100])).toEqual(batch.map(() => 0));
-          merged.push(batch.map(fdOf));
+          expect(batch.map((f) => closes[f.opened.fd - 100])).toEqual(batch.map(() => 0));
+          merged.push(batch.map((f) => f.opened.fd));
         },
-        release,
       },
       3,
     );
-    for (const f of opened) await batcher.add(fileOf(f));
+    for (const f of opened) await batcher.add(f, escapeControls(`/d/${f.fd}`));
     batcher.flush();
     await batcher.settled();
     expect(merged).toEqual([[100, 101, 102], [103, 104, 105], [106]]);
@@ -49,15 +42,14 @@ describe("Batcher", () => {
     const batcher = new Batcher<number>(
       {
         count: async (batch) => {
-          if (batch[0] !== undefined && fdOf(batch[0]) === 100) throw new Error("worker failed");
+          if (batch[0]?.opened.fd === 100) throw new Error("worker failed");
           return batch.length;
         },
         merge: async () => undefined,
-        release,
       },
       2,
     );
-    for (const f of opened) batcher.add(fileOf(f));
+    for (const f of opened) batcher.add(f, escapeControls(`/d/${f.fd}`));
     await expect(batcher.settled()).rejects.toThrow("worker failed");
     expect(batcher.failure).toBeDefined();
     // Nothing merged after the failed batch: every file is still open, the fifth one not even sent.
@@ -70,9 +62,9 @@ describe("Batcher", () => {
 
   it("does not close again a batch closeAll closed while its merge was still running", async () => {
     const { opened, closes } = files(2);
-    let letGo = (): void => undefined;
+    let release = (): void => undefined;
     const merging = new Promise<void>((resolve) => {
-      letGo = resolve;
+      release = resolve;
     });
     let started = (): void => undefined;
     const mergeStarted = new Promise<void>((resolve) => {
@@ -85,15 +77,14 @@ describe("Batcher", () => {
           started();
           await merging;
         },
-        release,
       },
       2,
     );
-    for (const f of opened) batcher.add(fileOf(f));
+    for (const f of opened) batcher.add(f, escapeControls(`/d/${f.fd}`));
     await mergeStarted;
     batcher.closeAll();
     expect(closes).toEqual([1, 1]);
-    letGo();
+    release();
     await batcher.settled();
     expect(closes).toEqual([1, 1]);
   });

@@ -20,10 +20,11 @@ export interface ScanPlan {
   consumer?: TextConsumer;
   /**
    * Ends a warm scan early, checked after each chunk. A cold pass runs on to the end so that what it stores is
-   * complete, unless `countBytes` is set: then, once `stop` holds, it stops when that many bytes are read.
+   * complete, unless `countBytes` is set: then it ends once `stop` holds, and the count goes on for that many bytes
+   * past the furthest point counted so far (by this pass or an earlier answer's, whose checkpoints are kept).
    */
   stop?: (char: number) => boolean;
-  /** How far a cold pass counts for the total once the reader has what it needs (COUNT_BUDGET_BYTES for a first answer). */
+  /** How far a cold pass counts on for the total once the reader has what it needs (COUNT_BUDGET_BYTES for a first answer). */
   countBytes?: number;
   /** Told each restart point the scan passes, after the cache's entry recorded it. */
   onRestart?: (point: RestartPoint) => void;
@@ -78,25 +79,40 @@ export async function scanCached(
   const hold = await holdEntry(handle, key, cache, opts.signal);
   try {
     const { known, entry } = hold;
-    const plan = planFor(known) ?? (known === undefined ? { from: ORIGIN } : undefined);
+    // What an earlier answer counted of a large file (a partial entry): its checkpoints start this pass near the reader's
+    // offset, and the count goes on from where it stopped, instead of from the start again.
+    const partial = known === undefined && entry.count > 1 ? entry : undefined;
+    const plan = planFor(known ?? partial) ?? (known === undefined ? { from: partial?.furthest() ?? ORIGIN } : undefined);
     if (plan === undefined) return { known, entry, scan: undefined, total: known?.total ?? 0 };
-    const scan = await scanText(
-      handle,
-      {
-        from: plan.from,
-        consumer: plan.consumer,
-        bytesTotal: Number(hold.id.size),
-        stop: known === undefined ? coldStop(plan) : plan.stop,
-        onRestart(point) {
-          entry.add(point);
-          plan.onRestart?.(point);
-        },
-      },
-      opts,
-    );
-    if (known !== undefined) return { known, entry, scan, total: known.total ?? scan.char };
-    if (!scan.complete) return { known, entry, scan, total: scan.char, countedBytes: scan.byte };
-    if (scan.complete && sameIdentity(await identify(handle), hold.id)) {
+    const bytesTotal = Number(hold.id.size);
+    const onRestart = (point: RestartPoint): void => {
+      entry.add(point);
+      plan.onRestart?.(point);
+    };
+    if (known !== undefined) {
+      const scan = await scanText(handle, { from: plan.from, consumer: plan.consumer, bytesTotal, stop: plan.stop, onRestart }, opts);
+      return { known, entry, scan, total: known.total ?? scan.char };
+    }
+    // A cold pass runs to the end, unless the reader has a count budget: then, once the reader has what it needs, it
+    // counts `countBytes` past the furthest point counted so far, jumping there when the reader's need ends before it.
+    const counted = entry.furthest();
+    const until = Math.max(counted.byte, plan.from.byte) + (plan.countBytes ?? 0);
+    const need = plan.stop;
+    const stop =
+      need === undefined || plan.countBytes === undefined
+        ? undefined
+        : (char: number, byte: number) => need(char) && (byte < counted.byte || byte >= until);
+    let scan = await scanText(handle, { from: plan.from, consumer: plan.consumer, bytesTotal, stop, onRestart }, opts);
+    if (!scan.complete && scan.byte < counted.byte) {
+      scan = await scanText(handle, { from: counted, bytesTotal, stop: (_char, byte) => byte >= until, onRestart }, opts);
+    }
+    const unchanged = sameIdentity(await identify(handle), hold.id);
+    if (!scan.complete) {
+      // Kept for the next reader to count on from, unless the file changed meanwhile.
+      if (unchanged) cache.store(key, entry);
+      return { known, entry, scan, total: scan.char, countedBytes: scan.byte };
+    }
+    if (unchanged) {
       entry.total = scan.char;
       entry.totalLines = scan.line;
       cache.store(key, entry);
@@ -107,22 +123,16 @@ export async function scanCached(
   }
 }
 
-/** A cold pass's stop: none (to the end), or the reader's once it has read `countBytes`. */
-function coldStop(plan: ScanPlan): ((char: number, byte: number) => boolean) | undefined {
-  const { stop, countBytes } = plan;
-  if (stop === undefined || countBytes === undefined) return undefined;
-  return (char, byte) => byte >= countBytes && stop(char);
-}
-
 /** The cached entry for the file, or a claim on its one cold pass: a reader arriving while another scans it cold waits for that pass. */
 async function holdEntry(handle: FileHandle, key: string, cache: CheckpointCache, signal: AbortSignal | undefined): Promise<Hold> {
   for (;;) {
     signal?.throwIfAborted();
     const id = await identify(handle);
-    const known = cache.get(key, id);
-    if (known !== undefined) return { id, known, entry: known, release: warm };
+    const cached = cache.get(key, id);
+    if (cached?.total !== undefined) return { id, known: cached, entry: cached, release: warm };
+    // No entry, or a partial one: the pass that counts on is claimed as a cold pass is, one at a time.
     const claim = cache.claimPass(key, id);
-    if ("release" in claim) return { id, known: undefined, entry: cache.create(id), release: claim.release };
+    if ("release" in claim) return { id, known: undefined, entry: cached ?? cache.create(id), release: claim.release };
     await untilAborted(claim.running, signal);
   }
 }

@@ -57,6 +57,11 @@ export class FileCheckpoints {
     if (this.bytes.length > this.max) this.thin();
   }
 
+  /** The last restart point recorded: where a pass that counted only part of the file can count on from. */
+  furthest(): RestartPoint {
+    return this.at(this.bytes.length - 1);
+  }
+
   /** The known restart point with the largest char ≤ `offset`. */
   nearest(offset: number): RestartPoint {
     let lo = 0;
@@ -149,7 +154,7 @@ export class CheckpointCache {
     return this.entries.size;
   }
 
-  /** The complete entry for `key` if it still matches `id`; a stale one is dropped. */
+  /** The entry for `key` if it still matches `id` (complete, or partial: no `total` yet); a stale one is dropped. */
   get(key: string, id: FileIdentity): FileCheckpoints | undefined {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;

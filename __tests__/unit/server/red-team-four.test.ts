@@ -248,9 +248,15 @@ describeEachStrategy("issue 28 row 5: a huge listing holds a bounded number of e
 
 describeEachStrategy("issue 28 row 10: a first answer does not wait for the exact total of an arbitrarily large file", () => {
   const TIB = 1024 ** 4;
-  // Counting stops 64 MiB in (COUNT_BUDGET_BYTES): a lower bound, said as such.
+  // Counting stops 64 MiB in (COUNT_BUDGET_BYTES), 64 MiB further on each later read: a lower bound, said as such.
   const NOT_COUNTED =
-    / of at least [\d,]+ \(the total is not counted yet: only the first 64 MiB of the file were read for this answer; get_file_info gives its size\)/;
+    / of at least [\d,]+ \(the total is not counted yet: the first [\d,]+ MiB of the file are counted, 64 MiB more with each read; get_file_info gives its size\)/;
+  const MIB = 1024 * 1024;
+  /** The characters and MiB a notice says are counted so far. */
+  const countedOf = (text: string): { chars: number; mib: number } => ({
+    chars: Number(/of at least ([\d,]+)/.exec(text)?.[1]?.replaceAll(",", "")),
+    mib: Number(/the first ([\d,]+) MiB of the file are counted/.exec(text)?.[1]?.replaceAll(",", "")),
+  });
   const HEAD = "line1\nline2\nline3\n";
   let file: string;
 
@@ -271,6 +277,7 @@ describeEachStrategy("issue 28 row 10: a first answer does not wait for the exac
     const counted = Number(/of at least ([\d,]+)/.exec(notice)?.[1]?.replaceAll(",", ""));
     expect(counted).toBeGreaterThanOrEqual(64 * 1024 * 1024);
     expect(counted).toBeLessThan(TIB);
+    expect(countedOf(notice).mib).toBe(64);
     // The new notice is one of the server's own: writing a capped read back is refused, as for the others.
     const writeBack = await call("write_file", { path: path.join(dir, "back.txt"), content: `line1\n${notice}` });
     expect(writeBack.isError).toBe(true);
@@ -278,6 +285,31 @@ describeEachStrategy("issue 28 row 10: a first answer does not wait for the exac
     const atOffset = textOf(await call("read_text_file", { path: file, offset: 6, limit: 6 }));
     expect(atOffset).toMatch(/^line2\n\n\[Result truncated: showing characters 7-12 of at least /);
     expect(atOffset).toMatch(/Call again with offset=12 to continue\.\]$/);
+  });
+
+  it("each later read counts on from where the last one stopped, also past a far window, until the total is exact", async () => {
+    // A far window first: read (and counted) up to it.
+    const far = countedOf(textOf(await call("read_text_file", { path: file, offset: 300 * MIB, limit: 10 })));
+    expect(far.mib).toBeGreaterThanOrEqual(300);
+    expect(far.chars).toBeGreaterThanOrEqual(300 * MIB);
+    // A window at the start then counts on from there (it started again from 0 before: 64 MiB).
+    const next = countedOf(textOf(await call("read_text_file", { path: file, limit: 10 })));
+    expect(next.chars).toBeGreaterThan(far.chars + 60 * MIB);
+    expect(next.mib).toBeGreaterThanOrEqual(far.mib + 60);
+    // A file past the budget but not far past it: exact on the third read, and from then on.
+    const small = path.join(dir, "160mib.img");
+    fs.writeFileSync(small, HEAD);
+    fs.truncateSync(small, 160 * MIB);
+    const first = textOf(await call("read_text_file", { path: small, limit: 10 }));
+    expect(first).toMatch(NOT_COUNTED);
+    const second = textOf(await call("read_text_file", { path: small, limit: 10 }));
+    expect(countedOf(second).chars).toBeGreaterThan(countedOf(first).chars);
+    expect(countedOf(second).chars).toBeLessThan(160 * MIB);
+    for (let read = 3; read <= 4; read++) {
+      expect(textOf(await call("read_text_file", { path: small, limit: 10 }))).toMatch(
+        /showing characters 1-10 of 167,772,160\. Call again with offset=10/,
+      );
+    }
   });
 
   it("a line window: whole lines come back whole; a window from a line says the total is not known yet", async () => {

@@ -59,11 +59,11 @@ export const cutFrame = (shown: string, total: string, filesPart: string, advice
   `[Result truncated: showing characters 1-${shown} of ${total}${filesPart}. To see the rest, ${advice}.]`;
 /**
  * A total that was not counted to the end (issue 28 row 10): the characters counted, as a lower bound, and how
- * much of the file is counted so far (each read of it counts on, 64 MiB at a time); it stands where a frame's
- * total stands.
+ * much of the file is counted so far (a window's later reads count on, 64 MiB at a time); it stands where a
+ * frame's total stands.
  */
 const atLeastFrame = (counted: string, mib: string): string =>
-  `at least ${counted} (the total is not counted yet: the first ${mib} MiB of the file are counted, 64 MiB more with each read; get_file_info gives its size)`;
+  `at least ${counted} (the total is not counted yet: only the first ${mib} MiB of the file are counted so far; get_file_info gives its size)`;
 const filesFrame = (included: string, requested: string): string => `; ${included} of ${requested} requested files included in full`;
 const skippedFrame = (count: string, noun: string): string => `; ${count} unreadable ${noun} skipped (not shown)`;
 const entriesFrame = (shown: string, total: string): string => `; ${shown} of ${total} entries shown`;

@@ -250,12 +250,12 @@ describeEachStrategy("issue 28 row 10: a first answer does not wait for the exac
   const TIB = 1024 ** 4;
   // Counting stops 64 MiB in (COUNT_BUDGET_BYTES), 64 MiB further on each later read: a lower bound, said as such.
   const NOT_COUNTED =
-    / of at least [\d,]+ \(the total is not counted yet: the first [\d,]+ MiB of the file are counted, 64 MiB more with each read; get_file_info gives its size\)/;
+    / of at least [\d,]+ \(the total is not counted yet: only the first [\d,]+ MiB of the file are counted so far; get_file_info gives its size\)/;
   const MIB = 1024 * 1024;
   /** The characters and MiB a notice says are counted so far. */
   const countedOf = (text: string): { chars: number; mib: number } => ({
     chars: Number(/of at least ([\d,]+)/.exec(text)?.[1]?.replaceAll(",", "")),
-    mib: Number(/the first ([\d,]+) MiB of the file are counted/.exec(text)?.[1]?.replaceAll(",", "")),
+    mib: Number(/the first ([\d,]+) MiB of the file are counted so far/.exec(text)?.[1]?.replaceAll(",", "")),
   });
   const HEAD = "line1\nline2\nline3\n";
   let file: string;

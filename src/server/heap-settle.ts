@@ -1,11 +1,13 @@
 /**
- * Gives the main thread's garbage back between tool calls (SPEC §23, memory). A search of a large tree
- * leaves tens of megabytes of per-file garbage that survived a scavenge or two in V8's old space, and
- * V8 may not collect it for several calls: one server running the bench's fifteen searches in turn
- * peaked at 155-215 MB by that timing alone, with 23 MB live between calls. After a call, when the
- * heap has grown by more than GROWTH_BYTES (or than what the last collection left, when that is more)
- * since the last collection, the old space is collected in a task of its own (kernel/collect.ts): off
- * the call's path, and at most once per that much garbage.
+ * Gives the main thread's garbage back between tool calls and during long walks (SPEC §23, memory). A
+ * search of a large tree leaves tens of megabytes of per-file garbage that survived a scavenge or two in
+ * V8's old space, and V8 may not collect it for several calls: one server running the bench's fifteen
+ * searches in turn peaked at 155-215 MB by that timing alone, with 23 MB live between calls; one search
+ * of the 100,000-file tree on a fresh server peaked at 136 MB or at 154-178 MB by the same timing. After a
+ * call, and at the turns a content search's walk gives the event loop, when the heap has grown by more than
+ * GROWTH_BYTES (or than what the last collection left, when that is more) since the last collection, the
+ * old space is collected in a task of its own (kernel/collect.ts): off the call's path, and at most once per
+ * that much garbage.
  */
 import v8 from "node:v8";
 import { garbageCollector } from "../kernel/collect.js";
@@ -37,8 +39,8 @@ export class HeapSettle {
     this.floor = used();
   }
 
-  /** Called when a tool call has ended: starts a collection when one is due; the promise is for tests. */
-  afterCall(): Promise<void> | undefined {
+  /** Called when a tool call has ended, and at a long walk's turns: starts a collection when one is due; the promise is for tests. */
+  settle(): Promise<void> | undefined {
     if (this.collect === null || this.running !== undefined) return this.running;
     const now = this.used();
     if (now < this.floor) this.floor = now;

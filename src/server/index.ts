@@ -150,7 +150,7 @@ export function buildServer(options: ServerOptions): Server {
     );
     await progressSent;
     // The collection, when due, runs in a task of its own, after this result is on its way.
-    runtime.heap.afterCall();
+    runtime.heap.settle();
     return result;
   });
 

@@ -21,6 +21,8 @@ export interface ToolRuntime {
   readonly scanWorkers: ScanWorkers;
   /** How many media files are read into memory at once. */
   readonly media: MediaSlots;
+  /** The main thread's heap, settled after each call and at a long walk's turns (server/heap-settle.ts). */
+  readonly heap: { settle(): unknown };
 }
 
 /** Per-call context: limits, the call's sandbox and bounds, the runtime, cancellation and progress. */
@@ -71,7 +73,13 @@ export function readOptions(ctx: ToolContext): ReadOptions {
 
 /** Walk options for the walkers, wired to the call's sandbox, signal and progress. */
 export function walkOptions(ctx: ToolContext): WalkOptions {
-  return { sandbox: ctx.walks, descriptors: ctx.runtime.descriptors, signal: ctx.signal, onProgress: (n) => ctx.progress(n) };
+  return {
+    sandbox: ctx.walks,
+    descriptors: ctx.runtime.descriptors,
+    signal: ctx.signal,
+    onProgress: (n) => ctx.progress(n),
+    onTurn: () => void ctx.runtime.heap.settle(),
+  };
 }
 
 /** Runs `fill` on the call's sink and tells the bounding layer to render it. */

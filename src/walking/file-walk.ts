@@ -80,7 +80,10 @@ class Pacer {
   private files = 0;
   private lastTurn = performance.now();
 
-  constructor(private readonly signal: AbortSignal | undefined) {}
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly onTurn: (() => void) | undefined,
+  ) {}
 
   /** Undefined unless it is time for a turn: a promise per file cost more than many a file's search. */
   pace(): Promise<void> | undefined {
@@ -88,6 +91,7 @@ class Pacer {
     return new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
       this.lastTurn = performance.now();
       this.signal?.throwIfAborted();
+      this.onTurn?.();
     });
   }
 }
@@ -143,7 +147,7 @@ class FileEntries {
     private readonly opts: WalkOptions,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
-    this.pacer = new Pacer(opts.signal);
+    this.pacer = new Pacer(opts.signal, opts.onTurn);
   }
 
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */

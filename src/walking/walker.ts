@@ -33,6 +33,11 @@ export interface WalkOptions {
    * waited for a core and for the walk's next turn, and small ones are read at once instead.
    */
   poolReads?: boolean;
+  /**
+   * Told at each turn a content search's walk gives the event loop (file-walk.ts): the runtime settles its heap
+   * there, as after a call, so a search of a large tree does not hold its garbage to the end.
+   */
+  onTurn?: () => void;
 }
 
 /** What a visitor may ask, during `enter`, of the entries that follow the one entered in its directory. */

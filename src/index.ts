@@ -5,6 +5,8 @@
  * 0 help/version (and after the SIGTERM drain), 1 no usable directory or an
  * issuer that cannot be read, 2 bad command line, environment or token file.
  */
+// First: what a dependency rejects while loading must not end the process (cli/guards.ts).
+import "./cli/guards.js";
 import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./cli/config.js";
 import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./transports/http/index.js";
 import { buildServer } from "./server/index.js";
@@ -42,7 +44,6 @@ async function main(): Promise<number | undefined> {
   }
   if (command.directories.length === 0) log(NO_DIRECTORIES_NOTE);
   if (command.note !== undefined) log(command.note);
-  process.on("unhandledRejection", (reason) => log(`Unhandled rejection: ${String(reason)}`));
   const { limits, readOnly, tools } = command;
   // The process resources, made once: the platform strategy, the locks, the caches, the descriptor budget.
   const runtime = createRuntime();

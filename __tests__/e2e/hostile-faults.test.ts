@@ -5,7 +5,8 @@
  * failed write leaves the old content and no temp file; walks over unreadable,
  * looping, undecodable and vanishing entries complete and say what they skipped.
  */
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, stat, symlink, writeFile, chmod } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
@@ -226,6 +227,29 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       } finally {
         await limited.close();
       }
+    });
+
+    // Under such a limit the HTTP stack's import makes Node's fetch instantiate its WebAssembly parser, and that
+    // rejection, unhandled, ended the process when it came before the server's own handler (2 of 30 starts
+    // under load): the guard is installed before any other module is evaluated.
+    it("a rejection nothing handles, even while the modules load, is logged and the process goes on", () => {
+      const dist = new URL("../../dist/", import.meta.url);
+      const guards = new URL("cli/guards.js", dist).href;
+      const run = spawnSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `await import(${JSON.stringify(guards)}); Promise.reject(new Error("early")); setTimeout(() => console.log("alive"), 20);`,
+        ],
+        { encoding: "utf8" },
+      );
+      expect(run.status).toBe(0);
+      expect(run.stdout).toBe("alive\n");
+      expect(run.stderr).toBe("Unhandled rejection: Error: early\n");
+      // And the server's entry evaluates it first.
+      const entry = readFileSync(new URL("index.js", dist), "utf8");
+      expect(entry.match(/^import .*$/m)?.[0]).toBe('import "./cli/guards.js";');
     });
 
     // Under an address-space limit V8 cannot reserve the guard region of a WebAssembly memory, which the UTF-8

@@ -8,7 +8,9 @@
 // First: what a dependency rejects while loading must not end the process (cli/guards.ts).
 import "./cli/guards.js";
 import { type Command, parseCommand, USAGE, UsageError, VERSION } from "./cli/config.js";
-import { DRAIN_MS, type HttpServer, type HttpServerOptions, startHttpServer } from "./transports/http/index.js";
+// The HTTP stack is loaded only with --http (serveHttp): loading it made a stdio start 150-200 ms slower and 13 MB
+// larger, and it loads Node's fetch, whose WebAssembly parser an address-space limit refuses (cli/guards.ts).
+import type { HttpServer, HttpServerOptions } from "./transports/http/index.js";
 import { buildServer } from "./server/index.js";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { createRuntime } from "./server/runtime.js";
@@ -65,6 +67,7 @@ async function main(): Promise<number | undefined> {
 
 /** Serves over HTTP until SIGTERM or SIGINT, which drain the calls in flight and exit 0. */
 async function serveHttp(options: HttpServerOptions): Promise<number | undefined> {
+  const { DRAIN_MS, startHttpServer } = await import("./transports/http/index.js");
   const { log } = options;
   let server: HttpServer;
   try {

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, stat, symlink, writeFile, chmod } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callWithin, connectThroughShell, expectOk, expectRefused, startAttacker, tempFilesIn } from "../support/hostile.js";
 import { connect, textOf, type Connected } from "../support/spawn.js";
@@ -250,6 +251,28 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       // And the server's entry evaluates it first.
       const entry = readFileSync(new URL("index.js", dist), "utf8");
       expect(entry.match(/^import .*$/m)?.[0]).toBe('import "./cli/guards.js";');
+    });
+
+    it("over stdio the HTTP stack is not loaded: no web global of Node's fetch is touched", async () => {
+      const preload = path.join(root, "web-globals.mjs");
+      await writeFile(
+        preload,
+        `for (const name of ["fetch", "Request", "Response", "Headers", "FormData", "WebSocket"]) {
+          const d = Object.getOwnPropertyDescriptor(globalThis, name);
+          if (d === undefined) continue;
+          Object.defineProperty(globalThis, name, { configurable: true, get() { process.stderr.write("web global: " + name + "\\n"); return d.value ?? d.get?.call(globalThis); } });
+        }`,
+      );
+      const file = path.join(root, "plain.txt");
+      await writeFile(file, "plain\n");
+      const watched = await connect([root], { env: { ...strategyEnv(name), NODE_OPTIONS: `--import=${pathToFileURL(preload).href}` } });
+      try {
+        expect(expectOk(await callWithin(watched.client, "read_text_file", { path: file }))).toBe("plain\n");
+        expect(watched.stderr()).toContain("running on stdio");
+        expect(watched.stderr()).not.toContain("web global");
+      } finally {
+        await watched.close();
+      }
     });
 
     // Under an address-space limit V8 cannot reserve the guard region of a WebAssembly memory, which the UTF-8

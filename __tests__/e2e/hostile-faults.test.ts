@@ -230,29 +230,6 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       }
     });
 
-    // Under such a limit the HTTP stack's import makes Node's fetch instantiate its WebAssembly parser, and that
-    // rejection, unhandled, ended the process when it came before the server's own handler (2 of 30 starts
-    // under load): the guard is installed before any other module is evaluated.
-    it("a rejection nothing handles, even while the modules load, is logged and the process goes on", () => {
-      const dist = new URL("../../dist/", import.meta.url);
-      const guards = new URL("cli/guards.js", dist).href;
-      const run = spawnSync(
-        process.execPath,
-        [
-          "--input-type=module",
-          "-e",
-          `await import(${JSON.stringify(guards)}); Promise.reject(new Error("early")); setTimeout(() => console.log("alive"), 20);`,
-        ],
-        { encoding: "utf8" },
-      );
-      expect(run.status).toBe(0);
-      expect(run.stdout).toBe("alive\n");
-      expect(run.stderr).toBe("Unhandled rejection: Error: early\n");
-      // And the server's entry evaluates it first.
-      const entry = readFileSync(new URL("index.js", dist), "utf8");
-      expect(entry.match(/^import .*$/m)?.[0]).toBe('import "./cli/guards.js";');
-    });
-
     it("over stdio the HTTP stack is not loaded: no web global of Node's fetch is touched", async () => {
       const preload = path.join(root, "web-globals.mjs");
       await writeFile(
@@ -415,5 +392,30 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
         await attacker.stop();
       }
     });
+  });
+});
+
+describe("the process guard", () => {
+  // Under an address-space limit the HTTP stack's import made Node's fetch instantiate its WebAssembly parser, and
+  // that rejection, unhandled, ended the process when it came before the server's own handler (2 of 30 starts
+  // under load): the guard is installed before any other module is evaluated. Once, not per strategy.
+  it("a rejection nothing handles, even while the modules load, is logged and the process goes on", () => {
+    const dist = new URL("../../dist/", import.meta.url);
+    const guards = new URL("cli/guards.js", dist).href;
+    const run = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `await import(${JSON.stringify(guards)}); Promise.reject(new Error("early")); setTimeout(() => console.log("alive"), 20);`,
+      ],
+      { encoding: "utf8" },
+    );
+    expect(run.status).toBe(0);
+    expect(run.stdout).toBe("alive\n");
+    expect(run.stderr).toBe("Unhandled rejection: Error: early\n");
+    // And the server's entry evaluates it first.
+    const entry = readFileSync(new URL("index.js", dist), "utf8");
+    expect(entry.match(/^import .*$/m)?.[0]).toBe('import "./cli/guards.js";');
   });
 });

@@ -62,11 +62,12 @@ interface Hold {
 const warm = (): void => {};
 
 /**
- * Scans the text of the file behind `handle` (cached under `key`) as `planFor` asks, given the known entry.
+ * Scans the text of the file behind `handle` (cached under `key`) as `planFor` asks, given the known entry
+ * (complete), or the partial one an earlier first answer left (no `total`: its checkpoints only), or none.
  * `planFor` returns undefined when the known entry already answers the reader; a cold pass then still
  * counts the file to its end, so the cache learns it. A warm scan costs one fstat, a cold pass two (the
- * second tells a file that changed during the pass, whose entry is then not stored). A stale entry is
- * found and dropped by the next reader's fstat.
+ * second tells a file that changed during the pass, whose entry is then neither stored nor kept). A stale
+ * entry is found and dropped by the next reader's fstat.
  * @throws the signal's reason when aborted (also while waiting for another reader's pass), or a read error
  */
 export async function scanCached(
@@ -95,15 +96,13 @@ export async function scanCached(
     }
     // A cold pass runs to the end, unless the reader has a count budget: then, once the reader has what it needs, it
     // counts `countBytes` past the furthest point counted so far, jumping there when the reader's need ends before it.
+    const { stop: need, countBytes } = plan;
     const counted = entry.furthest();
-    const until = Math.max(counted.byte, plan.from.byte) + (plan.countBytes ?? 0);
-    const need = plan.stop;
-    const stop =
-      need === undefined || plan.countBytes === undefined
-        ? undefined
-        : (char: number, byte: number) => need(char) && (byte < counted.byte || byte >= until);
+    const until = Math.max(counted.byte, plan.from.byte) + (countBytes ?? 0);
+    const budgeted = need !== undefined && countBytes !== undefined;
+    const stop = budgeted ? (char: number, byte: number) => need(char) && (byte < counted.byte || byte >= until) : undefined;
     let scan = await scanText(handle, { from: plan.from, consumer: plan.consumer, bytesTotal, stop, onRestart }, opts);
-    if (!scan.complete && scan.byte < counted.byte) {
+    if (budgeted && !scan.complete && scan.byte < counted.byte) {
       scan = await scanText(handle, { from: counted, bytesTotal, stop: (_char, byte) => byte >= until, onRestart }, opts);
     }
     const unchanged = sameIdentity(await identify(handle), hold.id);

@@ -4,7 +4,7 @@
  * connection, cancellation, and a client that vanishes mid-call. The server
  * answers every call it can parse, never crashes, and a new connection works.
  */
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, truncate, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { McpError, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -288,11 +288,16 @@ describe("many calls at once", () => {
 
 describe("a client that goes away", () => {
   let big: string;
+  let huge: string;
   let tree: string;
 
   beforeAll(async () => {
     big = path.join(root, "big.txt");
     await writeFile(big, Buffer.alloc(64 * 1024 * 1024, "abcdefghij\n"));
+    // 1 TiB, sparse: a read far into it takes minutes, so a call on it is still running whatever the machine's speed.
+    huge = path.join(root, "huge.img");
+    await writeFile(huge, "x\n");
+    await truncate(huge, 1024 ** 4);
     tree = path.join(root, "tree");
     for (let d = 0; d < 60; d++) {
       const dir = path.join(tree, `d-${d}`, "inner");
@@ -325,7 +330,8 @@ describe("a client that goes away", () => {
     const doomed = await connect([root]);
     let markStarted: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (markStarted = resolve));
-    const pending = doomed.client.callTool({ name: "read_text_file", arguments: { path: big, offset: 50_000_000 } }, undefined, {
+    // Far into the sparse file: the call cannot end before the close (a window 50 MB into the 64 MB file sometimes did, under load).
+    const pending = doomed.client.callTool({ name: "read_text_file", arguments: { path: huge, offset: 500_000_000_000 } }, undefined, {
       onprogress: () => markStarted(),
     });
     const outcome = pending.then(

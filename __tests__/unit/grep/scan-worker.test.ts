@@ -5,8 +5,10 @@
  */
 import { closeSync, openSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packFiles, unpackOutcomes, type ScanJob, type WorkerReply } from "../../../src/grep/protocol.js";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { DEFAULT_CHUNK } from "../../../src/grep/file-scan.js";
+import { packFiles, unpackOutcomes, type FileOutcome, type ScanJob, type WorkerReply } from "../../../src/grep/protocol.js";
+import type { QuerySpec } from "../../../src/grep/query.js";
 import { serveScans } from "../../../src/grep/scan-worker.js";
 import { tempDir } from "../../support/fixtures.js";
 
@@ -18,8 +20,11 @@ beforeAll(async () => {
 });
 afterAll(() => remove());
 
-/** Runs one count job over `files` (each a path and the size the walk saw when it opened it); the matching lines of each. */
-async function countJob(files: { file: string; size: number }[]): Promise<number[]> {
+/** Runs one count job of `spec` over `files` (each a path and the size the walk saw when it opened it); each file's outcome. */
+async function countOutcomes(
+  files: { file: string; size: number }[],
+  spec: QuerySpec = { query: "hit", regex: false, caseSensitive: true },
+): Promise<FileOutcome[]> {
   const fds = files.map((f) => openSync(f.file, "r"));
   try {
     const replies: WorkerReply[] = [];
@@ -28,18 +33,23 @@ async function countJob(files: { file: string; size: number }[]): Promise<number
     const job: ScanJob = {
       id: 1,
       kind: "count",
-      spec: { query: "hit", regex: false, caseSensitive: true },
+      spec,
       files: packFiles(files.map((f, i) => ({ fd: fds[i] as number, size: f.size }))),
-      occurrences: false,
+      occurrences: true,
     };
     take(job);
     for (let turn = 0; turn < 100 && !replies.some((r) => r.type === "counted"); turn++) await new Promise((resolve) => setImmediate(resolve));
     const counted = replies.find((r) => r.type === "counted");
     if (counted?.type !== "counted") throw new Error(`no count came back: ${JSON.stringify(replies)}`);
-    return unpackOutcomes(counted).map((o) => ("error" in o ? -1 : o.matchingLines));
+    return unpackOutcomes(counted);
   } finally {
     for (const fd of fds) closeSync(fd);
   }
+}
+
+/** The matching lines of each file of a count job over `files`. */
+async function countJob(files: { file: string; size: number }[]): Promise<number[]> {
+  return (await countOutcomes(files)).map((o) => ("error" in o ? -1 : o.matchingLines));
 }
 
 describe("a scan worker's count job", () => {
@@ -60,5 +70,28 @@ describe("a scan worker's count job", () => {
         { file: big, size: 40_000 },
       ]),
     ).toEqual([50, 100, 100, 100, 1000, 3000, 5000]);
+  });
+
+  it("counts a literal across a line longer than its chunk in pieces of the chunk, every occurrence once; a regex keeps the line whole", async () => {
+    // One 3 MiB line holding 40,000 occurrences, some across every chunk boundary, then two short lines.
+    const unit = "xx hit y".repeat(10); // 80 bytes, 10 occurrences
+    const long = unit.repeat(4000);
+    const file = path.join(dir, "minified.js");
+    writeFileSync(file, `${long.repeat(10)}\nhit\nnone\n`);
+    const size = long.length * 10 + 9;
+    const alloc = vi.spyOn(Buffer, "allocUnsafe");
+    try {
+      const [literal] = await countOutcomes([{ file, size }]);
+      expect(literal).toMatchObject({ binary: false, matchingLines: 2, occurrences: 400_001, bytes: size });
+      // No buffer past the chunk: the line was not gathered whole (each doubling copied it).
+      expect(Math.max(0, ...alloc.mock.calls.map(([n]) => n))).toBeLessThanOrEqual(DEFAULT_CHUNK);
+      alloc.mockClear();
+      const [regex] = await countOutcomes([{ file, size }], { query: "^xx hit|hit$", regex: true, caseSensitive: true });
+      // The anchors see the line as it is: the long line starts with "xx hit" (once), the short one is "hit".
+      expect(regex).toMatchObject({ binary: false, matchingLines: 2, occurrences: 2 });
+      expect(Math.max(0, ...alloc.mock.calls.map(([n]) => n))).toBeGreaterThan(DEFAULT_CHUNK);
+    } finally {
+      alloc.mockRestore();
+    }
   });
 });

@@ -25,13 +25,24 @@ export const TRAILING_SEPARATOR = WINDOWS ? /[\\/]\.?$/ : /\/\.?$/;
 /** The longest path (in bytes) this platform opens. */
 export const PATH_MAX = process.platform === "linux" ? 4096 : WINDOWS ? 32_767 : 1024;
 
-/** The working directory to go back to; the root when it was removed (nothing can use it then anyway). */
-function currentDir(): string {
-  try {
-    return process.cwd();
-  } catch {
-    return path.parse(process.execPath).root;
+const ROOT = path.parse(process.execPath).root;
+
+/**
+ * The working directory `inWorkingDir` goes back to: the process's own when it first ran (the root when that
+ * was removed; nothing can use it then anyway). Kept, not asked again: every chdir clears Node's copy, so each
+ * step asked the kernel (getcwd), a twentieth of a search's main thread over installed packages.
+ */
+let home: string | undefined;
+
+function homeDir(): string {
+  if (home === undefined) {
+    try {
+      home = process.cwd();
+    } catch {
+      home = ROOT;
+    }
   }
+  return home;
 }
 
 /**
@@ -41,7 +52,7 @@ function currentDir(): string {
  * @throws when `dir` cannot be entered (and then nothing ran), or what `op` throws
  */
 export function inWorkingDir<T>(dir: string, op: () => T): T {
-  const back = currentDir();
+  const back = homeDir();
   process.chdir(dir);
   try {
     return op();
@@ -49,7 +60,8 @@ export function inWorkingDir<T>(dir: string, op: () => T): T {
     try {
       process.chdir(back);
     } catch {
-      process.chdir(path.parse(process.execPath).root);
+      // Removed meanwhile: the root from now on, not a failed chdir every time.
+      process.chdir((home = ROOT));
     }
   }
 }

@@ -48,10 +48,10 @@ export class Batcher<R> {
 
   private readonly maxFds: number;
 
-  /** Takes `opened` (now this batcher's to close); a promise when the walk should wait before the next. */
-  add(opened: OpenedFile, shown: Shown): Promise<void> | undefined {
+  /** Takes `opened` (now this batcher's to close), of `bytes` (its size, or a guess); a promise when the walk should wait before the next. */
+  add(opened: OpenedFile, shown: Shown, bytes = opened.size): Promise<void> | undefined {
     this.files.push({ shown, opened });
-    this.bigBytes += opened.size;
+    this.bigBytes += bytes;
     if (this.files.length < this.maxFds && this.bigBytes < BATCH_BIG_BYTES) return undefined;
     this.flush();
     return this.pending.length >= MAX_PENDING ? (this.pending[0] as Promise<void>) : undefined;

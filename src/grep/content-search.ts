@@ -8,8 +8,9 @@
 import type { FileHandle } from "node:fs/promises";
 import type { Shown } from "../kernel/escape.js";
 import { checkInteger } from "../kernel/integers.js";
-import type { OpenedFile } from "../walking/index.js";
-import { Batcher, type BatchFile } from "./batcher.js";
+import type { FileObjectId } from "../sandbox/index.js";
+import { SeenFiles, type OpenedFile } from "../walking/index.js";
+import { BATCH_BIG_BYTES, Batcher, type BatchFile } from "./batcher.js";
 import type { FileScan } from "./file-scan.js";
 import { Pager } from "./pager.js";
 import { Printer, type FileCounts } from "./printer.js";
@@ -20,6 +21,25 @@ import { nextOffset, type SearchTotals, type SkipReason } from "./totals.js";
 
 export { BATCH_BIG_BYTES, MAX_PENDING } from "./batcher.js";
 
+/**
+ * The size of a file handed over unchecked, for its batch's bytes (batcher.ts): the mean of those its workers checked
+ * so far, or an eighth of a batch's bytes before any. Batched by descriptors alone, a tree of big files went to one
+ * worker in one batch; by this guess, a batch after the first merges holds what it would hold with sizes known.
+ */
+class SizeGuess {
+  private files = 0;
+  private bytes = 0;
+
+  met(size: number): void {
+    this.files++;
+    this.bytes += size;
+  }
+
+  guess(): number {
+    return this.files === 0 ? BATCH_BIG_BYTES / 8 : this.bytes / this.files;
+  }
+}
+
 /** Accumulates one search call; `drain` then `finish` once, and `close` in a finally. */
 export class ContentSearch {
   private readonly ctx: number;
@@ -28,12 +48,20 @@ export class ContentSearch {
   private readonly pool: ScanPool;
   private readonly batcher: Batcher<FileOutcome[]>;
   private readonly settings: JobSettings;
+  private readonly seen = new SeenFiles();
+  private readonly sizes = new SizeGuess();
+  /**
+   * True when the walk may hand files over unchecked (see the walk's `unchecked`), and then leaves each file met
+   * before to this search: a literal query, whose call has no budget to charge their sizes to when handed over.
+   */
+  readonly unchecked: boolean;
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
     this.pager = new Pager(opts.mode ?? "lines", opts.offset ?? 0);
     this.printer = new Printer(opts.sink, this.pager, opts.summaryReserve ?? 1000, opts.onCounted);
     this.settings = { spec: opts.query.spec, chunkSize: opts.chunkSize, maxLineBytes: opts.maxLineBytes };
+    this.unchecked = !opts.query.mayBacktrack;
     this.pool = new ScanPool(
       opts.workers,
       opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined,
@@ -62,20 +90,31 @@ export class ContentSearch {
       opened.close();
       this.throwIfFailed();
     }
-    this.pool.charge(opened.size, 1);
-    return this.batcher.add(opened, shown);
+    this.pool.charge(Math.max(0, opened.size), 1);
+    return this.batcher.add(opened, shown, opened.size >= 0 ? opened.size : this.sizes.guess());
+  }
+
+  // False for a file object met before in walk order (the walk leaves that to this search when unchecked); a file
+  // the worker refused or could not check counts as met now.
+  private firstSight(opened: OpenedFile, o: FileOutcome): boolean {
+    if (!this.unchecked) return true;
+    const id: FileObjectId | undefined = opened.stat ?? ("error" in o ? undefined : o.checked?.id);
+    return id === undefined || this.seen.firstSight(id);
   }
 
   private async merge(files: readonly BatchFile[], outcomes: FileOutcome[]): Promise<void> {
     for (const [i, f] of files.entries()) {
       const o = outcomes[i] ?? { error: "a scan worker gave no reason" };
+      if (!("error" in o) && o.checked !== undefined) this.sizes.met(o.checked.size);
+      if (!this.firstSight(f.opened, o)) continue;
       if ("error" in o || o.binary || !this.pager.wantsLines(o.matchingLines)) {
         this.printer.record(o, f.shown);
         continue;
       }
       // Scanned again for its lines, ending where the page or the lines the count found end (a big file with its
-      // matches near the start was read twice whole): the totals are the count's.
-      const scan = await this.scanAlone({ fd: f.opened.fd, limit: limitOf(f.opened.size) }, f.shown, undefined, o.matchingLines);
+      // matches near the start was read twice whole): the totals are the count's. Up to the size the count read it to.
+      const size = o.checked?.size ?? f.opened.size;
+      const scan = await this.scanAlone({ fd: f.opened.fd, limit: limitOf(size) }, f.shown, undefined, o.matchingLines);
       this.printer.record(
         "error" in scan || scan.binary ? scan : { ...scan, matchingLines: o.matchingLines, occurrences: o.occurrences, bytes: o.bytes },
         f.shown,

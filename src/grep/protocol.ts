@@ -8,11 +8,14 @@ import type { FileScan } from "./file-scan.js";
 import type { QuerySpec } from "./query.js";
 import type { FileRequest } from "./region-search.js";
 
-/** One file of a job: an open descriptor, read up to `limit` bytes. */
+/** One file of a job: an open descriptor, read up to `limit` bytes; a limit of -1 says it came unchecked (the worker checks it). */
 export interface JobFile {
   fd: number;
   limit: number;
 }
+
+/** The limit of a file handed over unchecked: the worker checks it is a regular file and reads it up to its size then. */
+export const UNCHECKED = -1;
 
 /** What every job of a call carries: the query, and the scanner's sizes. */
 export interface JobSettings {
@@ -52,8 +55,14 @@ export interface FileFailure {
   code?: string;
 }
 
-/** One file's figures in a count job, or why reading it failed. */
-export type FileOutcome = Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> | FileFailure;
+/** What a worker's own fstat of a file handed over unchecked found: its size and its identity (bigints past 2^53). */
+export interface Checked {
+  size: number;
+  id: { dev: number | bigint; ino: number | bigint };
+}
+
+/** One file's figures in a count job (with what the worker's check found, for a file handed over unchecked), or why reading it failed. */
+export type FileOutcome = (Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> & { checked?: Checked }) | FileFailure;
 
 /** A count job's outcomes as sent back: FIGURES numbers a file, and the failures by index. */
 export interface PackedOutcomes {
@@ -69,20 +78,35 @@ export type WorkerReply =
   | { type: "shown"; id: number; ms: number; scan: FileScan }
   | { type: "failed"; id: number; ms: number; message: string; code?: string };
 
-/** Numbers per file in a count reply: flags, matching lines, occurrences, bytes. */
-const FIGURES = 4;
+/** Numbers per file in a count reply: flags, matching lines, occurrences, bytes, and a check's size, device and inode (each in two 32-bit halves). */
+const FIGURES = 9;
 const BINARY = 1;
 const FAILED = 2;
+/** The worker checked the file: the last five numbers hold what it found. */
+const CHECKED = 4;
+const TWO_32 = 2 ** 32;
+
+// An identity number in two exact halves (a float64 holds 53 bits), and back (a bigint past 2^53, as a bigint fstat gives).
+function putHalves(figures: Float64Array, at: number, n: number | bigint): void {
+  figures[at] = typeof n === "bigint" ? Number(n >> 32n) : Math.floor(n / TWO_32);
+  figures[at + 1] = typeof n === "bigint" ? Number(n & 0xffffffffn) : n % TWO_32;
+}
+function getHalves(figures: Float64Array, at: number): number | bigint {
+  const hi = figures[at] as number;
+  const lo = figures[at + 1] as number;
+  const n = hi * TWO_32 + lo;
+  return n <= Number.MAX_SAFE_INTEGER ? n : (BigInt(hi) << 32n) | BigInt(lo);
+}
 
 /** How far a file is read: its size when opened, or to its end when that said 0 (pseudo files). */
 export const limitOf = (size: number): number => (size > 0 ? size : Number.MAX_SAFE_INTEGER);
 
-/** The files of a count job, from their descriptors and sizes when opened. */
+/** The files of a count job, from their descriptors and sizes when opened (-1: unchecked). */
 export function packFiles(files: readonly { fd: number; size: number }[]): Float64Array {
   const packed = new Float64Array(2 * files.length);
   files.forEach((f, i) => {
     packed[2 * i] = f.fd;
-    packed[2 * i + 1] = limitOf(f.size);
+    packed[2 * i + 1] = f.size < 0 ? UNCHECKED : limitOf(f.size);
   });
   return packed;
 }
@@ -105,10 +129,16 @@ export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
       errors.push({ at: i, ...o });
       return;
     }
-    figures[at] = o.binary ? BINARY : 0;
+    const checked = o.checked;
+    figures[at] = (o.binary ? BINARY : 0) | (checked === undefined ? 0 : CHECKED);
     figures[at + 1] = o.matchingLines;
     figures[at + 2] = o.occurrences;
     figures[at + 3] = o.bytes;
+    if (checked !== undefined) {
+      figures[at + 4] = checked.size;
+      putHalves(figures, at + 5, checked.id.dev);
+      putHalves(figures, at + 7, checked.id.ino);
+    }
   });
   return { figures, errors };
 }
@@ -123,11 +153,13 @@ export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome
       out.push(failures.get(at / FIGURES) ?? { error: "a scan worker gave no reason" });
       continue;
     }
+    const id = { dev: getHalves(figures, at + 5), ino: getHalves(figures, at + 7) };
     out.push({
       binary: (flags & BINARY) !== 0,
       matchingLines: figures[at + 1] as number,
       occurrences: figures[at + 2] as number,
       bytes: figures[at + 3] as number,
+      ...(flags & CHECKED ? { checked: { size: figures[at + 4] as number, id } } : {}),
     });
   }
   return out;

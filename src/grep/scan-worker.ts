@@ -5,13 +5,16 @@
  * through the sandbox, read with pread up to the size they had when opened; its replies keep the
  * order of the files it was given.
  */
-import { readSync } from "node:fs";
+import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
 import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import {
+  limitOf,
   packOutcomes,
+  UNCHECKED,
   unpackFiles,
+  type Checked,
   type CountJob,
   type FileFailure,
   type FileOutcome,
@@ -78,13 +81,34 @@ function readSmall({ small }: ScanState, fd: number, limit: number): Buffer | un
   return length < small.length ? small.subarray(0, Math.min(length, limit)) : undefined;
 }
 
+// A file handed over unchecked, checked here as the walk would have: a regular file (a FIFO or device swapped in since
+// the walk read its directory is not read), read up to its size now; its identity for the search to find it met before.
+function check(file: JobFile): { file: JobFile; checked: Checked } | FileFailure {
+  const st = fstatSync(file.fd);
+  if (!st.isFile()) return { error: "not a regular file", code: "EINVAL" };
+  // Numbers are cheaper, but lose precision past 2^53, where inode numbers of some file systems lie.
+  const exact = st.dev <= Number.MAX_SAFE_INTEGER && st.ino <= Number.MAX_SAFE_INTEGER;
+  const id = exact ? st : fstatSync(file.fd, { bigint: true });
+  return { file: { fd: file.fd, limit: limitOf(st.size) }, checked: { size: st.size, id: { dev: id.dev, ino: id.ino } } };
+}
+
 async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
   const { query, finder } = queryOf(state, job.spec);
   const req = countRequest(job.occurrences);
   const out: FileOutcome[] = [];
-  for (const file of unpackFiles(job.files)) {
+  for (const given of unpackFiles(job.files)) {
+    let file = given;
+    let checked: Checked | undefined;
     let whole: Buffer | undefined;
     try {
+      if (given.limit === UNCHECKED) {
+        const got = check(given);
+        if ("error" in got) {
+          out.push(got);
+          continue;
+        }
+        ({ file, checked } = got);
+      }
       if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
     } catch (err) {
       out.push(failure(err));
@@ -98,6 +122,7 @@ async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
         matchingLines: Math.max(0, c.lines),
         occurrences: c.occurrences,
         bytes: c.lines < 0 ? 0 : whole.length,
+        checked,
       });
       continue;
     }
@@ -116,7 +141,7 @@ async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
         maxLineBytes: query.mayBacktrack ? job.maxLineBytes : (job.chunkSize ?? DEFAULT_CHUNK),
         scratch: scratchOf(state, job.chunkSize),
       });
-      out.push(figures);
+      out.push({ ...figures, checked });
     } catch (err) {
       out.push(failure(err));
     }

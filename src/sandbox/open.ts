@@ -78,11 +78,14 @@ export function openWalkedFile(c: Confinement, reach: string, name: string, show
   });
 }
 
-/** A walked file handed over open: its descriptor (the caller closes it), its size when opened, and its identity. */
+/**
+ * A walked file handed over open: its descriptor (the caller closes it), its size when opened, and its identity; handed
+ * over unchecked, size -1 and no identity: its reader checks that it is a regular file and takes both from its fstat.
+ */
 export interface WalkedOpen {
   fd: number;
   size: number;
-  stat: FileObjectId;
+  stat?: FileObjectId;
 }
 
 /** A walked file opened, or why it was not (a failure worded with its shown path). */
@@ -96,6 +99,10 @@ export type WalkedResult = WalkedOpen | { error: unknown };
  * slower than grep -r (SPEC §10); a burst is a few µs a file. The descriptors handed over are the files
  * checked: a search's workers read them and never open anything themselves (SPEC §16). A failure names
  * `shownOf(i)`; the caller closes every fd handed over.
+ *
+ * With `unchecked`, a file whose reach alone proves it inside (the strategy's `provesInside`) is handed over
+ * without its fstat, size -1 and no identity: its reader (a search's scan worker) checks it is a regular file
+ * and takes its size from its own fstat, off this thread. Its containment is the open's, as for any other.
  */
 export function openWalkedSync(
   c: Confinement,
@@ -103,9 +110,11 @@ export function openWalkedSync(
   names: readonly string[],
   shownOf: (i: number) => string,
   dir?: FileObjectId,
+  unchecked = false,
 ): WalkedResult[] {
   return c.strategy.openEntriesSync(reach, names, READ_FLAGS).map((o, i) => {
     if ("error" in o) return { error: wrapError(o.error, `Cannot open ${shownOf(i)}`) };
+    if (unchecked && c.strategy.provesInside(reach, names[i] as string)) return { fd: o.fd, size: -1 };
     try {
       return checkWalked(c, o.fd, reach, names[i] as string, shownOf(i), dir);
     } catch (error) {

@@ -82,8 +82,11 @@ export interface WalkPort {
   openWalkRoot(root: string): Promise<{ listing: Listing; close: () => Promise<void> }>;
   /** Entry `name` of a walked directory opened as a regular file; the caller closes it. */
   openWalkedFile(reach: string, name: string, shown: string): Promise<Opened>;
-  /** Entries `names` of a walked directory opened as regular files inside, their descriptors handed over (or why not, naming `shownOf(i)`); synchronous. */
-  openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string): WalkedResult[];
+  /**
+   * Entries `names` of a walked directory opened as regular files inside, their descriptors handed over (or why not, naming
+   * `shownOf(i)`); synchronous. With `unchecked`, those the reach proves inside come unchecked (size -1, no identity): their reader checks.
+   */
+  openWalkedSync(reach: string, names: readonly string[], shownOf: (i: number) => string, unchecked?: boolean): WalkedResult[];
   /** Entry `name` of a walked directory read as a directory (in the thread pool with `inPool`, else a small one at once); never rejects. */
   readChild(parent: Reach, name: string, shown: string, inPool?: boolean): Promise<Read>;
   /** Lets go of a walked directory's reach. */

@@ -101,6 +101,8 @@ export interface Strategy {
    * @throws when the object at `reach + name` is no longer the one opened, or its directory no longer the one read
    */
   realPathOfFdSync(fd: number, reach: string, name: string, shown: string, stat: FileObjectId, dir?: FileObjectId): string | undefined;
+  /** True when `realPathOfFdSync` would be undefined for entry `name` of a walked directory reached through `reach`: the reach alone proves it inside, so no stat is asked for it. */
+  provesInside(reach: string, name: string): boolean;
   /**
    * Reads entry `name` of `parent` (shown to the user as `shown`) as a directory; never rejects. `inPool`: the
    * walk reads it ahead of its need and lets it take a thread-pool round trip, overlapping the walk's work

@@ -52,6 +52,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         excludePatterns: args.excludePatterns,
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
+        unchecked: search.unchecked,
       };
       notes = await walkFiles(
         target.path,

@@ -30,12 +30,18 @@ export interface FileSelection {
    * in its directory are opened with it, in one step (see FileEntries), and wait for their turn.
    */
   openAhead?: number;
+  /**
+   * Files the sandbox proves inside by their reach alone are handed over unchecked (size -1, no identity; see the
+   * sandbox's openWalkedSync), and no file is left out as met before: the visitor checks and deduplicates them all.
+   */
+  unchecked?: boolean;
 }
 
-/** A file opened through the sandbox, handed over with its size when opened; whoever receives it closes it. */
+/** A file opened through the sandbox, handed over with its size when opened and its identity (-1 and none when unchecked); whoever receives it closes it. */
 export interface OpenedFile {
   fd: number;
   size: number;
+  stat?: FileObjectId;
   close(): unknown;
 }
 
@@ -54,7 +60,7 @@ const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" 
  * The file objects met so far: inode numbers by device, as numbers when exact (a string key per
  * file, or a bigint set, cost more than the file's search); the same inode always gets the same form.
  */
-class SeenFiles {
+export class SeenFiles {
   private readonly byDevice = new Map<number | bigint, Set<number | bigint>>();
   private lastDev: number | bigint | undefined;
   private inodes = new Set<number | bigint>();
@@ -116,6 +122,7 @@ class SyncOpened implements OpenedFile {
   constructor(
     readonly fd: number,
     readonly size: number,
+    readonly stat: FileObjectId | undefined,
   ) {}
 
   close(): void {
@@ -142,6 +149,7 @@ class FileEntries {
   constructor(
     pattern: string | undefined,
     private readonly openAhead: number,
+    private readonly unchecked: boolean,
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
@@ -162,11 +170,12 @@ class FileEntries {
     }
     const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
-    if (!this.seen.firstSight(opened.stat)) {
+    // Unchecked, the visitor meets each file first in walk order, identity and all.
+    if (!this.unchecked && !this.seen.firstSight(opened.stat as FileObjectId)) {
       closeSync(opened.fd);
       return undefined;
     }
-    const done = this.onFile(new SyncOpened(opened.fd, opened.size), shown, full);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size, opened.stat), shown, full);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 
@@ -186,7 +195,12 @@ class FileEntries {
     const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size) - 1;
     const batch = [entry, ...(room > 0 && upcoming !== undefined ? upcoming.leavesAfter(room, this.opensAhead) : [])];
     const names = batch.map((e) => e.name);
-    const results = this.opts.sandbox.openWalkedSync(reach, names, (k) => (k === 0 ? shown : this.shownPaths.entry(dir, names[k] as string)));
+    const results = this.opts.sandbox.openWalkedSync(
+      reach,
+      names,
+      (k) => (k === 0 ? shown : this.shownPaths.entry(dir, names[k] as string)),
+      this.unchecked,
+    );
     for (let k = 1; k < batch.length; k++) this.ahead.set(batch[k] as Dirent, results[k] as WalkedResult);
     return results[0] as WalkedResult;
   }
@@ -223,7 +237,7 @@ export async function walkFiles(
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, onFile, onSkip, opts);
+  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, selection.unchecked ?? false, onFile, onSkip, opts);
   const visitor = withGitignore(
     {
       excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),

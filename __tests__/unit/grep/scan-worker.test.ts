@@ -3,11 +3,12 @@
  * when the walk opened it, to the size it had then (its limit), whether it grew or shrank since, small files
  * (read whole at once) and larger ones (scanned chunk by chunk) alike.
  */
-import { closeSync, openSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { closeSync, constants, mkdirSync, openSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_CHUNK } from "../../../src/grep/file-scan.js";
-import { packFiles, unpackOutcomes, type FileOutcome, type ScanJob, type WorkerReply } from "../../../src/grep/protocol.js";
+import { packFiles, packOutcomes, unpackOutcomes, type FileOutcome, type ScanJob, type WorkerReply } from "../../../src/grep/protocol.js";
 import type { QuerySpec } from "../../../src/grep/query.js";
 import { serveScans } from "../../../src/grep/scan-worker.js";
 import { tempDir } from "../../support/fixtures.js";
@@ -22,10 +23,10 @@ afterAll(() => remove());
 
 /** Runs one count job of `spec` over `files` (each a path and the size the walk saw when it opened it); each file's outcome. */
 async function countOutcomes(
-  files: { file: string; size: number }[],
+  files: { file: string; size: number; flags?: number }[],
   spec: QuerySpec = { query: "hit", regex: false, caseSensitive: true },
 ): Promise<FileOutcome[]> {
-  const fds = files.map((f) => openSync(f.file, "r"));
+  const fds = files.map((f) => openSync(f.file, f.flags ?? "r"));
   try {
     const replies: WorkerReply[] = [];
     let take: (job: ScanJob) => void = () => {};
@@ -93,5 +94,44 @@ describe("a scan worker's count job", () => {
     } finally {
       alloc.mockRestore();
     }
+  });
+
+  it("checks a file handed over unchecked as the walk would: a regular file read to its size now, with its identity; a directory or FIFO refused unread", async () => {
+    const file = path.join(dir, "unchecked.txt");
+    writeFileSync(file, "hit\n".repeat(10));
+    const sub = path.join(dir, "a-directory");
+    mkdirSync(sub, { recursive: true });
+    const fifo = path.join(dir, "a-fifo");
+    execFileSync("mkfifo", [fifo]);
+    const st = statSync(file);
+    const outcomes = await countOutcomes([
+      { file, size: -1 },
+      { file: sub, size: -1 },
+      { file: fifo, size: -1, flags: constants.O_RDONLY | constants.O_NONBLOCK },
+      { file, size: 8 }, // checked by the walk: read to the size it gave, no check of its own
+    ]);
+    expect(outcomes).toEqual([
+      { binary: false, matchingLines: 10, occurrences: 10, bytes: 40, checked: { size: 40, id: { dev: st.dev, ino: st.ino } } },
+      { error: "not a regular file", code: "EINVAL" },
+      { error: "not a regular file", code: "EINVAL" },
+      { binary: false, matchingLines: 2, occurrences: 2, bytes: 8 },
+    ]);
+  });
+
+  it("sends a checked file's identity back exactly, numbers and bigints past 2^53 alike", () => {
+    const ids = [
+      { dev: 0, ino: 1 },
+      { dev: 2 ** 32 + 7, ino: Number.MAX_SAFE_INTEGER },
+      { dev: 66306, ino: 2n ** 63n + 5n },
+      { dev: 2n ** 64n - 1n, ino: 2n ** 53n + 1n },
+    ];
+    const outcomes: FileOutcome[] = ids.map((id, i) => ({
+      binary: false,
+      matchingLines: i,
+      occurrences: i,
+      bytes: 10 * i,
+      checked: { size: 100 + i, id },
+    }));
+    expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
   });
 });

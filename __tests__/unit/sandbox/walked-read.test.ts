@@ -63,7 +63,7 @@ describeEachStrategy("openWalkedSync", (_, runtime) => {
     fs.writeFileSync(path.join(root, "big"), "x".repeat(100_000));
     const got = open("a.txt");
     const st = fs.statSync(path.join(root, "a.txt"), { bigint: true });
-    expect([BigInt(got.stat.dev), BigInt(got.stat.ino), got.size]).toEqual([st.dev, st.ino, 11]);
+    expect([BigInt(got.stat?.dev ?? -1), BigInt(got.stat?.ino ?? -1), got.size]).toEqual([st.dev, st.ino, 11]);
     expect(contentOf(got.fd)).toBe("alpha\nbeta\n");
     const big = open("big");
     expect(big.size).toBe(100_000);
@@ -115,6 +115,42 @@ describeEachStrategy("walkFiles", (_, runtime) => {
     expect(seen.some((s) => s.startsWith("z-link:2:2") || s.startsWith("sub/c.txt:2:2"))).toBe(true);
     expect(seen.some((s) => s.startsWith("y-out"))).toBe(false);
     expect(skips).toEqual(["outsideLink:1"]);
+  });
+});
+
+describeEachStrategy("walkFiles handing files over unchecked", (strategy, runtime) => {
+  it("hands a file its reach proves inside over without its fstat (procfd only), every other one checked, and leaves none out as met before", async () => {
+    fs.mkdirSync(path.join(root, "sub", "deeper"), { recursive: true });
+    fs.writeFileSync(path.join(root, "a.txt"), "a\n");
+    fs.linkSync(path.join(root, "a.txt"), path.join(root, "hard.txt"));
+    fs.writeFileSync(path.join(root, "sub", "c.txt"), "c\n");
+    fs.writeFileSync(path.join(root, "sub", "deeper", "d.txt"), "dd\n");
+    fs.symlinkSync(path.join(root, "sub", "c.txt"), path.join(root, "z-link"));
+    const seen = new Map<string, { size: number; ino?: number | bigint; text: string }>();
+    await walkFiles(
+      root,
+      { excludePatterns: [], respectGitignore: false, unchecked: true },
+      (file, shown) => {
+        seen.set(path.relative(root, shown), { size: file.size, ino: file.stat?.ino, text: fs.readFileSync(file.fd, "utf8") });
+        file.close();
+        return undefined;
+      },
+      () => {},
+      walkOptions(runtime, [root]),
+    );
+    // Both names of a.txt, and c.txt both by its name and by the link: the visitor finds the objects met before.
+    expect([...seen.keys()].sort()).toEqual(["a.txt", "hard.txt", "sub/c.txt", "sub/deeper/d.txt", "z-link"]);
+    expect([...seen.values()].map((f) => f.text).sort()).toEqual(["a\n", "a\n", "c\n", "c\n", "dd\n"]);
+    const unchecked = [...seen].filter(([, f]) => f.size === -1).map(([name]) => name);
+    for (const [name, f] of seen) {
+      // Unchecked: no size and no identity; checked: both, as the file is.
+      if (f.size === -1) expect(f.ino).toBeUndefined();
+      else expect([f.size, BigInt(f.ino ?? -1)]).toEqual([f.text.length, fs.statSync(path.join(root, name), { bigint: true }).ino]);
+    }
+    // A link's target is opened by path and checked; under portable every file is.
+    expect(unchecked).not.toContain("z-link");
+    if (strategy === "portable") expect(unchecked).toEqual([]);
+    else expect(unchecked.length).toBeGreaterThan(0);
   });
 });
 

@@ -109,6 +109,8 @@ export const portable: Strategy = {
   reopenChild: (_parent, _name, shown) => ({ reach: shown + path.sep, fd: -1 }),
   // Its reach is a path checked by each file's real path afterwards: nothing cheaper holds here.
   openEntriesSync: openEach,
+  // Its paths may be swapped while they are walked: every file is checked by its identity.
+  provesInside: () => false,
   descriptorLimit: () => Infinity,
   copyContent: copyByChunks,
 };

@@ -21,6 +21,15 @@ import { inWorkingDir, openEach, readDirEntries } from "./host.js";
 
 const FD_DIR = "/proc/self/fd/";
 
+/**
+ * `reach` is a verified directory's fd (walks open each one O_NOFOLLOW through its parent's, and no validated
+ * real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it cannot leave it. Leaf directories
+ * are reached by path, so their files are checked by readlink.
+ */
+function provesInside(reach: string, name: string): boolean {
+  return name !== "" && name !== "." && name !== ".." && !name.includes("/") && reach.startsWith(FD_DIR);
+}
+
 /** The /proc path that reaches the object behind `fd` whatever happens to its name. */
 function fdLink(fd: number): string {
   return `${FD_DIR}${fd}`;
@@ -128,13 +137,8 @@ export const procfd = (): Strategy => {
       }
     },
     realPathOf: (handle) => fs.readlink(fdLink(handle.fd)),
-    realPathOfFdSync(fd, reach, name) {
-      // `reach` is then a verified directory's fd (walks open each one O_NOFOLLOW through its parent's,
-      // and no validated real path starts with /proc/self/): one plain name opened O_NOFOLLOW in it
-      // cannot leave it. Leaf directories are reached by path, so their files are checked by readlink.
-      const oneName = name !== "" && name !== "." && name !== ".." && !name.includes("/");
-      return oneName && reach.startsWith(FD_DIR) ? undefined : readlinkSync(fdLink(fd));
-    },
+    realPathOfFdSync: (fd, reach, name) => (provesInside(reach, name) ? undefined : readlinkSync(fdLink(fd))),
+    provesInside,
     readChild: readChildThroughFd,
     reopenChild: reopenThroughFd,
     openEntriesSync: openEntriesThroughFd,

@@ -40,7 +40,11 @@ class SizeGuess {
   }
 }
 
-/** Accumulates one search call; `drain` then `finish` once, and `close` in a finally. */
+/**
+ * Accumulates one search call; `drain` then `finish` once, and `close` in a finally. A file may come unchecked (size -1,
+ * no identity; see the walk's `unchecked`): its worker checks it, crediting a regex call's budget with its bytes before
+ * scanning it. Each file object is recorded once, at its first merge in walk order, however many names lead to it.
+ */
 export class ContentSearch {
   private readonly ctx: number;
   private readonly pager: Pager;
@@ -50,18 +54,12 @@ export class ContentSearch {
   private readonly settings: JobSettings;
   private readonly seen = new SeenFiles();
   private readonly sizes = new SizeGuess();
-  /**
-   * True when the walk may hand files over unchecked (see the walk's `unchecked`), and then leaves each file met
-   * before to this search: a literal query, whose call has no budget to charge their sizes to when handed over.
-   */
-  readonly unchecked: boolean;
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
     this.pager = new Pager(opts.mode ?? "lines", opts.offset ?? 0);
     this.printer = new Printer(opts.sink, this.pager, opts.summaryReserve ?? 1000, opts.onCounted);
     this.settings = { spec: opts.query.spec, chunkSize: opts.chunkSize, maxLineBytes: opts.maxLineBytes };
-    this.unchecked = !opts.query.mayBacktrack;
     this.pool = new ScanPool(
       opts.workers,
       opts.query.mayBacktrack ? { ...DEFAULT_BUDGET, ...opts.budget } : undefined,
@@ -94,10 +92,9 @@ export class ContentSearch {
     return this.batcher.add(opened, shown, opened.size >= 0 ? opened.size : this.sizes.guess());
   }
 
-  // False for a file object met before in walk order (the walk leaves that to this search when unchecked); a file
-  // the worker refused or could not check counts as met now.
+  // False for a file object met before in walk order (a walk handing files over unchecked leaves that to the search);
+  // a file the worker refused or could not check counts as met now.
   private firstSight(opened: OpenedFile, o: FileOutcome): boolean {
-    if (!this.unchecked) return true;
     const id: FileObjectId | undefined = opened.stat ?? ("error" in o ? undefined : o.checked?.id);
     return id === undefined || this.seen.firstSight(id);
   }

@@ -34,6 +34,8 @@ export interface CountJob extends JobBase {
   /** Descriptor and limit of each file, in pairs (see `packFiles`). */
   files: Float64Array;
   occurrences: boolean;
+  /** Post the bytes of the files it checks (those handed over unchecked) before it scans any: the call's budget is credited with them. */
+  credit?: boolean;
 }
 
 /** Scan one file as `req` asks (lines shown, or counted), with progress after each chunk. */
@@ -70,10 +72,14 @@ export interface PackedOutcomes {
   errors: (FileFailure & { at: number })[];
 }
 
-/** What the worker posts: ready once started, progress of a show job, then the job's result or its error, with the milliseconds it worked on the job. */
+/**
+ * What the worker posts: ready once started, progress of a show job or the bytes a count job checked (for the budget),
+ * then the job's result or its error, with the milliseconds it worked on the job.
+ */
 export type WorkerReply =
   | { type: "ready" }
   | { type: "progress"; id: number; bytes: number }
+  | { type: "credit"; id: number; bytes: number }
   | ({ type: "counted"; id: number; ms: number } & PackedOutcomes)
   | { type: "shown"; id: number; ms: number; scan: FileScan }
   | { type: "failed"; id: number; ms: number; message: string; code?: string };

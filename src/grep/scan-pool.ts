@@ -177,7 +177,8 @@ export class ScanPool {
    * @throws as `run`
    */
   async count(settings: JobSettings, files: Float64Array, occurrences: boolean): Promise<FileOutcome[]> {
-    const reply = await this.run({ ...settings, kind: "count", files, occurrences }, [files.buffer as ArrayBuffer]);
+    const credit = this.budget !== undefined;
+    const reply = await this.run({ ...settings, kind: "count", files, occurrences, credit }, [files.buffer as ArrayBuffer]);
     if (reply.type !== "counted") throw new Error(`a scan worker answered a count with ${reply.type}`);
     return unpackOutcomes(reply);
   }
@@ -253,6 +254,11 @@ export class ScanPool {
     if (pending === undefined || !("id" in reply) || reply.id !== pending.job.id) return;
     if (reply.type === "progress") {
       pending.onProgress?.(reply.bytes);
+      return;
+    }
+    // The bytes of files handed over unchecked, as the worker found them before scanning them.
+    if (reply.type === "credit") {
+      this.charge(reply.bytes, 0);
       return;
     }
     // The worker's own time on the job: a reply that waited for this thread (busy walking) is not the expression's cost.

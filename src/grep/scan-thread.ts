@@ -28,7 +28,7 @@ export interface ScanThread {
 /** Starts one scan worker. */
 export type StartScanThread = () => ScanThread;
 
-const isEnd = (reply: WorkerReply): boolean => reply.type !== "ready" && reply.type !== "progress";
+const isEnd = (reply: WorkerReply): boolean => reply.type !== "ready" && reply.type !== "progress" && reply.type !== "credit";
 
 class InThread extends EventEmitter implements ScanThread {
   private readonly inbox = new EventEmitter();

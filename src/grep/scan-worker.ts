@@ -92,23 +92,41 @@ function check(file: JobFile): { file: JobFile; checked: Checked } | FileFailure
   return { file: { fd: file.fd, limit: limitOf(st.size) }, checked: { size: st.size, id: { dev: id.dev, ino: id.ino } } };
 }
 
-async function count(state: ScanState, job: CountJob): Promise<FileOutcome[]> {
+type CheckResult = { file: JobFile; checked: Checked } | FileFailure;
+
+// Every file of a job handed over unchecked, checked before any is scanned, so a budgeted call is credited their bytes
+// (`credit`, when the job asks) before the scan they pay for starts; undefined for a file the walk checked.
+function checkAll(files: readonly JobFile[], creditWanted: boolean, credit: (bytes: number) => void): (CheckResult | undefined)[] {
+  let bytes = 0;
+  const results = files.map((f): CheckResult | undefined => {
+    if (f.limit !== UNCHECKED) return undefined;
+    try {
+      const got = check(f);
+      if (!("error" in got)) bytes += got.checked.size;
+      return got;
+    } catch (err) {
+      return failure(err);
+    }
+  });
+  if (creditWanted && bytes > 0) credit(bytes);
+  return results;
+}
+
+async function count(state: ScanState, job: CountJob, credit: (bytes: number) => void): Promise<FileOutcome[]> {
   const { query, finder } = queryOf(state, job.spec);
   const req = countRequest(job.occurrences);
   const out: FileOutcome[] = [];
-  for (const given of unpackFiles(job.files)) {
-    let file = given;
-    let checked: Checked | undefined;
+  const given = unpackFiles(job.files);
+  const checks = checkAll(given, job.credit === true, credit);
+  for (const [i, got] of checks.entries()) {
+    if (got !== undefined && "error" in got) {
+      out.push(got);
+      continue;
+    }
+    const file = got?.file ?? (given[i] as JobFile);
+    const checked = got?.checked;
     let whole: Buffer | undefined;
     try {
-      if (given.limit === UNCHECKED) {
-        const got = check(given);
-        if ("error" in got) {
-          out.push(got);
-          continue;
-        }
-        ({ file, checked } = got);
-      }
       if (file.limit < BINARY_PROBE_BYTES) whole = readSmall(state, file.fd, file.limit);
     } catch (err) {
       out.push(failure(err));
@@ -164,7 +182,7 @@ export function serveScans(port: ScanPort): void {
     const ms = (): number => performance.now() - started;
     const done =
       job.kind === "count"
-        ? count(state, job).then((files) => {
+        ? count(state, job, (bytes) => post({ type: "credit", id: job.id, bytes })).then((files) => {
             const packed = packOutcomes(files);
             port.postMessage({ type: "counted", id: job.id, ms: ms(), ...packed } satisfies WorkerReply, [packed.figures.buffer as ArrayBuffer]);
           })

@@ -52,7 +52,8 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         excludePatterns: args.excludePatterns,
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
-        unchecked: search.unchecked,
+        // The search's workers check what the walk hands over unchecked, and the search finds files met before (SPEC §16).
+        unchecked: true,
       };
       notes = await walkFiles(
         target.path,

@@ -362,44 +362,43 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     }
   });
 
-  it("takes a literal query's files unchecked, each file object once in walk order: the same text and totals as a checked walk", async () => {
-    const dir = await fs.mkdtemp(path.join(root, "unchecked-"));
-    await fs.mkdir(path.join(dir, "sub", "deeper"), { recursive: true });
-    writeFileSync(path.join(dir, "a.txt"), "needle one\nhay\nneedle two\n");
-    await fs.link(path.join(dir, "a.txt"), path.join(dir, "b-hard.txt"));
-    writeFileSync(path.join(dir, "sub", "c.txt"), `${"needle\n".repeat(3)}${"hay\n".repeat(5000)}needle last\n`);
-    writeFileSync(path.join(dir, "sub", "deeper", "d.bin"), "needle\0");
-    await fs.symlink(path.join(dir, "sub", "c.txt"), path.join(dir, "sub", "deeper", "e-link"));
-    await fs.symlink(path.join(dir, "a.txt"), path.join(dir, "0-link"));
-    expect(new ContentSearch({ workers, query: compileQuery({ query: "a+", regex: true }), sink: new TextSink(100), mode: "count" }).unchecked).toBe(
-      false,
-    );
-    const run = async (mode: OutputMode, unchecked: boolean): Promise<{ text: string; files: number; lines: number }> => {
-      const sink = new TextSink(3000);
-      const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink, mode, batchFds: 2, summaryReserve: 250 });
-      expect(search.unchecked).toBe(true);
-      try {
-        await walkFiles(
-          dir,
-          { excludePatterns: [], respectGitignore: false, unchecked },
-          (file, shown) => search.addFile(file, shown),
-          (reason, n) => search.skip(reason, n),
-          walkOptions(runtime, [root]),
-        );
-        await search.drain();
-        search.finish();
-      } finally {
-        await search.close();
+  it.each([{ query: "needle" }, { query: "ne+dle", regex: true }])(
+    "takes files unchecked, each file object once in walk order: the same text and totals as a checked walk (%o)",
+    async (spec) => {
+      const dir = await fs.mkdtemp(path.join(root, "unchecked-"));
+      await fs.mkdir(path.join(dir, "sub", "deeper"), { recursive: true });
+      writeFileSync(path.join(dir, "a.txt"), "needle one\nhay\nneedle two\n");
+      await fs.link(path.join(dir, "a.txt"), path.join(dir, "b-hard.txt"));
+      writeFileSync(path.join(dir, "sub", "c.txt"), `${"needle\n".repeat(3)}${"hay\n".repeat(5000)}needle last\n`);
+      writeFileSync(path.join(dir, "sub", "deeper", "d.bin"), "needle\0");
+      await fs.symlink(path.join(dir, "sub", "c.txt"), path.join(dir, "sub", "deeper", "e-link"));
+      await fs.symlink(path.join(dir, "a.txt"), path.join(dir, "0-link"));
+      const run = async (mode: OutputMode, unchecked: boolean): Promise<{ text: string; files: number; lines: number }> => {
+        const sink = new TextSink(3000);
+        const search = new ContentSearch({ workers, query: compileQuery(spec), sink, mode, batchFds: 2, summaryReserve: 250 });
+        try {
+          await walkFiles(
+            dir,
+            { excludePatterns: [], respectGitignore: false, unchecked },
+            (file, shown) => search.addFile(file, shown),
+            (reason, n) => search.skip(reason, n),
+            walkOptions(runtime, [root]),
+          );
+          await search.drain();
+          search.finish();
+        } finally {
+          await search.close();
+        }
+        return { text: sink.render("narrow"), files: search.totals.filesSearched, lines: search.totals.matchingLines };
+      };
+      for (const mode of ["lines", "files", "count"] as const) {
+        const checked = await run(mode, false);
+        expect(await run(mode, true)).toEqual(checked);
+        // a.txt (or a name of it) and c.txt once each, whichever name the walk met first; d.bin is binary.
+        expect([checked.files, checked.lines]).toEqual([2, 6]);
       }
-      return { text: sink.render("narrow"), files: search.totals.filesSearched, lines: search.totals.matchingLines };
-    };
-    for (const mode of ["lines", "files", "count"] as const) {
-      const checked = await run(mode, false);
-      expect(await run(mode, true)).toEqual(checked);
-      // a.txt (or a name of it) and c.txt once each, whichever name the walk met first; d.bin is binary.
-      expect([checked.files, checked.lines]).toEqual([2, 6]);
-    }
-  });
+    },
+  );
 
   it.each([false, true])(
     "holds big files open a few batches at a time: a batch is sent at BATCH_BIG_BYTES (sizes guessed when unchecked: %s), the walk waits past MAX_PENDING",

@@ -26,6 +26,13 @@ async function countOutcomes(
   files: { file: string; size: number; flags?: number }[],
   spec: QuerySpec = { query: "hit", regex: false, caseSensitive: true },
 ): Promise<FileOutcome[]> {
+  const counted = (await countReplies(files, spec)).find((r) => r.type === "counted");
+  if (counted?.type !== "counted") throw new Error("no count came back");
+  return unpackOutcomes(counted);
+}
+
+/** Runs one count job (asking for credit when `credit`) as `countOutcomes` does; every reply the worker posted, in order. */
+async function countReplies(files: { file: string; size: number; flags?: number }[], spec: QuerySpec, credit?: boolean): Promise<WorkerReply[]> {
   const fds = files.map((f) => openSync(f.file, f.flags ?? "r"));
   try {
     const replies: WorkerReply[] = [];
@@ -37,12 +44,12 @@ async function countOutcomes(
       spec,
       files: packFiles(files.map((f, i) => ({ fd: fds[i] as number, size: f.size }))),
       occurrences: true,
+      credit,
     };
     take(job);
     for (let turn = 0; turn < 100 && !replies.some((r) => r.type === "counted"); turn++) await new Promise((resolve) => setImmediate(resolve));
-    const counted = replies.find((r) => r.type === "counted");
-    if (counted?.type !== "counted") throw new Error(`no count came back: ${JSON.stringify(replies)}`);
-    return unpackOutcomes(counted);
+    if (!replies.some((r) => r.type === "counted")) throw new Error(`no count came back: ${JSON.stringify(replies)}`);
+    return replies;
   } finally {
     for (const fd of fds) closeSync(fd);
   }
@@ -133,5 +140,23 @@ describe("a scan worker's count job", () => {
       checked: { size: 100 + i, id },
     }));
     expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
+  });
+
+  it("credits a budgeted job with the bytes of the files it checked, before it counts any; an unbudgeted job is not", async () => {
+    const a = path.join(dir, "credit-a.txt");
+    const b = path.join(dir, "credit-b.txt");
+    writeFileSync(a, "hit\n".repeat(10));
+    writeFileSync(b, "hit\n".repeat(2000));
+    const files = [
+      { file: a, size: -1 },
+      { file: b, size: -1 },
+      { file: a, size: 40 },
+    ];
+    const spec: QuerySpec = { query: "h.t", regex: true, caseSensitive: true };
+    const credited = await countReplies(files, spec, true);
+    // The walk's own check (the third file) was charged when it was handed over.
+    expect(credited.map((r) => r.type)).toEqual(["ready", "credit", "counted"]);
+    expect(credited[1]).toMatchObject({ type: "credit", id: 1, bytes: 40 + 8000 });
+    expect((await countReplies(files, spec, false)).map((r) => r.type)).toEqual(["ready", "counted"]);
   });
 });

@@ -2,8 +2,9 @@
  * A scan worker of `ScanPool` (SPEC §10, §16): a thread that reads and matches the files of one
  * search, so a costly regular expression blocks it, not the server's event loop, and two of them
  * use both cores. It never opens anything: files arrive as descriptors the main thread opened
- * through the sandbox, read with pread up to the size they had when opened; its replies keep the
- * order of the files it was given.
+ * through the sandbox, read with pread up to the size they had when opened (one handed over
+ * unchecked is checked here first, by its handle, and read up to its size then); its replies keep
+ * the order of the files it was given.
  */
 import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
@@ -81,9 +82,12 @@ function readSmall({ small }: ScanState, fd: number, limit: number): Buffer | un
   return length < small.length ? small.subarray(0, Math.min(length, limit)) : undefined;
 }
 
+/** A file handed over unchecked, as its check found it (to be read up to its size then), or why it is not read. */
+type CheckResult = { file: JobFile; checked: Checked } | FileFailure;
+
 // A file handed over unchecked, checked here as the walk would have: a regular file (a FIFO or device swapped in since
 // the walk read its directory is not read), read up to its size now; its identity for the search to find it met before.
-function check(file: JobFile): { file: JobFile; checked: Checked } | FileFailure {
+function check(file: JobFile): CheckResult {
   const st = fstatSync(file.fd);
   if (!st.isFile()) return { error: "not a regular file", code: "EINVAL" };
   // Numbers are cheaper, but lose precision past 2^53, where inode numbers of some file systems lie.
@@ -91,8 +95,6 @@ function check(file: JobFile): { file: JobFile; checked: Checked } | FileFailure
   const id = exact ? st : fstatSync(file.fd, { bigint: true });
   return { file: { fd: file.fd, limit: limitOf(st.size) }, checked: { size: st.size, id: { dev: id.dev, ino: id.ino } } };
 }
-
-type CheckResult = { file: JobFile; checked: Checked } | FileFailure;
 
 // Every file of a job handed over unchecked, checked before any is scanned, so a budgeted call is credited their bytes
 // (`credit`, when the job asks) before the scan they pay for starts; undefined for a file the walk checked.

@@ -21,9 +21,26 @@ export interface ScanOptions {
   maxLineBytes?: number;
   /** The longest stretch of whole lines a regex views as one string (line-windows.ts; tests make it small). @default 65536 */
   viewBytes?: number;
-  /** Buffers to reuse from file to file (a probe of BINARY_PROBE_BYTES, a chunk of `chunkSize`): fresh ones per file kept a worker's memory high until a collection. */
-  scratch?: { probe: Buffer; chunk: Buffer };
+  /** Buffers to reuse from file to file: fresh ones per file kept a worker's memory high until a collection. */
+  scratch?: Scratch;
 }
+
+/** The buffers a scan reuses from file to file. */
+export interface Scratch {
+  /** BINARY_PROBE_BYTES long. */
+  probe: Buffer;
+  /** `chunkSize` long. */
+  chunk: Buffer;
+  /**
+   * The largest buffer a line longer than the chunk has grown into so far, up to LARGE_KEPT bytes: the next such line
+   * grows into it at once. Over installed packages (minified sources), a fresh one per line, doubled up to the line,
+   * was a fifth of a regex count's worker time: the copies, and the kernel faulting in new memory for each read.
+   */
+  large?: Buffer;
+}
+
+/** The largest buffer a scan keeps for the next over-long line (see Scratch.large). */
+const LARGE_KEPT = 4 * 1024 * 1024;
 
 /** What one file's scan found. */
 export interface FileScan extends FileMatches {
@@ -95,7 +112,7 @@ class RegionReader {
     head: Buffer,
     private readonly chunk: number,
     private readonly maxLine: number,
-    scratch: Buffer | undefined,
+    private readonly scratch: Scratch | undefined,
   ) {
     // Reuse the probe rather than read it again: most files are smaller than it, and then it is
     // the whole file, so no chunk buffer is allocated (a fresh 256 KiB per file cost a fifth of a
@@ -105,12 +122,18 @@ class RegionReader {
       this.filled = head.length;
       this.eof = true;
     } else {
-      this.buf = scratch !== undefined && scratch.length === chunk ? scratch : Buffer.allocUnsafe(chunk);
+      this.buf = this.chunkBuffer();
       this.filled = Math.min(head.length, chunk);
       head.copy(this.buf, 0, 0, this.filled);
       this.eof = head.length < BINARY_PROBE_BYTES && this.filled === head.length;
     }
     this.bytes = this.filled;
+  }
+
+  // The scratch chunk when it is the chunk's size (never in use while another buffer holds the file), else a new one.
+  private chunkBuffer(): Buffer {
+    const kept = this.scratch?.chunk;
+    return kept !== undefined && kept.length === this.chunk && kept !== this.buf ? kept : Buffer.allocUnsafe(this.chunk);
   }
 
   /** True while bytes remain to be read or searched. */
@@ -140,15 +163,23 @@ class RegionReader {
     const lastNl = buf.lastIndexOf(LF, filled - 1);
     if (lastNl >= 0) return { bytes: buf.subarray(0, lastNl + 1), forced: false };
     if (buf.length < this.maxLine) {
-      const bigger = Buffer.allocUnsafe(Math.min(buf.length * 2, this.maxLine));
-      buf.copy(bigger, 0, 0, filled);
-      this.buf = bigger;
+      this.grow(Math.min(buf.length * 2, this.maxLine));
       return undefined;
     }
     // Cut before a lead byte so both pieces decode as the whole line would.
     let end = filled - 4;
     while (end > 0 && ((buf[end] ?? 0) & 0xc0) === 0x80) end--;
     return { bytes: buf.subarray(0, end <= 0 ? filled : end), forced: true };
+  }
+
+  // Into the large buffer kept from an earlier line when it holds `size` (and no more than a line may grow to), else into a new one, kept when small enough.
+  private grow(size: number): void {
+    const large = this.scratch?.large;
+    const usable = large !== undefined && large !== this.buf && large.length >= size && large.length <= this.maxLine;
+    const bigger = usable ? large : Buffer.allocUnsafe(size);
+    this.buf.copy(bigger, 0, 0, this.filled);
+    this.buf = bigger;
+    if (this.scratch !== undefined && !usable && size <= LARGE_KEPT && size > (large?.length ?? 0)) this.scratch.large = bigger;
   }
 
   /** Where the next region starts when `region` keeps its last `keep` bytes: moved to the next lead byte, so both decode as the line would. */
@@ -164,7 +195,8 @@ class RegionReader {
     this.buf.copyWithin(0, from, this.filled);
     this.filled -= from;
     if (this.buf.length > this.chunk && this.filled <= this.chunk) {
-      const smaller = Buffer.allocUnsafe(this.chunk);
+      // Back into the chunk it started in, free while the line was held elsewhere.
+      const smaller = this.chunkBuffer();
       this.buf.copy(smaller, 0, 0, this.filled);
       this.buf = smaller;
     }
@@ -178,7 +210,7 @@ class RegionReader {
 export async function scanFile(read: ReadAt, query: Query, req: FileRequest, opts: ScanOptions = {}): Promise<FileScan> {
   const head = await probe(read, opts.scratch?.probe);
   if (looksBinary(head)) return { ...NOTHING, binary: true };
-  const input = new RegionReader(read, head, chunkSizeOf(opts), pieceSizeOf(opts), opts.scratch?.chunk);
+  const input = new RegionReader(read, head, chunkSizeOf(opts), pieceSizeOf(opts), opts.scratch);
   const matches = new RegionSearch(query, req, opts.viewBytes);
   while (input.more) {
     await input.fill();

@@ -8,7 +8,7 @@
  */
 import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
-import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt } from "./file-scan.js";
+import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import {
   limitOf,
@@ -42,7 +42,7 @@ function readerOf(file: JobFile): ReadAt {
 interface ScanState {
   cached?: { key: string; query: Query; finder: LineFinder };
   small: Buffer;
-  scratch?: { probe: Buffer; chunk: Buffer };
+  scratch?: Scratch;
 }
 
 function queryOf(state: ScanState, spec: QuerySpec): { query: Query; finder: LineFinder } {
@@ -66,7 +66,7 @@ const countRequest = (occurrences: boolean): FileRequest => ({
 });
 
 // The buffers every scan of this port reads into (a port runs one job, and a job one scan, at a time).
-function scratchOf(state: ScanState, chunkSize = DEFAULT_CHUNK): { probe: Buffer; chunk: Buffer } {
+function scratchOf(state: ScanState, chunkSize = DEFAULT_CHUNK): Scratch {
   const size = Math.max(chunkSize, 16);
   if (state.scratch?.chunk.length !== size) state.scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(size) };
   return state.scratch;

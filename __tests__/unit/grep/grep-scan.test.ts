@@ -1,9 +1,9 @@
 // search_file_contents' per-file scanner (SPEC §10, §16) against a simple reference
 // scan: split the decoded text on \n, drop one \r before each \n, test each line.
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { memoryReader } from "../../support/grep-reference.js";
-import { scanFile } from "../../../src/grep/file-scan.js";
+import { BINARY_PROBE_BYTES, scanFile, type Scratch } from "../../../src/grep/file-scan.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../../../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
@@ -444,5 +444,34 @@ describe("requiredLiterals", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("scans sharing their buffers (a scan worker's scratch)", () => {
+  it("grows an over-long line into the large buffer an earlier one left, allocating nothing past the chunk, with the same results", async () => {
+    const chunkSize = 4096;
+    // Lines of 20,000 and 50,000 bytes, past the chunk: each doubled the buffer up to its length, in a new one each time.
+    const files = [20_000, 50_000, 20_000].map((n, i) => Buffer.from(`short ${i}\n${"x".repeat(n / 2)}needle${"y".repeat(n / 2)}\nneedle end\n`));
+    const query = compileQuery({ query: "ne+dle", regex: true });
+    const fresh = await Promise.all(files.map((f) => scanFile(memoryReader(f), query, request(), { chunkSize })));
+    const scratch: Scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(chunkSize) };
+    const alloc = vi.spyOn(Buffer, "allocUnsafe");
+    try {
+      const shared = [];
+      const largest: number[] = [];
+      for (const f of files) {
+        alloc.mockClear();
+        shared.push(await scanFile(memoryReader(f), query, request(), { chunkSize, scratch }));
+        largest.push(Math.max(0, ...alloc.mock.calls.map(([n]) => n)));
+      }
+      expect(shared).toEqual(fresh);
+      // The first two grew (the second past what the first left); the third fit in what the second left.
+      expect(largest[0]).toBeGreaterThan(chunkSize);
+      expect(largest[1]).toBeGreaterThan(largest[0] as number);
+      expect(largest[2]).toBeLessThanOrEqual(chunkSize);
+      expect(scratch.large?.length).toBe(largest[1]);
+    } finally {
+      alloc.mockRestore();
+    }
   });
 });

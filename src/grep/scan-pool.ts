@@ -82,6 +82,8 @@ const DEFAULT_SCAN_THREADS: StartScanThread = import.meta.url.endsWith(".ts")
  */
 export class ScanWorkers {
   private readonly idle: { worker: ScanThread; start: StartScanThread; timer: NodeJS.Timeout; onError: () => void }[] = [];
+  /** Search calls of the process running now (each ScanPool from its start until its close). */
+  running = 0;
 
   private drop(worker: ScanThread): void {
     const at = this.idle.findIndex((e) => e.worker === worker);
@@ -165,7 +167,10 @@ export class ScanPool {
     private readonly startThread: StartScanThread = DEFAULT_SCAN_THREADS,
   ) {
     this.allowedMs = budget?.baseMs ?? 0;
+    workers.running++;
   }
+
+  private closed = false;
 
   /** Adds `bytes` of `files` files handed over to the call's budget. */
   charge(bytes: number, files: number): void {
@@ -313,6 +318,10 @@ export class ScanPool {
 
   /** Gives idle workers back to the process (ends them after a failure); settles once no worker of this call can read a descriptor. */
   async close(): Promise<void> {
+    if (!this.closed) {
+      this.closed = true;
+      this.workers.running--;
+    }
     if (this.broken === undefined) {
       const busy = this.slots.some((s) => s.job !== undefined) || this.queue.length > 0;
       if (busy) this.fail(new Error("search closed while it was still scanning"));

@@ -53,7 +53,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
         // The search's workers check what the walk hands over unchecked, and the search finds files met before (SPEC §16).
-        unchecked: true,
+        unchecked: search.unchecked,
       };
       notes = await walkFiles(
         target.path,

@@ -10,7 +10,7 @@ import { readdirSync, readlinkSync, writeFileSync } from "node:fs";
 import fs from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TextSink } from "../../../src/kernel/bounded.js";
 import { BATCH_BIG_BYTES, MAX_PENDING } from "../../../src/grep/content-search.js";
 import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../../../src/grep/index.js";
@@ -18,6 +18,7 @@ import { escapeControls } from "../../../src/kernel/escape.js";
 import { walkFiles } from "../../../src/walking/index.js";
 import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../../support/fixtures.js";
 import { ScanWorkers } from "../../../src/grep/index.js";
+import { ScanPool } from "../../../src/grep/scan-pool.js";
 
 // One shelf of idle scan workers for the searches of this file, as a runtime holds one.
 const workers = new ScanWorkers();
@@ -279,7 +280,26 @@ describe("totals against a naive scan (SPEC §16)", () => {
   });
 });
 
-describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
+describe("which walks hand files over unchecked", () => {
+  it("a search's, when no other search of the process is running: beside another, its walk checks each file itself", async () => {
+    const shelf = new ScanWorkers();
+    const start = (): ContentSearch =>
+      new ContentSearch({ workers: shelf, query: compileQuery({ query: "x" }), sink: new TextSink(100), mode: "count" });
+    const first = start();
+    const beside = start();
+    expect([first.unchecked, beside.unchecked, shelf.running]).toEqual([true, false, 2]);
+    await first.close();
+    await first.close();
+    expect(shelf.running).toBe(1);
+    await beside.close();
+    const alone = start();
+    expect(alone.unchecked).toBe(true);
+    await alone.close();
+    expect(shelf.running).toBe(0);
+  });
+});
+
+describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -400,36 +420,70 @@ describeEachStrategy("a tree search through walkFiles", (_, runtime) => {
     },
   );
 
-  it.each([false, true])(
-    "holds big files open a few batches at a time: a batch is sent at BATCH_BIG_BYTES (sizes guessed when unchecked: %s), the walk waits past MAX_PENDING",
-    async (unchecked) => {
-      const dir = await fs.mkdtemp(path.join(root, "tree-"));
-      // 40 files of a quarter of the byte limit: 10 times the limit in all, far fewer files than a batch's descriptors.
-      const size = BATCH_BIG_BYTES / 4;
-      for (let f = 0; f < 40; f++)
-        writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
-      const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
-      let mostOpen = 0;
-      try {
-        await walkFiles(
-          dir,
-          { excludePatterns: [], respectGitignore: false, unchecked },
-          (file, shown) => {
-            mostOpen = Math.max(mostOpen, openUnder(dir).length);
-            return search.addFile(file, shown);
-          },
-          (reason, n) => search.skip(reason, n),
-          walkOptions(runtime, [root]),
-        );
-        await search.drain();
-      } finally {
-        await search.close();
-      }
-      // The batch being filled and at most MAX_PENDING sent ones, each of 4 files (unchecked, at most 8: an eighth of
-      // the bytes a file until the first merges say what they are); the one being handed over.
-      expect(mostOpen).toBeLessThanOrEqual((MAX_PENDING + 1) * (unchecked ? 8 : 4) + 1);
-      expect(search.totals.matchingLines).toBe(10 * Math.floor(size / "needle\n".length));
-      expect(openUnder(dir)).toEqual([]);
-    },
-  );
+  it("holds big files open a few batches at a time: a batch is sent at BATCH_BIG_BYTES, the walk waits past MAX_PENDING", async () => {
+    const dir = await fs.mkdtemp(path.join(root, "tree-"));
+    // 40 files of a quarter of the byte limit: 10 times the limit in all, far fewer files than a batch's descriptors.
+    const size = BATCH_BIG_BYTES / 4;
+    for (let f = 0; f < 40; f++)
+      writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
+    let mostOpen = 0;
+    try {
+      await walkFiles(
+        dir,
+        { excludePatterns: [], respectGitignore: false },
+        (file, shown) => {
+          mostOpen = Math.max(mostOpen, openUnder(dir).length);
+          return search.addFile(file, shown);
+        },
+        (reason, n) => search.skip(reason, n),
+        walkOptions(runtime, [root]),
+      );
+      await search.drain();
+    } finally {
+      await search.close();
+    }
+    // The batch being filled and at most MAX_PENDING sent ones, each of 4 files; the one being handed over.
+    expect(mostOpen).toBeLessThanOrEqual((MAX_PENDING + 1) * 4 + 1);
+    expect(search.totals.matchingLines).toBe(10 * Math.floor(size / "needle\n".length));
+    expect(openUnder(dir)).toEqual([]);
+  });
+
+  it("batches files handed over unchecked by descriptors, 64 at most, until the workers' checks give their mean size, then by bytes", async () => {
+    const dir = await fs.mkdtemp(path.join(root, "sparse-"));
+    // 200 sparse files of a quarter of the byte limit each (binary: a probe each, nothing on disk).
+    for (let f = 0; f < 200; f++) {
+      const file = path.join(dir, `f${String(f).padStart(3, "0")}`);
+      await fs.writeFile(file, "");
+      await fs.truncate(file, BATCH_BIG_BYTES / 4);
+    }
+    // Each batch's files as it is sent (its array then moves to the worker).
+    const batches: number[] = [];
+    const original = ScanPool.prototype.count;
+    const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, settings, files, occurrences) {
+      batches.push(files.length / 2);
+      return original.call(this, settings, files, occurrences);
+    });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
+    try {
+      await walkFiles(
+        dir,
+        { excludePatterns: [], respectGitignore: false, unchecked: true },
+        (file, shown) => search.addFile(file, shown),
+        (reason, n) => search.skip(reason, n),
+        walkOptions(runtime, [root]),
+      );
+      await search.drain();
+      search.finish();
+    } finally {
+      await search.close();
+      count.mockRestore();
+    }
+    expect(batches.reduce((a, b) => a + b, 0)).toBe(200);
+    expect(search.totals.skippedFiles).toBe(200);
+    // procfd hands them over unchecked: 64 a batch until the walk waits for the first merge (past MAX_PENDING);
+    // portable checks each, its sizes known from the first. Once sizes are known, four files make a batch's bytes.
+    expect(batches[0]).toBe(strategy === "portable" ? 4 : 64);
+    expect(Math.max(...batches.slice(MAX_PENDING))).toBeLessThanOrEqual(4);
+  });
 });

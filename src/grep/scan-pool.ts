@@ -154,6 +154,8 @@ export class ScanPool {
   private spentMs = 0;
   private checker: NodeJS.Timeout | undefined;
   private nextId = 1;
+  // Once closed, no longer counted among the process's running searches.
+  private closed = false;
 
   /**
    * @param workers the runtime's shelf of idle workers
@@ -169,8 +171,6 @@ export class ScanPool {
     this.allowedMs = budget?.baseMs ?? 0;
     workers.running++;
   }
-
-  private closed = false;
 
   /** Adds `bytes` of `files` files handed over to the call's budget. */
   charge(bytes: number, files: number): void {

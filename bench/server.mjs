@@ -17,11 +17,11 @@ export const SERVER_JS = fileURLToPath(new URL("../dist/index.js", import.meta.u
 export const SERVER_NODE_ARGS = (process.env.BENCH_SERVER_NODE_ARGS ?? "").split(/\s+/).filter(Boolean);
 
 /**
- * Starts a built server (`serverJs`) with `--http 127.0.0.1:0` and `args`: its URL once it listens (rejected,
+ * Starts a built server (`serverJs`, with SERVER_NODE_ARGS) with `--http 127.0.0.1:0` and `args`: its URL once it listens (rejected,
  * with its stderr, if it exits first), its exit code or signal, and what it wrote to stderr.
  */
 export function spawnHttpServer(args, serverJs = SERVER_JS) {
-  const child = spawn(process.execPath, [serverJs, "--http", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [...SERVER_NODE_ARGS, serverJs, "--http", "127.0.0.1:0", ...args], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   const url = new Promise((resolve, reject) => {
     child.stderr.on("data", (chunk) => {

@@ -8,6 +8,7 @@
  */
 import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
+import { exactIdOf } from "../sandbox/identity.js";
 import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
 import { LineFinder } from "./line-finder.js";
 import {
@@ -90,9 +91,7 @@ type CheckResult = { file: JobFile; checked: Checked } | FileFailure;
 function check(file: JobFile): CheckResult {
   const st = fstatSync(file.fd);
   if (!st.isFile()) return { error: "not a regular file", code: "EINVAL" };
-  // Numbers are cheaper, but lose precision past 2^53, where inode numbers of some file systems lie.
-  const exact = st.dev <= Number.MAX_SAFE_INTEGER && st.ino <= Number.MAX_SAFE_INTEGER;
-  const id = exact ? st : fstatSync(file.fd, { bigint: true });
+  const id = exactIdOf(file.fd, st);
   return { file: { fd: file.fd, limit: limitOf(st.size) }, checked: { size: st.size, id: { dev: id.dev, ino: id.ino } } };
 }
 

@@ -2,6 +2,7 @@
  * File identity, written once: whether two stats describe the same file
  * object, and the same version of its content.
  */
+import { fstatSync } from "node:fs";
 
 /** The stat fields that identify a file object and a version of its content. */
 export interface FileVersion {
@@ -17,6 +18,15 @@ export interface FileVersion {
 export interface FileObjectId {
   dev: number | bigint;
   ino: number | bigint;
+}
+
+/**
+ * The identity of the object `fd` holds, given `st`, its fstat as numbers: `st` itself when exact, else asked again
+ * as bigints. Numbers are cheaper (no bigint stats per file) but lose precision past 2^53, where inode numbers of
+ * some file systems lie; the same object always gets the same form.
+ */
+export function exactIdOf(fd: number, st: FileObjectId & { dev: number; ino: number }): FileObjectId {
+  return st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER ? st : fstatSync(fd, { bigint: true });
 }
 
 /** True when both stats describe the same file object (device and inode). */

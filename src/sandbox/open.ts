@@ -11,7 +11,7 @@ import path from "node:path";
 import type { Confinement, Target } from "./confinement.js";
 import { isSymlinkRefusal, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { READ_FLAGS } from "./flags.js";
-import type { FileObjectId } from "./identity.js";
+import { exactIdOf, type FileObjectId } from "./identity.js";
 
 /** A file opened for reading, and the fstat of what was opened. */
 export interface Opened {
@@ -128,10 +128,7 @@ export function openWalkedSync(
 function checkWalked(c: Confinement, fd: number, reach: string, name: string, shown: string, dir?: FileObjectId): WalkedOpen {
   const st = fstatSync(fd);
   if (!st.isFile()) throw notRegular(shown, st);
-  // Numbers are cheaper (no bigint stats per file) but lose precision past 2^53, where inode
-  // numbers of some file systems lie: those are asked again as bigints.
-  const exact = st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER;
-  const stat = exact ? st : fstatSync(fd, { bigint: true });
+  const stat = exactIdOf(fd, st);
   const real = c.strategy.realPathOfFdSync(fd, reach, name, shown, stat, dir);
   if (real !== undefined) c.assertInside(real, shown);
   return { fd, size: st.size, stat };

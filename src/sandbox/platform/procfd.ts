@@ -14,7 +14,7 @@ import path from "node:path";
 import { SafeFsError } from "../errors.js";
 import { DIR_FLAGS, DIR_NOFOLLOW_FLAGS } from "../flags.js";
 import { changed, idOf, now, SMALL_COPY } from "../held.js";
-import { type FileObjectId, sameFile } from "../identity.js";
+import { exactIdOf, type FileObjectId, sameFile } from "../identity.js";
 import { visible } from "../names.js";
 import type { DirId, EntryOpen, HeldDir, OpenedDir, Reach, Read, Strategy } from "../strategy.js";
 import { inWorkingDir, openEach, readDirEntries } from "./host.js";
@@ -38,9 +38,8 @@ function fdLink(fd: number): string {
 /** The device and inode of what `fd` holds: numbers when exact, else bigints (the same form for the same object). */
 function objectIdOf(fd: number): FileObjectId & { size: number } {
   const st = fstatSync(fd);
-  if (st.ino <= Number.MAX_SAFE_INTEGER && st.dev <= Number.MAX_SAFE_INTEGER) return { dev: st.dev, ino: st.ino, size: st.size };
-  const exact = fstatSync(fd, { bigint: true });
-  return { dev: exact.dev, ino: exact.ino, size: st.size };
+  const id = exactIdOf(fd, st);
+  return { dev: id.dev, ino: id.ino, size: st.size };
 }
 
 async function readChildThroughFd(parent: Reach, name: string, _shown: string, inPool = false): Promise<Read> {

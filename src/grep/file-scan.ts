@@ -40,7 +40,7 @@ export interface Scratch {
 }
 
 /** The largest buffer a scan keeps for the next over-long line (see Scratch.large). */
-const LARGE_KEPT = 4 * 1024 * 1024;
+export const LARGE_KEPT = 4 * 1024 * 1024;
 
 /** What one file's scan found. */
 export interface FileScan extends FileMatches {

@@ -3,7 +3,7 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { memoryReader } from "../../support/grep-reference.js";
-import { BINARY_PROBE_BYTES, scanFile, type Scratch } from "../../../src/grep/file-scan.js";
+import { BINARY_PROBE_BYTES, LARGE_KEPT, scanFile, type Scratch } from "../../../src/grep/file-scan.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../../../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";
@@ -473,5 +473,19 @@ describe("scans sharing their buffers (a scan worker's scratch)", () => {
     } finally {
       alloc.mockRestore();
     }
+  });
+
+  it("keeps no buffer past LARGE_KEPT: a longer line grows in buffers of its own, and the one kept stays for the next", async () => {
+    const chunkSize = 64 * 1024;
+    const long = Buffer.from(`${"x".repeat(LARGE_KEPT)}needle${"y".repeat(1000)}\nneedle\n`);
+    const short = Buffer.from(`${"x".repeat(LARGE_KEPT / 2)}needle\n`);
+    const query = compileQuery({ query: "ne+dle", regex: true });
+    const scratch: Scratch = { probe: Buffer.allocUnsafe(BINARY_PROBE_BYTES), chunk: Buffer.allocUnsafe(chunkSize) };
+    const counted = async (bytes: Buffer): Promise<number> =>
+      (await scanFile(memoryReader(bytes), query, request({ mode: "count" }), { chunkSize, scratch })).matchingLines;
+    expect(await counted(long)).toBe(2);
+    expect(scratch.large?.length).toBe(LARGE_KEPT);
+    expect(await counted(short)).toBe(1);
+    expect(scratch.large?.length).toBe(LARGE_KEPT);
   });
 });

@@ -311,6 +311,26 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       }
     });
 
+  // Walks `dir` (with `unchecked`) into `search`, telling `onFile` each file's shown path first; then drains, finishes and closes it.
+  async function searchTree(search: ContentSearch, dir: string, unchecked = false, onFile: (shown: string) => void = () => {}): Promise<void> {
+    try {
+      await walkFiles(
+        dir,
+        { excludePatterns: [], respectGitignore: false, unchecked },
+        (file, shown) => {
+          onFile(shown);
+          return search.addFile(file, shown);
+        },
+        (reason, n) => search.skip(reason, n),
+        walkOptions(runtime, [root]),
+      );
+      await search.drain();
+      search.finish();
+    } finally {
+      await search.close();
+    }
+  }
+
   it("is cancelled mid-tree: the walk and the workers stop, and every descriptor is closed", async () => {
     const dir = await fs.mkdtemp(path.join(root, "cancel-"));
     for (let d = 0; d < 20; d++) {
@@ -359,22 +379,7 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       const sink = new TextSink(3000);
       const search = new ContentSearch({ workers, query: compileQuery({ query: "o b", regex: true }), sink, mode, batchFds: 7, summaryReserve: 250 });
       const order: string[] = [];
-      try {
-        await walkFiles(
-          dir,
-          { excludePatterns: [], respectGitignore: false },
-          (file, shown) => {
-            order.push(shown);
-            return search.addFile(file, shown);
-          },
-          (reason, n) => search.skip(reason, n),
-          walkOptions(runtime, [root]),
-        );
-        await search.drain();
-        search.finish();
-      } finally {
-        await search.close();
-      }
+      await searchTree(search, dir, false, (shown) => order.push(shown));
       const sequential = await runPage(order, { query: "o b", regex: true }, 3000, 0, mode);
       expect(sink.render("narrow")).toBe(sequential.text);
       const want = naiveTotals(texts, { query: "o b", regex: true });
@@ -396,19 +401,7 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       const run = async (mode: OutputMode, unchecked: boolean): Promise<{ text: string; files: number; lines: number }> => {
         const sink = new TextSink(3000);
         const search = new ContentSearch({ workers, query: compileQuery(spec), sink, mode, batchFds: 2, summaryReserve: 250 });
-        try {
-          await walkFiles(
-            dir,
-            { excludePatterns: [], respectGitignore: false, unchecked },
-            (file, shown) => search.addFile(file, shown),
-            (reason, n) => search.skip(reason, n),
-            walkOptions(runtime, [root]),
-          );
-          await search.drain();
-          search.finish();
-        } finally {
-          await search.close();
-        }
+        await searchTree(search, dir, unchecked);
         return { text: sink.render("narrow"), files: search.totals.filesSearched, lines: search.totals.matchingLines };
       };
       for (const mode of ["lines", "files", "count"] as const) {
@@ -428,21 +421,9 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       writeFileSync(path.join(dir, `f${String(f).padStart(2, "0")}`), Buffer.alloc(size, f % 4 === 0 ? "needle\n" : "hay\n"));
     const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     let mostOpen = 0;
-    try {
-      await walkFiles(
-        dir,
-        { excludePatterns: [], respectGitignore: false },
-        (file, shown) => {
-          mostOpen = Math.max(mostOpen, openUnder(dir).length);
-          return search.addFile(file, shown);
-        },
-        (reason, n) => search.skip(reason, n),
-        walkOptions(runtime, [root]),
-      );
-      await search.drain();
-    } finally {
-      await search.close();
-    }
+    await searchTree(search, dir, false, () => {
+      mostOpen = Math.max(mostOpen, openUnder(dir).length);
+    });
     // The batch being filled and at most MAX_PENDING sent ones, each of 4 files; the one being handed over.
     expect(mostOpen).toBeLessThanOrEqual((MAX_PENDING + 1) * 4 + 1);
     expect(search.totals.matchingLines).toBe(10 * Math.floor(size / "needle\n".length));
@@ -466,17 +447,8 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
     });
     const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     try {
-      await walkFiles(
-        dir,
-        { excludePatterns: [], respectGitignore: false, unchecked: true },
-        (file, shown) => search.addFile(file, shown),
-        (reason, n) => search.skip(reason, n),
-        walkOptions(runtime, [root]),
-      );
-      await search.drain();
-      search.finish();
+      await searchTree(search, dir, true);
     } finally {
-      await search.close();
       count.mockRestore();
     }
     expect(batches.reduce((a, b) => a + b, 0)).toBe(200);

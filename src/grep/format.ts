@@ -42,6 +42,14 @@ export function fileEntry(displayPath: Shown, matchingLines: number, occurrences
   return `${displayPath}: ${lines}, ${formatCount(occurrences)} occurrence${occurrences === 1 ? "" : "s"}`;
 }
 
+/** The name a file's lines are shown under by a scan that does not know where they will fall: its text then opens with an empty line. */
+export const UNNAMED = "" as Shown;
+
+/** The text a lines scan made under UNNAMED, as a scan under `displayPath` (after a blank line when `blankFirst`) makes it. */
+export function named(text: string, displayPath: Shown, blankFirst: boolean): string {
+  return `${blankFirst ? "\n" : ""}${displayPath}${text}`;
+}
+
 /** A context line ready to show, with its number. */
 export interface ContextEntry {
   lineNo: number;

@@ -28,12 +28,23 @@ interface JobBase extends JobSettings {
   id: number;
 }
 
+/**
+ * Lines mode while the page still shows lines and has none to skip: each file a count job finds matches in is scanned
+ * again at once, by the worker that holds it, for the text the page would show of it (format.ts `UNNAMED`), while the
+ * job's texts so far fit in `room`. The merge takes a text that fits where its file falls, in place of a scan of its own.
+ */
+export interface ShowAhead {
+  room: number;
+  contextLines: number;
+}
+
 /** Count the matching lines (and occurrences) of each file, in order. */
 export interface CountJob extends JobBase {
   kind: "count";
   /** Descriptor and limit of each file, in pairs (see `packFiles`). */
   files: Float64Array;
   occurrences: boolean;
+  show?: ShowAhead;
   /** Post the bytes of the files it checks (those handed over unchecked) before it scans any: the call's budget is credited with them. */
   credit?: boolean;
 }
@@ -63,13 +74,17 @@ export interface Checked {
   id: { dev: number | bigint; ino: number | bigint };
 }
 
-/** One file's figures in a count job (with what the worker's check found, for a file handed over unchecked), or why reading it failed. */
-export type FileOutcome = (Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> & { checked?: Checked }) | FileFailure;
+/**
+ * One file's figures in a count job (with what the worker's check found, for a file handed over unchecked, and the text
+ * of its matching lines under no name when the job showed ahead), or why reading it failed.
+ */
+export type FileOutcome = (Omit<FileScan, "text" | "skipped" | "shown" | "exhausted"> & { checked?: Checked; lines?: string }) | FileFailure;
 
-/** A count job's outcomes as sent back: FIGURES numbers a file, and the failures by index. */
+/** A count job's outcomes as sent back: FIGURES numbers a file, the failures and the texts shown ahead by index. */
 export interface PackedOutcomes {
   figures: Float64Array;
   errors: (FileFailure & { at: number })[];
+  texts: { at: number; text: string }[];
 }
 
 /**
@@ -128,6 +143,7 @@ export function unpackFiles(packed: Float64Array): JobFile[] {
 export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
   const figures = new Float64Array(FIGURES * outcomes.length);
   const errors: PackedOutcomes["errors"] = [];
+  const texts: PackedOutcomes["texts"] = [];
   outcomes.forEach((o, i) => {
     const at = FIGURES * i;
     if ("error" in o) {
@@ -136,6 +152,7 @@ export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
       return;
     }
     const checked = o.checked;
+    if (o.lines !== undefined) texts.push({ at: i, text: o.lines });
     figures[at] = (o.binary ? BINARY : 0) | (checked === undefined ? 0 : CHECKED);
     figures[at + 1] = o.matchingLines;
     figures[at + 2] = o.occurrences;
@@ -146,12 +163,13 @@ export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
       putHalves(figures, at + 7, checked.id.ino);
     }
   });
-  return { figures, errors };
+  return { figures, errors, texts };
 }
 
 /** A count job's outcomes, one per file given, in order. */
-export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome[] {
+export function unpackOutcomes({ figures, errors, texts }: PackedOutcomes): FileOutcome[] {
   const failures = new Map(errors.map(({ at, ...f }) => [at, f]));
+  const shown = new Map(texts.map(({ at, text }) => [at, text]));
   const out: FileOutcome[] = [];
   for (let at = 0; at + FIGURES <= figures.length; at += FIGURES) {
     const flags = figures[at] as number;
@@ -160,12 +178,14 @@ export function unpackOutcomes({ figures, errors }: PackedOutcomes): FileOutcome
       continue;
     }
     const id = { dev: getHalves(figures, at + 5), ino: getHalves(figures, at + 7) };
+    const lines = shown.get(at / FIGURES);
     out.push({
       binary: (flags & BINARY) !== 0,
       matchingLines: figures[at + 1] as number,
       occurrences: figures[at + 2] as number,
       bytes: figures[at + 3] as number,
       ...(flags & CHECKED ? { checked: { size: figures[at + 4] as number, id } } : {}),
+      ...(lines === undefined ? {} : { lines }),
     });
   }
   return out;

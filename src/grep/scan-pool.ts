@@ -18,6 +18,7 @@ import {
   type FileOutcome,
   type JobFile,
   type JobSettings,
+  type ShowAhead,
   type ScanJob,
   type ScanRequest,
   type WorkerReply,
@@ -181,9 +182,9 @@ export class ScanPool {
    * Counts the files of a batch (packed by `packFiles`): one outcome per file, in order.
    * @throws as `run`
    */
-  async count(settings: JobSettings, files: Float64Array, occurrences: boolean): Promise<FileOutcome[]> {
+  async count(settings: JobSettings, files: Float64Array, occurrences: boolean, show?: ShowAhead): Promise<FileOutcome[]> {
     const credit = this.budget !== undefined;
-    const reply = await this.run({ ...settings, kind: "count", files, occurrences, credit }, [files.buffer as ArrayBuffer]);
+    const reply = await this.run({ ...settings, kind: "count", files, occurrences, credit, show }, [files.buffer as ArrayBuffer]);
     if (reply.type !== "counted") throw new Error(`a scan worker answered a count with ${reply.type}`);
     return unpackOutcomes(reply);
   }

@@ -10,6 +10,7 @@ import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
 import { exactIdOf } from "../sandbox/identity.js";
 import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
+import { UNNAMED } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import {
   limitOf,
@@ -22,6 +23,7 @@ import {
   type FileOutcome,
   type JobFile,
   type ScanJob,
+  type ShowAhead,
   type WorkerReply,
 } from "./protocol.js";
 import { compileQuery, type Query, type QuerySpec } from "./query.js";
@@ -113,9 +115,59 @@ function checkAll(files: readonly JobFile[], creditWanted: boolean, credit: (byt
   return results;
 }
 
+// Reads a file already in memory, as `readerOf` reads one on disk.
+const bufferReader =
+  (whole: Buffer): ReadAt =>
+  (buf, offset, length, position) =>
+    whole.copy(buf, offset, position, Math.min(whole.length, position + length));
+
+/**
+ * What a count job shows ahead (protocol.ts `ShowAhead`): the text of each file with matches, under no name, while the
+ * texts so far fit in its room; then nothing more (the page is cut by then, or another file's scan shows it).
+ */
+class LinesAhead {
+  private roomLeft: number;
+
+  constructor(
+    private readonly show: ShowAhead,
+    private readonly query: Query,
+    private readonly settings: Pick<CountJob, "chunkSize" | "maxLineBytes">,
+  ) {
+    this.roomLeft = show.room;
+  }
+
+  /** The text of a file's `matchingLines` matching lines, all of them, or undefined when they do not fit or the scan failed. */
+  async text(read: ReadAt, matchingLines: number, scratch: Scratch): Promise<string | undefined> {
+    if (matchingLines === 0 || this.roomLeft <= 0) return undefined;
+    const req: FileRequest = {
+      mode: "lines",
+      contextLines: this.show.contextLines,
+      skip: 0,
+      room: this.roomLeft,
+      displayPath: UNNAMED,
+      blankFirst: false,
+      forceFirst: false,
+      knownLines: matchingLines,
+    };
+    try {
+      const scan = await scanFile(read, this.query, req, { ...this.settings, scratch });
+      if (scan.exhausted || scan.binary || scan.shown !== matchingLines) {
+        this.roomLeft = 0;
+        return undefined;
+      }
+      this.roomLeft -= scan.text.length;
+      return scan.text;
+    } catch {
+      // The file's scan of its own, at the merge, says what went wrong.
+      return undefined;
+    }
+  }
+}
+
 async function count(state: ScanState, job: CountJob, credit: (bytes: number) => void): Promise<FileOutcome[]> {
   const { query, finder } = queryOf(state, job.spec);
   const req = countRequest(job.occurrences);
+  const ahead = job.show === undefined ? undefined : new LinesAhead(job.show, query, job);
   const out: FileOutcome[] = [];
   const given = unpackFiles(job.files);
   const checks = checkAll(given, job.credit === true, credit);
@@ -136,12 +188,14 @@ async function count(state: ScanState, job: CountJob, credit: (bytes: number) =>
     if (whole !== undefined) {
       // Most files of a tree: counted in place, without a scan's promises and buffers.
       const c = countWholeLines(finder, whole, job.occurrences);
+      const lines = c.lines > 0 ? await ahead?.text(bufferReader(whole), c.lines, scratchOf(state, job.chunkSize)) : undefined;
       out.push({
         binary: c.lines < 0,
         matchingLines: Math.max(0, c.lines),
         occurrences: c.occurrences,
         bytes: c.lines < 0 ? 0 : whole.length,
         checked,
+        ...(lines === undefined ? {} : { lines }),
       });
       continue;
     }
@@ -160,7 +214,8 @@ async function count(state: ScanState, job: CountJob, credit: (bytes: number) =>
         maxLineBytes: query.mayBacktrack ? job.maxLineBytes : (job.chunkSize ?? DEFAULT_CHUNK),
         scratch: scratchOf(state, job.chunkSize),
       });
-      out.push({ ...figures, checked });
+      const lines = figures.binary ? undefined : await ahead?.text(readerOf(file), figures.matchingLines, scratchOf(state, job.chunkSize));
+      out.push({ ...figures, checked, ...(lines === undefined ? {} : { lines }) });
     } catch (err) {
       out.push(failure(err));
     }

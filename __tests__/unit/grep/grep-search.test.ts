@@ -183,6 +183,39 @@ describe("summary", () => {
     expect(sink.render("x")).toBe(summary);
   });
 
+  it("takes the lines a count job showed ahead where they fit whole, and scans a file alone only past the room or with lines to skip", async () => {
+    // Three files with matches, one without; the middle one's lines are long, so a small page is cut in it.
+    const texts = ["foo 1\nbar\nfoo 2\n", "bar\n", `${"foo long line\n".repeat(12)}`, "x\nfoo last\n"];
+    const files = await writeFiles(texts);
+    const alone = vi.spyOn(ScanPool.prototype, "show");
+    const page = async (cap: number, offset: number): Promise<{ batched: PageResult; scans: number }> => {
+      alone.mockClear();
+      const batched = await runPage(files, { query: "foo" }, cap, offset, "lines", 1, true);
+      const scans = alone.mock.calls.length;
+      // The same page as file by file, where every file is scanned alone.
+      const sequential = await runPage(files, { query: "foo" }, cap, offset, "lines", 1);
+      expect(batched.text).toBe(sequential.text);
+      expect(batched.next).toBe(sequential.next);
+      return { batched, scans };
+    };
+    try {
+      const whole = await page(2000, 0);
+      expect(whole.scans).toBe(0);
+      expect(matchesShown(whole.batched.text)).toHaveLength(15);
+      // Cut in the third file: it is scanned alone for what fits (the first two merged as shown ahead).
+      const cut = await page(450, 0);
+      expect(cut.batched.next).toBeGreaterThan(2);
+      expect(cut.batched.next).toBeLessThan(15);
+      expect(cut.scans).toBe(1);
+      // Lines to skip: the count jobs show nothing ahead, and each file with lines on this page is scanned alone.
+      const later = await page(2000, 3);
+      expect(matchesShown(later.batched.text)).toHaveLength(12);
+      expect(later.scans).toBe(2);
+    } finally {
+      alone.mockRestore();
+    }
+  });
+
   it("says when an offset is past the last match", async () => {
     const files = await writeFiles(["foo\nfoo\n"]);
     const page = await runPage(files, { query: "foo" }, 1000, 5, "lines");
@@ -441,9 +474,9 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
     // Each batch's files as it is sent (its array then moves to the worker).
     const batches: number[] = [];
     const original = ScanPool.prototype.count;
-    const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, settings, files, occurrences) {
-      batches.push(files.length / 2);
-      return original.call(this, settings, files, occurrences);
+    const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, ...args) {
+      batches.push(args[1].length / 2);
+      return original.apply(this, args);
     });
     const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     try {

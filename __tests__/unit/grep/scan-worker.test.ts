@@ -1,14 +1,23 @@
 /**
  * A scan worker's count job (scan-worker.ts, served here on the calling thread): each file is read as it was
  * when the walk opened it, to the size it had then (its limit), whether it grew or shrank since, small files
- * (read whole at once) and larger ones (scanned chunk by chunk) alike.
+ * (read whole at once) and larger ones (scanned chunk by chunk) alike; in lines mode it shows ahead the lines
+ * of the files with matches, within its room.
  */
 import { execFileSync } from "node:child_process";
 import { closeSync, constants, mkdirSync, openSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { DEFAULT_CHUNK } from "../../../src/grep/file-scan.js";
-import { packFiles, packOutcomes, unpackOutcomes, type FileOutcome, type ScanJob, type WorkerReply } from "../../../src/grep/protocol.js";
+import {
+  packFiles,
+  packOutcomes,
+  unpackOutcomes,
+  type FileOutcome,
+  type ScanJob,
+  type ShowAhead,
+  type WorkerReply,
+} from "../../../src/grep/protocol.js";
 import type { QuerySpec } from "../../../src/grep/query.js";
 import { serveScans } from "../../../src/grep/scan-worker.js";
 import { tempDir } from "../../support/fixtures.js";
@@ -25,14 +34,20 @@ afterAll(() => remove());
 async function countOutcomes(
   files: { file: string; size: number; flags?: number }[],
   spec: QuerySpec = { query: "hit", regex: false, caseSensitive: true },
+  show?: ShowAhead,
 ): Promise<FileOutcome[]> {
-  const counted = (await countReplies(files, spec)).find((r) => r.type === "counted");
+  const counted = (await countReplies(files, spec, undefined, show)).find((r) => r.type === "counted");
   if (counted?.type !== "counted") throw new Error("no count came back");
   return unpackOutcomes(counted);
 }
 
 /** Runs one count job (asking for credit when `credit`) as `countOutcomes` does; every reply the worker posted, in order. */
-async function countReplies(files: { file: string; size: number; flags?: number }[], spec: QuerySpec, credit?: boolean): Promise<WorkerReply[]> {
+async function countReplies(
+  files: { file: string; size: number; flags?: number }[],
+  spec: QuerySpec,
+  credit?: boolean,
+  show?: ShowAhead,
+): Promise<WorkerReply[]> {
   const fds = files.map((f) => openSync(f.file, f.flags ?? "r"));
   try {
     const replies: WorkerReply[] = [];
@@ -45,6 +60,7 @@ async function countReplies(files: { file: string; size: number; flags?: number 
       files: packFiles(files.map((f, i) => ({ fd: fds[i] as number, size: f.size }))),
       occurrences: true,
       credit,
+      show,
     };
     take(job);
     for (let turn = 0; turn < 100 && !replies.some((r) => r.type === "counted"); turn++) await new Promise((resolve) => setImmediate(resolve));
@@ -139,6 +155,36 @@ describe("a scan worker's count job", () => {
       bytes: 10 * i,
       checked: { size: 100 + i, id },
     }));
+    expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
+  });
+
+  it("shows ahead, in lines mode, the lines of each file with matches under no name, while the job's texts fit its room", async () => {
+    const small = path.join(dir, "ahead-small.txt");
+    const big = path.join(dir, "ahead-big.txt");
+    const none = path.join(dir, "ahead-none.txt");
+    writeFileSync(small, "hit one\nhay\nhay\nhay\nhit two\n");
+    // Past the probe, so scanned chunk by chunk: its match far down, its context around it.
+    writeFileSync(big, `${"hay\n".repeat(5000)}hit three\nhay\n`);
+    writeFileSync(none, "hay\n".repeat(10));
+    const files = [small, none, big, small].map((file) => ({ file, size: statSync(file).size }));
+    const texts = (outcomes: FileOutcome[]): (string | undefined)[] => outcomes.map((o) => ("error" in o ? "error" : o.lines));
+    const smallText = "\n1:hit one\n2-hay\n--\n4-hay\n5:hit two\n";
+    const bigText = "\n5000-hay\n5001:hit three\n5002-hay\n";
+    expect(texts(await countOutcomes(files, undefined, { room: 10_000, contextLines: 1 }))).toEqual([smallText, undefined, bigText, smallText]);
+    // The room is the job's: the third file's text no longer fits after the first's, and nothing is shown after it.
+    const room = smallText.length + bigText.length - 1;
+    expect(texts(await countOutcomes(files, undefined, { room, contextLines: 1 }))).toEqual([smallText, undefined, undefined, undefined]);
+    // Without `show`, a count shows nothing; its figures are the same either way.
+    const plain = await countOutcomes(files);
+    expect(texts(plain)).toEqual([undefined, undefined, undefined, undefined]);
+    const figures = (outcomes: FileOutcome[]): unknown[] => outcomes.map((o) => ("error" in o ? o : { ...o, lines: undefined }));
+    expect(figures(await countOutcomes(files, undefined, { room, contextLines: 1 }))).toEqual(figures(plain));
+    // Texts come back beside the figures, at their files' places.
+    const outcomes: FileOutcome[] = [
+      { binary: false, matchingLines: 0, occurrences: 0, bytes: 3 },
+      { binary: false, matchingLines: 2, occurrences: 2, bytes: 9, lines: "\n1:a\n2:a\n" },
+      { error: "gone", code: "ENOENT" },
+    ];
     expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
   });
 

@@ -1,10 +1,11 @@
 /**
  * The exact matcher of an edit's old texts (editing/exact.ts) against a plain search: for any document cut
- * into blocks of any sizes (seams anywhere), any patterns (a few each by Buffer#indexOf, many by the rolling
- * hash) and any start, every occurrence is counted, overlapping ones too, and the first ones are kept in order.
+ * into blocks of any sizes (seams anywhere), any patterns (a few long ones by their byte pairs, short ones each
+ * by Buffer#indexOf, many by the rolling hash) and any start, every occurrence is counted, overlapping ones too,
+ * and the first ones are kept in order.
  */
 import fc from "fast-check";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { ExactFinder, KEPT_OCCURRENCES } from "../../../src/editing/exact.js";
 import type { NormBlock } from "../../../src/editing/source-index.js";
 
@@ -24,6 +25,16 @@ const patternArb = fc.oneof(
   fc.constantFrom("bbbb", "bbbbbbbbb", "abab", "b\nab"),
 );
 
+// A few patterns of eight bytes or more: the pair window finds them together (of few distinct pairs over text made of
+// them, it gives way to indexOf part way).
+const fewLongArb = fc.array(
+  fc.oneof(
+    fc.array(fc.oneof(alphabet, fc.constantFrom("ab", "ba", "bbbb", "xaby")), { minLength: 8, maxLength: 20 }).map((p) => p.join("")),
+    fc.constantFrom("bbbbbbbb", "b".repeat(40), "abababab", "ab\nab\nab"),
+  ),
+  { minLength: 1, maxLength: 4 },
+);
+
 // Eight patterns of eight bytes or more at least: the rolling hash finds them together.
 const manyLongArb = fc.array(
   fc.array(fc.oneof(alphabet, fc.constantFrom("ab", "ba", "bbbb")), { minLength: 8, maxLength: 14 }).map((p) => p.join("")),
@@ -35,7 +46,7 @@ describe("ExactFinder", () => {
     fc.assert(
       fc.property(
         docArb,
-        fc.oneof(fc.array(patternArb, { minLength: 1, maxLength: 10 }), manyLongArb),
+        fc.oneof(fc.array(patternArb, { minLength: 1, maxLength: 10 }), fewLongArb, manyLongArb),
         fc.array(fc.integer({ min: 1, max: 9000 }), { minLength: 1, maxLength: 6 }),
         fc.nat(),
         (pieces, texts, cuts, fromSeed) => {
@@ -60,5 +71,35 @@ describe("ExactFinder", () => {
       ),
       { numRuns: 300 },
     );
+  });
+
+  it("finds a few long patterns by their byte pairs over varied text, and gives way to indexOf over text made of their pairs", () => {
+    // Searches `doc` in 64 KiB blocks; each pattern's count and how often indexOf was asked for it.
+    const run = (doc: Buffer, patterns: Buffer[]): { counts: number[]; indexOfs: number[] } => {
+      const asked = vi.spyOn(Buffer.prototype, "indexOf");
+      try {
+        const finder = new ExactFinder(patterns, 0);
+        for (let start = 0, k = 0; start < doc.length; start += 65536, k++) {
+          const norm = doc.subarray(start, start + 65536);
+          finder.feed({ index: k, rawStart: start, normStart: start, lineStart: 0, norm, crlf: [] });
+        }
+        return { counts: [...finder.counts], indexOfs: patterns.map((p) => asked.mock.calls.filter(([v]) => v === p).length) };
+      } finally {
+        asked.mockRestore();
+      }
+    };
+    let seed = 7;
+    const varied = Buffer.from(
+      Array.from({ length: 300_000 }, () => "abcdefghij klmnop\n"[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % 18]).join(""),
+    );
+    const long = [varied.subarray(100_000, 100_048), varied.subarray(250_000, 250_100)].map((p) => Buffer.from(p));
+    const plain = long.map((p) => occurrences(varied, p, 0).length);
+    expect(plain.every((n) => n >= 1)).toBe(true);
+    expect(run(varied, long)).toEqual({ counts: plain, indexOfs: [0, 0] });
+    // A run of one byte: every position starts an occurrence, and the window steps one byte at a time until it gives way.
+    const run40 = Buffer.alloc(300_000, "b");
+    const got = run(run40, [Buffer.alloc(40, "b")]);
+    expect(got.counts).toEqual([300_000 - 39]);
+    expect(got.indexOfs[0]).toBeGreaterThan(1000);
   });
 });

@@ -17,6 +17,8 @@ const MAX_SPAN = 256;
 // The pair window gives way to indexOf once it takes more than one step in this many bytes (a pattern of few
 // distinct pairs over text made of them, e.g. a run of one byte): its steps are JavaScript, indexOf's native.
 const SLOW_STEP_BYTES = 4;
+// Bytes the pair window searches before its pace is judged (a block's worth at the engine's default).
+const JUDGED_AFTER_BYTES = 65536;
 
 /**
  * A few patterns of MIN_HASHED bytes or more, found together in one pass (Wu and Manber's shift, over byte pairs): a
@@ -51,9 +53,9 @@ class PairSkip {
     }
   }
 
-  /** True once it took more than one step in SLOW_STEP_BYTES bytes (past the first block's worth). */
+  /** True once it took more than one step in SLOW_STEP_BYTES bytes, over JUDGED_AFTER_BYTES bytes or more. */
   get slow(): boolean {
-    return this.bytes >= 65536 && this.steps * SLOW_STEP_BYTES > this.bytes;
+    return this.bytes >= JUDGED_AFTER_BYTES && this.steps * SLOW_STEP_BYTES > this.bytes;
   }
 
   /** Calls `found` for each occurrence in `buf` starting at or after `start` and before `before`, and ending past `fresh`, in order. */

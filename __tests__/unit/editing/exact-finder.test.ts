@@ -88,14 +88,26 @@ describe("ExactFinder", () => {
         asked.mockRestore();
       }
     };
+    // xorshift32: text without a period, where a slice of 48 bytes or more occurs once.
     let seed = 7;
-    const varied = Buffer.from(
-      Array.from({ length: 300_000 }, () => "abcdefghij klmnop\n"[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % 18]).join(""),
-    );
+    const next = (): number => {
+      seed ^= seed << 13;
+      seed ^= seed >>> 17;
+      seed ^= seed << 5;
+      return seed >>> 0;
+    };
+    const varied = Buffer.from(Array.from({ length: 300_000 }, () => "abcdefghij klmnop\n"[next() % 18]).join(""));
     const long = [varied.subarray(100_000, 100_048), varied.subarray(250_000, 250_100)].map((p) => Buffer.from(p));
     const plain = long.map((p) => occurrences(varied, p, 0).length);
-    expect(plain.every((n) => n >= 1)).toBe(true);
+    expect(plain).toEqual([1, 1]);
     expect(run(varied, long)).toEqual({ counts: plain, indexOfs: [0, 0] });
+    // Longer than the window's widest span (MAX_SPAN, 256 bytes): the window spans their first 256 bytes, and each is
+    // compared whole, across the blocks' seams too.
+    const longer = [varied.subarray(65_400, 65_700), varied.subarray(190_000, 190_600), varied.subarray(20_000, 20_300)].map((p) => Buffer.from(p));
+    const twice = Buffer.concat([varied, longer[0] as Buffer, varied.subarray(0, 1000), longer[1] as Buffer]);
+    const longerPlain = longer.map((p) => occurrences(twice, p, 0).length);
+    expect(longerPlain).toEqual([2, 2, 1]);
+    expect(run(twice, longer)).toEqual({ counts: longerPlain, indexOfs: [0, 0, 0] });
     // A run of one byte: every position starts an occurrence, and the window steps one byte at a time until it gives way.
     const run40 = Buffer.alloc(300_000, "b");
     const got = run(run40, [Buffer.alloc(40, "b")]);

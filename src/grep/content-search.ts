@@ -62,7 +62,9 @@ export class ContentSearch {
    * process is running. Alone, a search's walking thread is its bottleneck, and its workers' own checks made a search
    * of installed packages 20-30% faster. Beside other searches the cores are busy anyway, and under 50 HTTP sessions
    * at once unchecked walks made every call slower (searches' p50 130 ms instead of 60-100, 20% fewer calls) and the
-   * server's peak RSS 550-615 MB instead of 380-540 (alternated); why is not found yet.
+   * server's peak RSS 550-615 MB instead of 380-540 (alternated). The likely part: until its workers report sizes, such a
+   * search cuts its files into batches of 64 by the guess below (a tree of 400 small ones: 7 jobs where a checked walk
+   * sends 2), each waiting its turn behind every other session's work.
    */
   readonly unchecked: boolean;
 
@@ -149,8 +151,9 @@ export class ContentSearch {
   private shownAhead(o: FileOutcome, shown: Shown): FileScan | undefined {
     if ("error" in o || o.lines === undefined) return undefined;
     const page = this.pager.request(this.printer.room());
+    if (page.mode !== "lines" || page.skip !== 0) return undefined;
     const text = named(o.lines, shown, this.printer.wroteAny);
-    if (page.mode !== "lines" || page.skip !== 0 || text.length > page.room) return undefined;
+    if (text.length > page.room) return undefined;
     const { binary, matchingLines, occurrences, bytes } = o;
     return { binary, matchingLines, occurrences, bytes, text, skipped: 0, shown: matchingLines, exhausted: false };
   }

@@ -2,16 +2,11 @@
  * The line-by-line definition the grep tests hold the scanner to: a file's bytes split on \n, one \r
  * dropped before each \n, decoded, each line tested alone; a reader over bytes in memory; a file request.
  */
-import type { ReadAt } from "../../src/grep/file-scan.js";
 import type { QuerySpec } from "../../src/grep/query.js";
 import type { FileRequest } from "../../src/grep/region-search.js";
 import { escapeControls } from "../../src/kernel/escape.js";
 
-/** Reads from `bytes` as a file's positioned reads would. */
-export const memoryReader =
-  (bytes: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
+export { memoryReader } from "../../src/grep/file-scan.js";
 
 /** A matching line of the definition. */
 export interface RefLine {

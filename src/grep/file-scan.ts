@@ -10,6 +10,12 @@ import { RegionSearch, type FileMatches, type FileRequest } from "./region-searc
 /** Reads up to `length` bytes at `position` into `buf` at `offset`; 0 at end of file. */
 export type ReadAt = (buf: Buffer, offset: number, length: number, position: number) => Promise<number> | number;
 
+/** Reads from `bytes` (a file already in memory) as positioned reads of the file would. */
+export const memoryReader =
+  (bytes: Buffer): ReadAt =>
+  (buf, offset, length, position) =>
+    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
+
 /** Tuning and control of a scan. */
 export interface ScanOptions {
   signal?: AbortSignal;

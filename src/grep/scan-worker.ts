@@ -9,7 +9,7 @@
 import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
 import { exactIdOf } from "../sandbox/identity.js";
-import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
+import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, memoryReader, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
 import { UNNAMED } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import {
@@ -115,12 +115,6 @@ function checkAll(files: readonly JobFile[], creditWanted: boolean, credit: (byt
   return results;
 }
 
-// Reads a file already in memory, as `readerOf` reads one on disk.
-const bufferReader =
-  (whole: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    whole.copy(buf, offset, position, Math.min(whole.length, position + length));
-
 /**
  * What a count job shows ahead (protocol.ts `ShowAhead`): the text of each file with matches, under no name, while the
  * texts so far fit in its room; then nothing more (the page is cut by then, or another file's scan shows it).
@@ -188,7 +182,7 @@ async function count(state: ScanState, job: CountJob, credit: (bytes: number) =>
     if (whole !== undefined) {
       // Most files of a tree: counted in place, without a scan's promises and buffers.
       const c = countWholeLines(finder, whole, job.occurrences);
-      const lines = c.lines > 0 ? await ahead?.text(bufferReader(whole), c.lines, scratchOf(state, job.chunkSize)) : undefined;
+      const lines = c.lines > 0 ? await ahead?.text(memoryReader(whole), c.lines, scratchOf(state, job.chunkSize)) : undefined;
       out.push({
         binary: c.lines < 0,
         matchingLines: Math.max(0, c.lines),

@@ -4,7 +4,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { escapeControls } from "../../../src/kernel/escape.js";
-import { scanFile, type ReadAt } from "../../../src/grep/file-scan.js";
+import { memoryReader, scanFile } from "../../../src/grep/file-scan.js";
 import { LineFinder } from "../../../src/grep/line-finder.js";
 import { compileQuery } from "../../../src/grep/query.js";
 import { countWholeLines } from "../../../src/grep/whole-count.js";
@@ -16,11 +16,6 @@ const specs = fc.record({
   regex: fc.boolean(),
   caseSensitive: fc.boolean(),
 });
-
-const reader =
-  (bytes: Buffer): ReadAt =>
-  (buf, offset, length, position) =>
-    bytes.copy(buf, offset, Math.min(position, bytes.length), Math.min(position + length, bytes.length));
 
 describe("countWholeLines", () => {
   it("counts what scanFile counts, occurrences included, for any small file", async () => {
@@ -37,7 +32,7 @@ describe("countWholeLines", () => {
           forceFirst: false,
           occurrences: true,
         };
-        const streamed = await scanFile(reader(bytes), query, req, { chunkSize: 16 });
+        const streamed = await scanFile(memoryReader(bytes), query, req, { chunkSize: 16 });
         const whole = countWholeLines(new LineFinder(query), bytes, true);
         if (streamed.binary) expect(whole.lines).toBe(-1);
         else expect(whole).toEqual({ lines: streamed.matchingLines, occurrences: streamed.occurrences });

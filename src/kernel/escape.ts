@@ -30,6 +30,20 @@ const JSON_RAW = /[\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u20
 // bidi controls, zero-width characters, surrogates.
 const JSON_SPECIAL = /[\u0000-\u001f"\\\u007f-\u009f\u2028\u2029\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]/;
 
+/**
+ * `pattern.test(text)`, for CONTROL (`quotes` false) or JSON_SPECIAL (`quotes` true): both match every C0 control, and
+ * of the printable ASCII characters JSON_SPECIAL matches only the quote and the backslash. Names are mostly plain
+ * ASCII: a loop checks them, giving way to the pattern at the first character past ASCII.
+ */
+function holds(text: string, pattern: RegExp, quotes: boolean): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x20 || (quotes && (code === 0x22 || code === 0x5c))) return true;
+    if (code >= 0x7f) return pattern.test(text);
+  }
+  return false;
+}
+
 const NAMED: Readonly<Record<string, string>> = { "\n": "\\n", "\r": "\\r", "\t": "\\t" };
 
 function hex(ch: string, width: number): string {
@@ -41,18 +55,18 @@ function hex(ch: string, width: number): string {
  * `\t`, `\xHH` or `\uHHHH`; unchanged when it has none. Idempotent, and applied piecewise it equals applied whole.
  */
 export function escapeControls(text: string): Shown {
-  if (!CONTROL.test(text)) return text as Shown;
+  if (!holds(text, CONTROL, false)) return text as Shown;
   return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
 }
 
 /** The length of `jsonName(name)`, without making it for a name with nothing to escape (a capped tree counts every entry's). */
 export function jsonNameLength(name: string): number {
-  return JSON_SPECIAL.test(name) ? jsonName(name).length : name.length + 2;
+  return holds(name, JSON_SPECIAL, true) ? jsonName(name).length : name.length + 2;
 }
 
 /** `JSON.stringify(name)`, with what JSON leaves raw (DEL, C1, U+2028/9, bidi controls, zero-width characters) also written as `\uHHHH`. */
 export function jsonName(name: string): ShownJson {
   // Most names have nothing to escape: quoted as they are (a tree walk asks once per entry).
-  if (!JSON_SPECIAL.test(name)) return `"${name}"` as ShownJson;
+  if (!holds(name, JSON_SPECIAL, true)) return `"${name}"` as ShownJson;
   return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`) as ShownJson;
 }

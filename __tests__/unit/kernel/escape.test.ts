@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeControls, jsonName, type Shown, type ShownJson } from "../../../src/kernel/escape.js";
+import { escapeControls, jsonName, jsonNameLength, type Shown, type ShownJson } from "../../../src/kernel/escape.js";
 import { fileEntry } from "../../../src/grep/format.js";
 
 describe("Shown", () => {
@@ -42,5 +42,46 @@ describe("jsonName", () => {
       const code = ch.charCodeAt(0).toString(16).padStart(4, "0");
       expect(jsonName(`a${ch}b`)).toBe(`"a\\u${code}b"`);
     }
+  });
+});
+
+describe("plain ASCII checked by a loop, the rest by the patterns", () => {
+  // Printable ASCII around one character that must be escaped, anywhere in the name: the loop must not pass over it.
+  const around = (specials: string[]) =>
+    fc.tuple(fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)) }), fc.constantFrom(...specials), fc.nat());
+  const C0_AND_C1 = [...Array(0x20).keys(), ...Array.from({ length: 0x21 }, (_, i) => 0x7f + i)].map((c) => String.fromCharCode(c));
+  const WIDE = ["\u2028", "\u2029", "\u200b", "\u200f", "\u202a", "\u202e", "\u2060", "\u2066", "\u2069", "\ufeff"];
+  const insert = ([text, ch, at]: [string, string, number]): string =>
+    text.slice(0, at % (text.length + 1)) + ch + text.slice(at % (text.length + 1));
+
+  it("escapes a control, separator, bidi or zero-width character wherever it stands among plain ASCII", () => {
+    fc.assert(
+      fc.property(around([...C0_AND_C1, ...WIDE]), (parts) => {
+        const name = insert(parts);
+        expect(escapeControls(name)).not.toBe(name);
+        expect(escapeControls(name)).not.toContain(parts[1]);
+        expect(jsonName(name)).not.toContain(parts[1]);
+      }),
+    );
+  });
+
+  it("quotes a plain ASCII name as JSON.stringify does, quote and backslash included", () => {
+    fc.assert(
+      fc.property(around(['"', "\\", "a"]), (parts) => {
+        const name = insert(parts);
+        expect(jsonName(name)).toBe(JSON.stringify(name));
+        expect(escapeControls(name)).toBe(name);
+      }),
+    );
+  });
+
+  it("counts the length of jsonName exactly, for any name", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), (name) => {
+        expect(jsonNameLength(name)).toBe(jsonName(name).length);
+      }),
+    );
+    expect(jsonNameLength('a"b')).toBe(6);
+    expect(jsonNameLength("a\u0001")).toBe(9);
   });
 });

@@ -3,8 +3,10 @@
  * to a batcher (batcher.ts) whose batches the call's scan workers count (scan-pool.ts, protocol.ts);
  * merged back in walk order, each file's figures go to the totals and to the pager (pager.ts), which
  * says what this page shows, and the text goes to the printer (printer.ts). In lines mode a file
- * with matches to show is scanned again, alone, as the page so far asks.
+ * with matches to show is scanned again, alone, as the page so far asks, unless the count job that
+ * found them took its lines ahead.
  */
+import { fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Shown } from "../kernel/escape.js";
 import { checkInteger } from "../kernel/integers.js";
@@ -23,23 +25,44 @@ import { nextOffset, type SearchTotals, type SkipReason } from "./totals.js";
 export { BATCH_BIG_BYTES, MAX_PENDING } from "./batcher.js";
 
 /**
+ * Files of a call whose size the walking thread looks up itself (one fstat each) while its workers have reported none.
+ * Until then a fixed guess cut a tree of 400 small files into 7 batches of 64 where their sizes make 2 of 256.
+ */
+const PROBED_FILES = 64;
+
+/**
  * The size of a file handed over unchecked, for its batch's bytes (batcher.ts): the mean of those its workers checked
- * so far, or a 64th of a batch's bytes before any, so a batch holds 64 such files at most until then. Batched by
- * descriptors alone, a tree of big files went to one worker in one batch. Guessed at an eighth, a tree of 400 small
- * files went in 50 batches instead of 2: under 50 HTTP sessions at once, searches took twice as long and the
- * server's peak RSS grew from 430-540 MB to 550-615 (each batch waits its turns through every other session's work).
+ * so far; before any, the size of each of the call's first PROBED_FILES, then their mean (a 64th of a batch's bytes
+ * when none could be looked up). Batched by descriptors alone, a tree of big files went to one worker in one batch.
+ * Guessed at an eighth, a tree of 400 small files went in 50 batches instead of 2: under 50 HTTP sessions at once,
+ * searches took twice as long and the server's peak RSS grew from 430-540 MB to 550-615 (each batch waits its turns
+ * through every other session's work).
  */
 class SizeGuess {
   private files = 0;
   private bytes = 0;
+  private probed = 0;
+  private probedBytes = 0;
 
   met(size: number): void {
     this.files++;
     this.bytes += size;
   }
 
-  guess(): number {
-    return this.files === 0 ? BATCH_BIG_BYTES / 64 : this.bytes / this.files;
+  /** The size of the unchecked file open as `fd`, as far as it is known or guessed now. */
+  guess(fd: number): number {
+    if (this.files > 0) return this.bytes / this.files;
+    if (this.probed < PROBED_FILES) {
+      try {
+        const size = fstatSync(fd).size;
+        this.probed++;
+        this.probedBytes += size;
+        return size;
+      } catch {
+        // Its worker's check finds what is wrong with it.
+      }
+    }
+    return this.probed > 0 ? this.probedBytes / this.probed : BATCH_BIG_BYTES / 64;
   }
 }
 
@@ -57,16 +80,6 @@ export class ContentSearch {
   private readonly settings: JobSettings;
   private readonly seen = new SeenFiles();
   private readonly sizes = new SizeGuess();
-  /**
-   * True when the walk should hand files over unchecked (see the walk's `unchecked`): when no other search of the
-   * process is running. Alone, a search's walking thread is its bottleneck, and its workers' own checks made a search
-   * of installed packages 20-30% faster. Beside other searches the cores are busy anyway, and under 50 HTTP sessions
-   * at once unchecked walks made every call slower (searches' p50 130 ms instead of 60-100, 20% fewer calls) and the
-   * server's peak RSS 550-615 MB instead of 380-540 (alternated). The likely part: until its workers report sizes, such a
-   * search cuts its files into batches of 64 by the guess below (a tree of 400 small ones: 7 jobs where a checked walk
-   * sends 2), each waiting its turn behind every other session's work.
-   */
-  readonly unchecked: boolean;
 
   constructor(private readonly opts: ContentSearchOptions) {
     this.ctx = checkInteger("contextLines", opts.contextLines ?? 0, 0, MAX_CONTEXT_LINES);
@@ -79,7 +92,6 @@ export class ContentSearch {
       "the files",
       opts.scanThreads,
     );
-    this.unchecked = opts.workers.running === 1;
     const count = (files: readonly BatchFile[]): Promise<FileOutcome[]> =>
       this.pool.count(this.settings, packFiles(files.map((f) => f.opened)), this.pager.mode !== "lines", this.showAhead());
     this.batcher = new Batcher({ count, merge: (files, outcomes) => this.merge(files, outcomes) }, opts.batchFds ?? 256);
@@ -103,7 +115,7 @@ export class ContentSearch {
       this.throwIfFailed();
     }
     this.pool.charge(Math.max(0, opened.size), 1);
-    return this.batcher.add(opened, shown, opened.size >= 0 ? opened.size : this.sizes.guess());
+    return this.batcher.add(opened, shown, opened.size >= 0 ? opened.size : this.sizes.guess(opened.fd));
   }
 
   // False for a file object met before in walk order (a walk handing files over unchecked leaves that to the search);

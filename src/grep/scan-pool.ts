@@ -83,8 +83,6 @@ const DEFAULT_SCAN_THREADS: StartScanThread = import.meta.url.endsWith(".ts")
  */
 export class ScanWorkers {
   private readonly idle: { worker: ScanThread; start: StartScanThread; timer: NodeJS.Timeout; onError: () => void }[] = [];
-  /** Search calls of the process running now (each ScanPool from its start until its close). */
-  running = 0;
 
   private drop(worker: ScanThread): void {
     const at = this.idle.findIndex((e) => e.worker === worker);
@@ -155,8 +153,6 @@ export class ScanPool {
   private spentMs = 0;
   private checker: NodeJS.Timeout | undefined;
   private nextId = 1;
-  // Once closed, no longer counted among the process's running searches.
-  private closed = false;
 
   /**
    * @param workers the runtime's shelf of idle workers
@@ -170,7 +166,6 @@ export class ScanPool {
     private readonly startThread: StartScanThread = DEFAULT_SCAN_THREADS,
   ) {
     this.allowedMs = budget?.baseMs ?? 0;
-    workers.running++;
   }
 
   /** Adds `bytes` of `files` files handed over to the call's budget. */
@@ -319,10 +314,6 @@ export class ScanPool {
 
   /** Gives idle workers back to the process (ends them after a failure); settles once no worker of this call can read a descriptor. */
   async close(): Promise<void> {
-    if (!this.closed) {
-      this.closed = true;
-      this.workers.running--;
-    }
     if (this.broken === undefined) {
       const busy = this.slots.some((s) => s.job !== undefined) || this.queue.length > 0;
       if (busy) this.fail(new Error("search closed while it was still scanning"));

@@ -52,8 +52,11 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         excludePatterns: args.excludePatterns,
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
-        // The search's workers check what the walk hands over unchecked, and the search finds files met before (SPEC §16).
-        unchecked: search.unchecked,
+        // The search's workers check what the walk hands over unchecked, and the search finds files met before (SPEC §16):
+        // the walking thread, every call's, opens and hands over. Checked there, a search of installed packages was 20-30%
+        // slower; under 50 HTTP sessions at once, unchecked walks with sizes probed (content-search.ts SizeGuess) made
+        // as many calls as checked ones (3,315 against 3,288 on average, five runs alternated).
+        unchecked: true,
       };
       notes = await walkFiles(
         target.path,

@@ -313,26 +313,7 @@ describe("totals against a naive scan (SPEC §16)", () => {
   });
 });
 
-describe("which walks hand files over unchecked", () => {
-  it("a search's, when no other search of the process is running: beside another, its walk checks each file itself", async () => {
-    const shelf = new ScanWorkers();
-    const start = (): ContentSearch =>
-      new ContentSearch({ workers: shelf, query: compileQuery({ query: "x" }), sink: new TextSink(100), mode: "count" });
-    const first = start();
-    const beside = start();
-    expect([first.unchecked, beside.unchecked, shelf.running]).toEqual([true, false, 2]);
-    await first.close();
-    await first.close();
-    expect(shelf.running).toBe(1);
-    await beside.close();
-    const alone = start();
-    expect(alone.unchecked).toBe(true);
-    await alone.close();
-    expect(shelf.running).toBe(0);
-  });
-});
-
-describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
+describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -463,7 +444,24 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
     expect(openUnder(dir)).toEqual([]);
   });
 
-  it("batches files handed over unchecked by descriptors, 64 at most, until the workers' checks give their mean size, then by bytes", async () => {
+  // The files of each batch as it is sent (its array then moves to the worker), over a search of `dir` handed over unchecked.
+  async function batchesOf(dir: string, query = "needle"): Promise<{ batches: number[]; search: ContentSearch }> {
+    const batches: number[] = [];
+    const original = ScanPool.prototype.count;
+    const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, ...args) {
+      batches.push(args[1].length / 2);
+      return original.apply(this, args);
+    });
+    const search = new ContentSearch({ workers, query: compileQuery({ query }), sink: new TextSink(10_000), mode: "count" });
+    try {
+      await searchTree(search, dir, true);
+    } finally {
+      count.mockRestore();
+    }
+    return { batches, search };
+  }
+
+  it("batches files handed over unchecked by their sizes from the first: the walking thread looks up the first ones", async () => {
     const dir = await fs.mkdtemp(path.join(root, "sparse-"));
     // 200 sparse files of a quarter of the byte limit each (binary: a probe each, nothing on disk).
     for (let f = 0; f < 200; f++) {
@@ -471,24 +469,19 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       await fs.writeFile(file, "");
       await fs.truncate(file, BATCH_BIG_BYTES / 4);
     }
-    // Each batch's files as it is sent (its array then moves to the worker).
-    const batches: number[] = [];
-    const original = ScanPool.prototype.count;
-    const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, ...args) {
-      batches.push(args[1].length / 2);
-      return original.apply(this, args);
-    });
-    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
-    try {
-      await searchTree(search, dir, true);
-    } finally {
-      count.mockRestore();
-    }
+    const { batches, search } = await batchesOf(dir);
     expect(batches.reduce((a, b) => a + b, 0)).toBe(200);
     expect(search.totals.skippedFiles).toBe(200);
-    // procfd hands them over unchecked: 64 a batch until the walk waits for the first merge (past MAX_PENDING);
-    // portable checks each, its sizes known from the first. Once sizes are known, four files make a batch's bytes.
-    expect(batches[0]).toBe(strategy === "portable" ? 4 : 64);
-    expect(Math.max(...batches.slice(MAX_PENDING))).toBeLessThanOrEqual(4);
+    // Four such files make a batch's bytes, before any worker has reported a size (a fixed guess sent 64 in the first).
+    expect(batches).toEqual(Array(50).fill(4));
+  });
+
+  it("sends a tree of 400 small files in two batches, as their sizes make them, not in batches of a guess", async () => {
+    const dir = await fs.mkdtemp(path.join(root, "small-"));
+    for (let f = 0; f < 400; f++) writeFileSync(path.join(dir, `f${String(f).padStart(3, "0")}`), f % 100 === 0 ? "a needle\n" : "hay\n");
+    const { batches, search } = await batchesOf(dir);
+    // 256 descriptors make a batch; a guess of a 64th of a batch's bytes a file sent them 64 at a time.
+    expect(batches).toEqual([256, 144]);
+    expect(search.totals.matchingLines).toBe(4);
   });
 });

@@ -6,7 +6,6 @@
  * with matches to show is scanned again, alone, as the page so far asks, unless the count job that
  * found them took its lines ahead.
  */
-import { fstatSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 import type { Shown } from "../kernel/escape.js";
 import { checkInteger } from "../kernel/integers.js";
@@ -25,44 +24,30 @@ import { nextOffset, type SearchTotals, type SkipReason } from "./totals.js";
 export { BATCH_BIG_BYTES, MAX_PENDING } from "./batcher.js";
 
 /**
- * Files of a call whose size the walking thread looks up itself (one fstat each) while its workers have reported none.
- * Until then a fixed guess cut a tree of 400 small files into 7 batches of 64 where their sizes make 2 of 256.
+ * Files a search's walk checks itself before it hands the rest over unchecked (the walk's `checkedFirst`), so that its
+ * first batches are cut by real sizes: a guess before any size was known cut a tree of 400 small files into 7 batches
+ * of 64 where their sizes make 2 of 256, and 200 files of 2 MiB into a first batch of 64 where 4 make 8 MiB.
  */
-const PROBED_FILES = 64;
+export const CHECKED_FIRST = 64;
 
 /**
- * The size of a file handed over unchecked, for its batch's bytes (batcher.ts): the mean of those its workers checked
- * so far; before any, the size of each of the call's first PROBED_FILES, then their mean (a 64th of a batch's bytes
- * when none could be looked up). Batched by descriptors alone, a tree of big files went to one worker in one batch.
- * Guessed at an eighth, a tree of 400 small files went in 50 batches instead of 2: under 50 HTTP sessions at once,
- * searches took twice as long and the server's peak RSS grew from 430-540 MB to 550-615 (each batch waits its turns
- * through every other session's work).
+ * The size of a file handed over unchecked, for its batch's bytes (batcher.ts): the mean of the sizes known so far
+ * (the files the walk checked, and those their workers checked), or a 64th of a batch's bytes before any. Batched by
+ * descriptors alone, a tree of big files went to one worker in one batch. Guessed at an eighth, a tree of 400 small
+ * files went in 50 batches instead of 2: under 50 HTTP sessions at once, searches took twice as long and the server's
+ * peak RSS grew from 430-540 MB to 550-615 (each batch waits its turns through every other session's work).
  */
 class SizeGuess {
   private files = 0;
   private bytes = 0;
-  private probed = 0;
-  private probedBytes = 0;
 
   met(size: number): void {
     this.files++;
     this.bytes += size;
   }
 
-  /** The size of the unchecked file open as `fd`, as far as it is known or guessed now. */
-  guess(fd: number): number {
-    if (this.files > 0) return this.bytes / this.files;
-    if (this.probed < PROBED_FILES) {
-      try {
-        const size = fstatSync(fd).size;
-        this.probed++;
-        this.probedBytes += size;
-        return size;
-      } catch {
-        // Its worker's check finds what is wrong with it.
-      }
-    }
-    return this.probed > 0 ? this.probedBytes / this.probed : BATCH_BIG_BYTES / 64;
+  guess(): number {
+    return this.files === 0 ? BATCH_BIG_BYTES / 64 : this.bytes / this.files;
   }
 }
 
@@ -115,7 +100,9 @@ export class ContentSearch {
       this.throwIfFailed();
     }
     this.pool.charge(Math.max(0, opened.size), 1);
-    return this.batcher.add(opened, shown, opened.size >= 0 ? opened.size : this.sizes.guess(opened.fd));
+    if (opened.size < 0) return this.batcher.add(opened, shown, this.sizes.guess());
+    this.sizes.met(opened.size);
+    return this.batcher.add(opened, shown, opened.size);
   }
 
   // False for a file object met before in walk order (a walk handing files over unchecked leaves that to the search);

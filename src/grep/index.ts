@@ -2,6 +2,6 @@
 export { compileQuery, type Query, type QuerySpec } from "./query.js";
 export type { OutputMode } from "./region-search.js";
 export { RegexTooCostlyError, ScanWorkers } from "./scan-pool.js";
-export { ContentSearch } from "./content-search.js";
+export { CHECKED_FIRST, ContentSearch } from "./content-search.js";
 export { MAX_CONTEXT_LINES } from "./search-options.js";
 export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

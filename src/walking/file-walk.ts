@@ -35,6 +35,11 @@ export interface FileSelection {
    * sandbox's openWalkedSync), and no file is left out as met before: the visitor checks and deduplicates them all.
    */
   unchecked?: boolean;
+  /**
+   * With `unchecked`, the walk's first files are checked all the same, about this many (those opened together with
+   * the last of them too): their sizes are known before any reader of the others has reported one.
+   */
+  checkedFirst?: number;
 }
 
 /** A file opened through the sandbox, handed over with its size when opened and its identity (-1 and none when unchecked); whoever receives it closes it. */
@@ -142,6 +147,8 @@ class FileEntries {
   private readonly pacer: Pacer;
   // The files opened ahead of the walk, until it comes to them.
   private readonly ahead = new Map<Dirent, WalkedResult>();
+  // Files opened so far (for `checkedFirst`).
+  private opened = 0;
   // Which of the entries after one the walk will enter are opened with it: files matching the pattern, not yet opened.
   private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
     entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
@@ -150,6 +157,7 @@ class FileEntries {
     pattern: string | undefined,
     private readonly openAhead: number,
     private readonly unchecked: boolean,
+    private readonly checkedFirst: number,
     private readonly onFile: FileVisitor,
     private readonly onSkip: (reason: FileSkip, count: number) => void,
     private readonly opts: WalkOptions,
@@ -195,11 +203,13 @@ class FileEntries {
     const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size) - 1;
     const batch = [entry, ...(room > 0 && upcoming !== undefined ? upcoming.leavesAfter(room, this.opensAhead) : [])];
     const names = batch.map((e) => e.name);
+    const unchecked = this.unchecked && this.opened >= this.checkedFirst;
+    this.opened += names.length;
     const results = this.opts.sandbox.openWalkedSync(
       reach,
       names,
       (k) => (k === 0 ? shown : this.shownPaths.entry(dir, names[k] as string)),
-      this.unchecked,
+      unchecked,
     );
     for (let k = 1; k < batch.length; k++) this.ahead.set(batch[k] as Dirent, results[k] as WalkedResult);
     return results[0] as WalkedResult;
@@ -237,7 +247,15 @@ export async function walkFiles(
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const files = new FileEntries(selection.pattern, selection.openAhead ?? 0, selection.unchecked ?? false, onFile, onSkip, opts);
+  const files = new FileEntries(
+    selection.pattern,
+    selection.openAhead ?? 0,
+    selection.unchecked ?? false,
+    selection.checkedFirst ?? 0,
+    onFile,
+    onSkip,
+    opts,
+  );
   const visitor = withGitignore(
     {
       excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),

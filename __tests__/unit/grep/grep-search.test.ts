@@ -13,7 +13,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { TextSink } from "../../../src/kernel/bounded.js";
 import { BATCH_BIG_BYTES, MAX_PENDING } from "../../../src/grep/content-search.js";
-import { compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../../../src/grep/index.js";
+import { CHECKED_FIRST, compileQuery, ContentSearch, type OutputMode, type QuerySpec } from "../../../src/grep/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { walkFiles } from "../../../src/walking/index.js";
 import { describeEachStrategy, walkOptions, fileWriter, openedFile } from "../../support/fixtures.js";
@@ -313,7 +313,7 @@ describe("totals against a naive scan (SPEC §16)", () => {
   });
 });
 
-describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => {
+describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
   // Descriptors of this process open on files under `dir` (worker threads hold descriptors of their own, so only these count).
   const openUnder = (dir: string): string[] =>
     readdirSync("/proc/self/fd").flatMap((fd) => {
@@ -325,12 +325,19 @@ describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => 
       }
     });
 
-  // Walks `dir` (with `unchecked`) into `search`, telling `onFile` each file's shown path first; then drains, finishes and closes it.
-  async function searchTree(search: ContentSearch, dir: string, unchecked = false, onFile: (shown: string) => void = () => {}): Promise<void> {
+  // Walks `dir` (with `unchecked`, the first `checkedFirst` files checked all the same) into `search`, telling `onFile`
+  // each file's shown path first; then drains, finishes and closes it.
+  async function searchTree(
+    search: ContentSearch,
+    dir: string,
+    unchecked = false,
+    onFile: (shown: string) => void = () => {},
+    checkedFirst = 0,
+  ): Promise<void> {
     try {
       await walkFiles(
         dir,
-        { excludePatterns: [], respectGitignore: false, unchecked },
+        { excludePatterns: [], respectGitignore: false, unchecked, checkedFirst },
         (file, shown) => {
           onFile(shown);
           return search.addFile(file, shown);
@@ -412,15 +419,17 @@ describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => 
       writeFileSync(path.join(dir, "sub", "deeper", "d.bin"), "needle\0");
       await fs.symlink(path.join(dir, "sub", "c.txt"), path.join(dir, "sub", "deeper", "e-link"));
       await fs.symlink(path.join(dir, "a.txt"), path.join(dir, "0-link"));
-      const run = async (mode: OutputMode, unchecked: boolean): Promise<{ text: string; files: number; lines: number }> => {
+      const run = async (mode: OutputMode, unchecked: boolean, checkedFirst = 0): Promise<{ text: string; files: number; lines: number }> => {
         const sink = new TextSink(3000);
         const search = new ContentSearch({ workers, query: compileQuery(spec), sink, mode, batchFds: 2, summaryReserve: 250 });
-        await searchTree(search, dir, unchecked);
+        await searchTree(search, dir, unchecked, undefined, checkedFirst);
         return { text: sink.render("narrow"), files: search.totals.filesSearched, lines: search.totals.matchingLines };
       };
       for (const mode of ["lines", "files", "count"] as const) {
         const checked = await run(mode, false);
         expect(await run(mode, true)).toEqual(checked);
+        // The walk checks a.txt itself and hands its hard link over unchecked: still one file object.
+        expect(await run(mode, true, 1)).toEqual(checked);
         // a.txt (or a name of it) and c.txt once each, whichever name the walk met first; d.bin is binary.
         expect([checked.files, checked.lines]).toEqual([2, 6]);
       }
@@ -444,24 +453,25 @@ describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => 
     expect(openUnder(dir)).toEqual([]);
   });
 
-  // The files of each batch as it is sent (its array then moves to the worker), over a search of `dir` handed over unchecked.
-  async function batchesOf(dir: string, query = "needle"): Promise<{ batches: number[]; search: ContentSearch }> {
+  // The files of each batch as it is sent (its array then moves to the worker), over a search of `dir` handed over as the
+  // tool hands them (unchecked after the first CHECKED_FIRST), or all unchecked.
+  async function batchesOf(dir: string, checkedFirst = CHECKED_FIRST): Promise<{ batches: number[]; search: ContentSearch }> {
     const batches: number[] = [];
     const original = ScanPool.prototype.count;
     const count = vi.spyOn(ScanPool.prototype, "count").mockImplementation(function (this: ScanPool, ...args) {
       batches.push(args[1].length / 2);
       return original.apply(this, args);
     });
-    const search = new ContentSearch({ workers, query: compileQuery({ query }), sink: new TextSink(10_000), mode: "count" });
+    const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(10_000), mode: "count" });
     try {
-      await searchTree(search, dir, true);
+      await searchTree(search, dir, true, undefined, checkedFirst);
     } finally {
       count.mockRestore();
     }
     return { batches, search };
   }
 
-  it("batches files handed over unchecked by their sizes from the first: the walking thread looks up the first ones", async () => {
+  it("batches files handed over unchecked by their sizes from the first: the walk checks the first ones itself", async () => {
     const dir = await fs.mkdtemp(path.join(root, "sparse-"));
     // 200 sparse files of a quarter of the byte limit each (binary: a probe each, nothing on disk).
     for (let f = 0; f < 200; f++) {
@@ -472,8 +482,11 @@ describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => 
     const { batches, search } = await batchesOf(dir);
     expect(batches.reduce((a, b) => a + b, 0)).toBe(200);
     expect(search.totals.skippedFiles).toBe(200);
-    // Four such files make a batch's bytes, before any worker has reported a size (a fixed guess sent 64 in the first).
+    // Four such files make a batch's bytes, before any worker has reported a size.
     expect(batches).toEqual(Array(50).fill(4));
+    // All unchecked, a guess cut the first batch at 64 where procfd hands them over unchecked (portable checks each).
+    const guessed = await batchesOf(dir, 0);
+    expect(guessed.batches[0]).toBe(strategy === "portable" ? 4 : 64);
   });
 
   it("sends a tree of 400 small files in two batches, as their sizes make them, not in batches of a guess", async () => {
@@ -483,5 +496,7 @@ describeEachStrategy("a tree search through walkFiles", (_strategy, runtime) => 
     // 256 descriptors make a batch; a guess of a 64th of a batch's bytes a file sent them 64 at a time.
     expect(batches).toEqual([256, 144]);
     expect(search.totals.matchingLines).toBe(4);
+    // All unchecked, the first batch was cut by the guess where procfd hands them over unchecked.
+    expect((await batchesOf(dir, 0)).batches[0]).toBe(strategy === "portable" ? 256 : 64);
   });
 });

@@ -152,6 +152,29 @@ describeEachStrategy("walkFiles handing files over unchecked", (strategy, runtim
     if (strategy === "portable") expect(unchecked).toEqual([]);
     else expect(unchecked.length).toBeGreaterThan(0);
   });
+
+  it("checks the walk's first `checkedFirst` files all the same, with their size and identity, and only then hands files over unchecked", async () => {
+    for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(root, `f${String(i).padStart(2, "0")}.txt`), "x".repeat(i));
+    const handed: { name: string; size: number; ino?: number | bigint }[] = [];
+    await walkFiles(
+      root,
+      // One file opened at a time (no openAhead), so the first five are exactly the five checked.
+      { excludePatterns: [], respectGitignore: false, unchecked: true, checkedFirst: 5 },
+      (file, shown) => {
+        handed.push({ name: path.basename(shown), size: file.size, ino: file.stat?.ino });
+        file.close();
+        return undefined;
+      },
+      () => {},
+      walkOptions(runtime, [root]),
+    );
+    expect(handed.map((f) => f.name)).toEqual(Array.from({ length: 12 }, (_, i) => `f${String(i).padStart(2, "0")}.txt`));
+    for (const [i, f] of handed.entries()) {
+      if (i < 5 || strategy === "portable")
+        expect([f.size, BigInt(f.ino ?? -1)]).toEqual([i, fs.statSync(path.join(root, f.name), { bigint: true }).ino]);
+      else expect([f.size, f.ino]).toEqual([-1, undefined]);
+    }
+  });
 });
 
 describeEachStrategy("openWalkedSync, several names in one step", (_, runtime) => {

@@ -148,7 +148,7 @@ class FileEntries {
   // The files opened ahead of the walk, until it comes to them.
   private readonly ahead = new Map<Dirent, WalkedResult>();
   // Files opened so far (for `checkedFirst`).
-  private opened = 0;
+  private filesOpened = 0;
   // Which of the entries after one the walk will enter are opened with it: files matching the pattern, not yet opened.
   private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
     entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
@@ -203,8 +203,8 @@ class FileEntries {
     const room = Math.min(OPEN_TOGETHER, 1 + this.openAhead - this.ahead.size) - 1;
     const batch = [entry, ...(room > 0 && upcoming !== undefined ? upcoming.leavesAfter(room, this.opensAhead) : [])];
     const names = batch.map((e) => e.name);
-    const unchecked = this.unchecked && this.opened >= this.checkedFirst;
-    this.opened += names.length;
+    const unchecked = this.unchecked && this.filesOpened >= this.checkedFirst;
+    this.filesOpened += names.length;
     const results = this.opts.sandbox.openWalkedSync(
       reach,
       names,

@@ -51,14 +51,14 @@ export async function pagingScenario(fx, runs) {
   ];
 }
 
+// Warm calls at offset 0 whose median is the walk's expected cost of a call.
+const WARM_CALLS = 21;
+
 /**
  * Reads the whole big file by following the notices with a large cap, checks
  * the reassembled text, and compares the total with one plain decode plus the
  * per-call cost (linear), and late calls with early ones (offset-independent).
  */
-// Warm calls at offset 0 whose median is the walk's expected cost of a call.
-const WARM_CALLS = 21;
-
 export async function walkScenario(fx, runs, maxChars) {
   const path = fx.text;
   const decodes = await repeat(runs, () => decodeOnce(path));

@@ -141,18 +141,24 @@ export class ContentSearch {
   // Scanned again alone at the merge, each file with matches waited behind its worker's next batch: 2-11 ms a file,
   // a tenth of a lines search of installed packages.
   private showAhead(): ShowAhead | undefined {
+    const room = this.linesRoom();
+    return room === undefined ? undefined : { room, contextLines: this.ctx };
+  }
+
+  // The room this page has for lines, while it shows lines and has none left to skip: where lines are shown ahead.
+  private linesRoom(): number | undefined {
     const page = this.pager.request(this.printer.room());
-    return page.mode === "lines" && page.skip === 0 ? { room: page.room, contextLines: this.ctx } : undefined;
+    return page.mode === "lines" && page.skip === 0 ? page.room : undefined;
   }
 
   // A file's lines as its count job showed them ahead, when this page shows them all where the file falls: the text a
   // scan of its own would give (format.ts `named`), as every piece of it fits the room.
   private shownAhead(o: FileOutcome, shown: Shown): FileScan | undefined {
     if ("error" in o || o.lines === undefined) return undefined;
-    const page = this.pager.request(this.printer.room());
-    if (page.mode !== "lines" || page.skip !== 0) return undefined;
+    const room = this.linesRoom();
+    if (room === undefined) return undefined;
     const text = named(o.lines, shown, this.printer.wroteAny);
-    if (text.length > page.room) return undefined;
+    if (text.length > room) return undefined;
     const { binary, matchingLines, occurrences, bytes } = o;
     return { binary, matchingLines, occurrences, bytes, text, skipped: 0, shown: matchingLines, exhausted: false };
   }

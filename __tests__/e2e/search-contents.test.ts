@@ -59,12 +59,13 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     const result = text(await call(server.client, "search_file_contents", { path: root, query: "fatal" }));
     expect(result).toContain(`${path.join(root, "app.log")}\n2:FATAL disk full`);
     expect(result).toContain(`${path.join(root, "src", "a.ts")}\n2:// fatal? no: Fatal`);
-    // Ignored by .gitignore by default; the link into app.log is the same file, searched once.
+    // Ignored by .gitignore by default; the link into app.log is not followed (app.log is searched by its own name).
     expect(result).not.toContain("build file");
     expect(result).not.toContain("in-link.log");
     expect(result).not.toContain("FATAL outside");
     expect(result).toMatch(/Found 2 matching lines in 2 files; searched \d+ files\./);
     expect(result).toMatch(/Not searched: \d+ files \(1 binary; 1 ignored by \.gitignore[^;]*; 1 symlink leading outside/);
+    expect(result).toContain("; 1 symlink to a file inside the searched directory, not followed: each file is searched under its own name");
     const around = text(await call(server.client, "read_text_file", { path: path.join(root, "app.log"), startLine: 2, lineCount: 1 }));
     expect(around).toBe("FATAL disk full\n");
   });
@@ -127,7 +128,7 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     execFileSync("mkfifo", [path.join(dir, "pipe")]);
     await writeFile(path.join(dir, "plain.txt"), "qzx-fifo here\n");
     const result = text(await call(server.client, "search_file_contents", { path: dir, query: "qzx-fifo" }));
-    // A link to it is counted too (and a link to the plain file searched once, with the file).
+    // A link to it is counted too, and so is a link to the plain file: not followed, the file is searched by its own name.
     await symlink("pipe", path.join(dir, "to-pipe"));
     await symlink("plain.txt", path.join(dir, "to-plain"));
     const linked = text(await call(server.client, "search_file_contents", { path: dir, query: "qzx-fifo" }));
@@ -135,7 +136,9 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     expect(result).toContain("Found 1 matching line in 1 file; searched 1 file.");
     expect(result).toContain("Not searched: 1 file (1 unreadable or not a regular file).");
     expect(linked).toContain("Found 1 matching line in 1 file; searched 1 file.");
-    expect(linked).toContain("Not searched: 2 files (2 unreadable or not a regular file).");
+    expect(linked).toContain(
+      "Not searched: 3 files (2 unreadable or not a regular file; 1 symlink to a file inside the searched directory, not followed: each file is searched under its own name).",
+    );
   });
 
   it("refuses an invalid regex quoting the engine, and a path outside", async () => {

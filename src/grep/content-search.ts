@@ -9,8 +9,7 @@
 import type { FileHandle } from "node:fs/promises";
 import type { Shown } from "../kernel/escape.js";
 import { checkInteger } from "../kernel/integers.js";
-import type { FileObjectId } from "../sandbox/index.js";
-import { SeenFiles, type OpenedFile } from "../walking/index.js";
+import type { OpenedFile } from "../walking/index.js";
 import { BATCH_BIG_BYTES, Batcher, type BatchFile } from "./batcher.js";
 import type { FileScan } from "./file-scan.js";
 import { Pager } from "./pager.js";
@@ -53,8 +52,9 @@ class SizeGuess {
 
 /**
  * Accumulates one search call; `drain` then `finish` once, and `close` in a finally. A file may come unchecked (size -1,
- * no identity; see the walk's `unchecked`): its worker checks it, crediting a regex call's budget with its bytes before
- * scanning it. Each file object is recorded once, at its first merge in walk order, however many names lead to it.
+ * no identity; see the walk's `unchecked`): its worker reads or checks it, crediting a regex call's budget with its bytes
+ * before scanning it. Every file handed over is recorded, in walk order: which names a file is searched under is the
+ * walk's choice (file-walk.ts).
  */
 export class ContentSearch {
   private readonly ctx: number;
@@ -63,7 +63,6 @@ export class ContentSearch {
   private readonly pool: ScanPool;
   private readonly batcher: Batcher<FileOutcome[]>;
   private readonly settings: JobSettings;
-  private readonly seen = new SeenFiles();
   private readonly sizes = new SizeGuess();
 
   constructor(private readonly opts: ContentSearchOptions) {
@@ -105,18 +104,10 @@ export class ContentSearch {
     return this.batcher.add(opened, shown, opened.size);
   }
 
-  // False for a file object met before in walk order (a walk handing files over unchecked leaves that to the search);
-  // a file the worker refused or could not check counts as met now.
-  private firstSight(opened: OpenedFile, o: FileOutcome): boolean {
-    const id: FileObjectId | undefined = opened.stat ?? ("error" in o ? undefined : o.checked?.id);
-    return id === undefined || this.seen.firstSight(id);
-  }
-
   private async merge(files: readonly BatchFile[], outcomes: FileOutcome[]): Promise<void> {
     for (const [i, f] of files.entries()) {
       const o = outcomes[i] ?? { error: "a scan worker gave no reason" };
       if (!("error" in o) && o.checked !== undefined) this.sizes.met(o.checked.size);
-      if (!this.firstSight(f.opened, o)) continue;
       if ("error" in o || o.binary || !this.pager.wantsLines(o.matchingLines)) {
         this.printer.record(o, f.shown);
         continue;

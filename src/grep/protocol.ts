@@ -14,7 +14,7 @@ export interface JobFile {
   limit: number;
 }
 
-/** The limit of a file handed over unchecked: the worker checks it is a regular file and reads it up to its size then. */
+/** The limit of a file handed over unchecked: the worker reads a small one whole, and checks a larger one is a regular file and reads it up to its size then. */
 export const UNCHECKED = -1;
 
 /** What every job of a call carries: the query, and the scanner's sizes. */
@@ -68,10 +68,9 @@ export interface FileFailure {
   code?: string;
 }
 
-/** What a worker's own fstat of a file handed over unchecked found: its size and its identity (bigints past 2^53). */
+/** What the worker found of a file handed over unchecked: its size (the bytes it read of a small one, else its fstat's). */
 export interface Checked {
   size: number;
-  id: { dev: number | bigint; ino: number | bigint };
 }
 
 /**
@@ -99,26 +98,12 @@ export type WorkerReply =
   | { type: "shown"; id: number; ms: number; scan: FileScan }
   | { type: "failed"; id: number; ms: number; message: string; code?: string };
 
-/** Numbers per file in a count reply: flags, matching lines, occurrences, bytes, and a check's size, device and inode (each in two 32-bit halves). */
-const FIGURES = 9;
+/** Numbers per file in a count reply: flags, matching lines, occurrences, bytes, and the size a check found. */
+const FIGURES = 5;
 const BINARY = 1;
 const FAILED = 2;
-/** The worker checked the file: the last five numbers hold what it found. */
+/** The worker checked the file: the last number holds the size it found. */
 const CHECKED = 4;
-const TWO_32 = 2 ** 32;
-
-// An identity number in two exact halves (a float64 holds 53 bits), and back (a bigint past 2^53, as a bigint fstat gives).
-function putHalves(figures: Float64Array, at: number, n: number | bigint): void {
-  figures[at] = typeof n === "bigint" ? Number(n >> 32n) : Math.floor(n / TWO_32);
-  figures[at + 1] = typeof n === "bigint" ? Number(n & 0xffffffffn) : n % TWO_32;
-}
-function getHalves(figures: Float64Array, at: number): number | bigint {
-  const hi = figures[at] as number;
-  const lo = figures[at + 1] as number;
-  const n = hi * TWO_32 + lo;
-  return n <= Number.MAX_SAFE_INTEGER ? n : (BigInt(hi) << 32n) | BigInt(lo);
-}
-
 /** How far a file is read: its size when opened, or to its end when that said 0 (pseudo files). */
 export const limitOf = (size: number): number => (size > 0 ? size : Number.MAX_SAFE_INTEGER);
 
@@ -157,11 +142,7 @@ export function packOutcomes(outcomes: readonly FileOutcome[]): PackedOutcomes {
     figures[at + 1] = o.matchingLines;
     figures[at + 2] = o.occurrences;
     figures[at + 3] = o.bytes;
-    if (checked !== undefined) {
-      figures[at + 4] = checked.size;
-      putHalves(figures, at + 5, checked.id.dev);
-      putHalves(figures, at + 7, checked.id.ino);
-    }
+    if (checked !== undefined) figures[at + 4] = checked.size;
   });
   return { figures, errors, texts };
 }
@@ -177,14 +158,13 @@ export function unpackOutcomes({ figures, errors, texts }: PackedOutcomes): File
       out.push(failures.get(at / FIGURES) ?? { error: "a scan worker gave no reason" });
       continue;
     }
-    const id = { dev: getHalves(figures, at + 5), ino: getHalves(figures, at + 7) };
     const lines = shown.get(at / FIGURES);
     out.push({
       binary: (flags & BINARY) !== 0,
       matchingLines: figures[at + 1] as number,
       occurrences: figures[at + 2] as number,
       bytes: figures[at + 3] as number,
-      ...(flags & CHECKED ? { checked: { size: figures[at + 4] as number, id } } : {}),
+      ...(flags & CHECKED ? { checked: { size: figures[at + 4] as number } } : {}),
       ...(lines === undefined ? {} : { lines }),
     });
   }

@@ -101,8 +101,9 @@ export type WalkedResult = WalkedOpen | { error: unknown };
  * `shownOf(i)`; the caller closes every fd handed over.
  *
  * With `unchecked`, a file whose reach alone proves it inside (the strategy's `provesInside`) is handed over
- * without its fstat, size -1 and no identity: its reader (a search's scan worker) checks it is a regular file
- * and takes its size from its own fstat, off this thread. Its containment is the open's, as for any other.
+ * without its fstat, size -1 and no identity: its reader (a search's scan worker) reads it whole when small, else
+ * checks it is a regular file and takes its size from its own fstat, off this thread. Its containment is the
+ * open's, as for any other.
  */
 export function openWalkedSync(
   c: Confinement,

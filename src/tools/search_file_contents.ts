@@ -52,7 +52,8 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
         excludePatterns: args.excludePatterns,
         respectGitignore: args.respectGitignore,
         openAhead: descriptors.openAhead,
-        // The search's workers check what the walk hands over unchecked, and the search finds files met before (SPEC §16).
+        // The search's workers read or check what the walk hands over unchecked (SPEC §16); each name is searched, and a
+        // link followed only to a file outside the path (file-walk.ts), as grep -r and rg choose.
         // Each file checked on the walking thread, which every call's walk shares, a search of installed packages was
         // 20-30% slower; under 50 HTTP sessions at once, unchecked walks whose first files are checked (for their sizes)
         // made as many calls as checked ones (3,578 against 3,444 on average, three runs alternated).

@@ -2,8 +2,9 @@
  * The files of a tree, for search_file_contents (SPEC §10, §16): every regular
  * file under `root` whose path matches `pattern` and no exclude (.gitignore too
  * when asked), opened through the sandbox and handed over open, one at a time,
- * in walk order (the visitor then owns its descriptor). Symlinks are followed only to files inside; each file object is
- * visited once, however many names lead to it; what is not visited is counted.
+ * in walk order (the visitor then owns its descriptor). Symlinks are followed only to files inside; what is not visited is
+ * counted. A checked walk visits each file object once, however many names lead to it; an unchecked one (a search) visits
+ * each name, as grep -r does, and follows a link only to a file outside `root`, once per file.
  */
 import { closeSync, type Dirent } from "node:fs";
 import path from "node:path";
@@ -14,7 +15,7 @@ import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { excludesNothing, joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
-export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "linkLoop" | "pathLimit";
+export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "linkLoop" | "pathLimit";
 
 // Past the platform's path limit a file is not unreadable: the portable strategy has no path to reach it by.
 const failed = (error: unknown): FileSkip => (errnoCode(error) === "ENAMETOOLONG" ? "pathLimit" : "unreadable");
@@ -32,7 +33,10 @@ export interface FileSelection {
   openAhead?: number;
   /**
    * Files the sandbox proves inside by their reach alone are handed over unchecked (size -1, no identity; see the
-   * sandbox's openWalkedSync), and no file is left out as met before: the visitor checks and deduplicates them all.
+   * sandbox's openWalkedSync), the visitor checks them. With no identity to know a file met before by, each name is
+   * handed over, a hard link under each (grep -r and rg search each too); a symlink is followed only to a file outside
+   * `root` (still inside), once per file, by its real path; one to a file inside is counted (`innerLink`) and not
+   * followed, the walk meeting that file under its own name (where the pattern, excludes and .gitignore take it).
    */
   unchecked?: boolean;
   /**
@@ -65,7 +69,7 @@ const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" 
  * The file objects met so far: inode numbers by device, as numbers when exact (a string key per
  * file, or a bigint set, cost more than the file's search); the same inode always gets the same form.
  */
-export class SeenFiles {
+class SeenFiles {
   private readonly byDevice = new Map<number | bigint, Set<number | bigint>>();
   private lastDev: number | bigint | undefined;
   private inodes = new Set<number | bigint>();
@@ -107,8 +111,15 @@ class Pacer {
   }
 }
 
-// The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched.
-function openLinked(sandbox: WalkPort, link: string, shown: Shown): WalkedResult | FileSkip | "directory" {
+/** The files an unchecked walk follows links to: those outside its root (`under`, the root and a separator), each once. */
+interface LinkTargets {
+  under: string;
+  met: Set<string>;
+}
+
+// The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched: "directory" and
+// "met" (a file an earlier link of an unchecked walk led to) are left out uncounted.
+function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: LinkTargets): WalkedResult | FileSkip | "directory" | "met" {
   const verdict = sandbox.followLink(link, false);
   if (verdict.kind === "outside") return "outsideLink";
   if (verdict.kind === "loop") return "linkLoop";
@@ -118,8 +129,13 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown): WalkedResult
   if (verdict.target.isDir) return "directory";
   // A FIFO, socket or device is not opened (opening some has effects of its own), as a walked one is not.
   if (!verdict.target.isFile) return "unreadable";
-  const got = sandbox.openLinkedSync(verdict.target.real, shown);
-  return "error" in got && isDirectoryRefusal(got.error) ? "directory" : got;
+  const real = verdict.target.real;
+  if (targets !== undefined && real.startsWith(targets.under)) return "innerLink";
+  if (targets?.met.has(real)) return "met";
+  const got = sandbox.openLinkedSync(real, shown);
+  if ("error" in got) return isDirectoryRefusal(got.error) ? "directory" : got;
+  targets?.met.add(real);
+  return got;
 }
 
 /** A file opened synchronously: one object per file, no closure (a tree of tiny files makes many). */
@@ -153,7 +169,11 @@ class FileEntries {
   private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
     entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
 
+  // An unchecked walk's link targets (see FileSelection.unchecked).
+  private readonly targets: LinkTargets | undefined;
+
   constructor(
+    root: string,
     pattern: string | undefined,
     private readonly openAhead: number,
     private readonly unchecked: boolean,
@@ -164,6 +184,7 @@ class FileEntries {
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal, opts.onTurn);
+    this.targets = unchecked ? { under: root.endsWith(path.sep) ? root : root + path.sep, met: new Set() } : undefined;
   }
 
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
@@ -178,7 +199,7 @@ class FileEntries {
     }
     const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
-    // Unchecked, the visitor meets each file first in walk order, identity and all.
+    // Unchecked, each name is handed over (see FileSelection.unchecked).
     if (!this.unchecked && !this.seen.firstSight(opened.stat as FileObjectId)) {
       closeSync(opened.fd);
       return undefined;
@@ -223,8 +244,8 @@ class FileEntries {
 
   // The file the link at `link` leads to, opened; undefined when it is not searched (counted unless a directory).
   private openLink(link: string, shown: Shown): WalkedOpen | undefined {
-    const got = openLinked(this.opts.sandbox, link, shown);
-    if (got === "directory") return undefined;
+    const got = openLinked(this.opts.sandbox, link, shown, this.targets);
+    if (got === "directory" || got === "met") return undefined;
     if (typeof got === "string") this.onSkip(got, 1);
     else if ("error" in got) this.onSkip(failed(got.error), 1);
     else return got;
@@ -248,6 +269,7 @@ export async function walkFiles(
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
   const files = new FileEntries(
+    root,
     selection.pattern,
     selection.openAhead ?? 0,
     selection.unchecked ?? false,

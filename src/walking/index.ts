@@ -11,4 +11,4 @@ export { formatSize } from "./sizes.js";
 export { treeInto } from "./tree.js";
 export { DescriptorBudget } from "./descriptors.js";
 export type { WalkOptions } from "./walker.js";
-export { SeenFiles, walkFiles, type OpenedFile } from "./file-walk.js";
+export { walkFiles, type OpenedFile } from "./file-walk.js";

@@ -409,7 +409,7 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
   });
 
   it.each([{ query: "needle" }, { query: "ne+dle", regex: true }])(
-    "takes files unchecked, each file object once in walk order: the same text and totals as a checked walk (%o)",
+    "takes files unchecked, each name of a file, links inside not followed: the same text whether its first files are checked or not; a checked walk takes each file object once (%o)",
     async (spec) => {
       const dir = await fs.mkdtemp(path.join(root, "unchecked-"));
       await fs.mkdir(path.join(dir, "sub", "deeper"), { recursive: true });
@@ -419,19 +419,22 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
       writeFileSync(path.join(dir, "sub", "deeper", "d.bin"), "needle\0");
       await fs.symlink(path.join(dir, "sub", "c.txt"), path.join(dir, "sub", "deeper", "e-link"));
       await fs.symlink(path.join(dir, "a.txt"), path.join(dir, "0-link"));
-      const run = async (mode: OutputMode, unchecked: boolean, checkedFirst = 0): Promise<{ text: string; files: number; lines: number }> => {
+      const run = async (mode: OutputMode, unchecked: boolean, checkedFirst = 0) => {
         const sink = new TextSink(3000);
         const search = new ContentSearch({ workers, query: compileQuery(spec), sink, mode, batchFds: 2, summaryReserve: 250 });
         await searchTree(search, dir, unchecked, undefined, checkedFirst);
-        return { text: sink.render("narrow"), files: search.totals.filesSearched, lines: search.totals.matchingLines };
+        const { filesSearched, matchingLines, skipped } = search.totals;
+        return { text: sink.render("narrow"), files: filesSearched, lines: matchingLines, inner: skipped.innerLink, binary: skipped.binary };
       };
       for (const mode of ["lines", "files", "count"] as const) {
-        const checked = await run(mode, false);
-        expect(await run(mode, true)).toEqual(checked);
-        // The walk checks a.txt itself and hands its hard link over unchecked: still one file object.
-        expect(await run(mode, true, 1)).toEqual(checked);
-        // a.txt (or a name of it) and c.txt once each, whichever name the walk met first; d.bin is binary.
-        expect([checked.files, checked.lines]).toEqual([2, 6]);
+        const unchecked = await run(mode, true);
+        // The walk checks a.txt itself and hands its hard link over unchecked: the same.
+        expect(await run(mode, true, 1)).toEqual(unchecked);
+        // As grep -r: a.txt and its hard link b-hard.txt, and c.txt; the two links lead inside, counted; d.bin is binary.
+        expect(unchecked).toMatchObject({ files: 3, lines: 8, inner: 2, binary: 1 });
+        if (mode !== "count") expect(unchecked.text).toContain("b-hard.txt");
+        // A checked walk (replace_in_files') takes a.txt or a name of it, and c.txt, once each, whichever name it met first.
+        expect(await run(mode, false)).toMatchObject({ files: 2, lines: 6, inner: 0, binary: 1 });
       }
     },
   );

@@ -119,41 +119,46 @@ describe("a scan worker's count job", () => {
     }
   });
 
-  it("checks a file handed over unchecked as the walk would: a regular file read to its size now, with its identity; a directory or FIFO refused unread", async () => {
+  it("reads a small file handed over unchecked to its end; checks a larger one as the walk would, read to its size now; refuses a directory or FIFO", async () => {
     const file = path.join(dir, "unchecked.txt");
     writeFileSync(file, "hit\n".repeat(10));
+    // Past the first read's 8 KiB: checked by its fstat, then scanned in chunks.
+    const large = path.join(dir, "unchecked-large.txt");
+    writeFileSync(large, `${"hay\n".repeat(3000)}hit\n`);
+    const empty = path.join(dir, "unchecked-empty.txt");
+    writeFileSync(empty, "");
     const sub = path.join(dir, "a-directory");
     mkdirSync(sub, { recursive: true });
     const fifo = path.join(dir, "a-fifo");
     execFileSync("mkfifo", [fifo]);
-    const st = statSync(file);
     const outcomes = await countOutcomes([
       { file, size: -1 },
+      { file: large, size: -1 },
+      { file: empty, size: -1 },
       { file: sub, size: -1 },
       { file: fifo, size: -1, flags: constants.O_RDONLY | constants.O_NONBLOCK },
       { file, size: 8 }, // checked by the walk: read to the size it gave, no check of its own
+      { file, size: -1 }, // a second small file of the job: its own place in the job's reads
     ]);
+    const whole = { binary: false, matchingLines: 10, occurrences: 10, bytes: 40, checked: { size: 40 } };
     expect(outcomes).toEqual([
-      { binary: false, matchingLines: 10, occurrences: 10, bytes: 40, checked: { size: 40, id: { dev: st.dev, ino: st.ino } } },
+      whole,
+      { binary: false, matchingLines: 1, occurrences: 1, bytes: 12_004, checked: { size: 12_004 } },
+      { binary: false, matchingLines: 0, occurrences: 0, bytes: 0, checked: { size: 0 } },
       { error: "not a regular file", code: "EINVAL" },
       { error: "not a regular file", code: "EINVAL" },
       { binary: false, matchingLines: 2, occurrences: 2, bytes: 8 },
+      whole,
     ]);
   });
 
-  it("sends a checked file's identity back exactly, numbers and bigints past 2^53 alike", () => {
-    const ids = [
-      { dev: 0, ino: 1 },
-      { dev: 2 ** 32 + 7, ino: Number.MAX_SAFE_INTEGER },
-      { dev: 66306, ino: 2n ** 63n + 5n },
-      { dev: 2n ** 64n - 1n, ino: 2n ** 53n + 1n },
-    ];
-    const outcomes: FileOutcome[] = ids.map((id, i) => ({
-      binary: false,
+  it("sends a check's size back exactly, and leaves it out for a file the walk checked", () => {
+    const outcomes: FileOutcome[] = [0, 8191, 2 ** 40, Number.MAX_SAFE_INTEGER].map((size, i) => ({
+      binary: i === 1,
       matchingLines: i,
-      occurrences: i,
+      occurrences: 2 * i,
       bytes: 10 * i,
-      checked: { size: 100 + i, id },
+      ...(i === 2 ? {} : { checked: { size } }),
     }));
     expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
   });
@@ -188,11 +193,12 @@ describe("a scan worker's count job", () => {
     expect(unpackOutcomes(packOutcomes(outcomes))).toEqual(outcomes);
   });
 
-  it("credits a budgeted job with the bytes of the files it checked, before it counts any; an unbudgeted job is not", async () => {
+  it("credits a budgeted job with the bytes of the files it read or checked, before it counts any; an unbudgeted job is not", async () => {
     const a = path.join(dir, "credit-a.txt");
     const b = path.join(dir, "credit-b.txt");
+    // a is read whole by the worker's first read; b, past it, is checked by its fstat.
     writeFileSync(a, "hit\n".repeat(10));
-    writeFileSync(b, "hit\n".repeat(2000));
+    writeFileSync(b, "hit\n".repeat(3000));
     const files = [
       { file: a, size: -1 },
       { file: b, size: -1 },
@@ -202,7 +208,7 @@ describe("a scan worker's count job", () => {
     const credited = await countReplies(files, spec, true);
     // The walk's own check (the third file) was charged when it was handed over.
     expect(credited.map((r) => r.type)).toEqual(["ready", "credit", "counted"]);
-    expect(credited[1]).toMatchObject({ type: "credit", id: 1, bytes: 40 + 8000 });
+    expect(credited[1]).toMatchObject({ type: "credit", id: 1, bytes: 40 + 12_000 });
     expect((await countReplies(files, spec, false)).map((r) => r.type)).toEqual(["ready", "counted"]);
   });
 });

@@ -8,7 +8,7 @@ import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
 import path from "node:path";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
-import { accessDenied, errnoCode, SafeFsError, wrapError } from "./errors.js";
+import { accessDenied, errnoCode, refused, SafeFsError, wrapError } from "./errors.js";
 import type { LockWaits } from "./locks.js";
 import type { OpenedDir, Strategy } from "./strategy.js";
 
@@ -96,6 +96,11 @@ export class Confinement {
   /** The one refusal for a path that leads outside (SPEC §13): it names `shown` and nothing that lies outside. */
   denied(shown: string): SafeFsError {
     return accessDenied(shown, this.dirs);
+  }
+
+  /** The refusal for a relative link `shown` that a move or copy would make lead outside; nothing about where it leads. */
+  linkWouldLeave(action: "move" | "copy", shown: string): SafeFsError {
+    return refused({ kind: "linkWouldLeave", action, path: shown, allowed: this.dirs });
   }
 
   /** Throws the refusal naming `shown` (never `real`) unless `real` is inside. */

@@ -155,7 +155,7 @@ async function copyOneFile(c: Confinement, src: Target, held: HeldLock, dst: Tar
 /** The target text of a link to copy, refused when it is relative and would lead outside from `newDir`. */
 async function linkTarget(c: Confinement, dir: HeldDir, name: string, newDir: string, shown: string): Promise<string> {
   const target = await dir.readlink(name);
-  if (!path.isAbsolute(target) && (await leadsOutside(target, newDir, c))) throw c.denied(shown);
+  if (!path.isAbsolute(target) && (await leadsOutside(target, newDir, c))) throw c.linkWouldLeave("copy", shown);
   return target;
 }
 
@@ -278,7 +278,7 @@ async function checkCopy(c: Confinement, src: Target, dst: Target, o: CopyOption
   }
   if (!st.isSymbolicLink()) return { st };
   const target = await fs.readlink(src.at);
-  if (!path.isAbsolute(target) && (await leadsOutside(target, dst.dir.real, c))) throw c.denied(o.destination);
+  if (!path.isAbsolute(target) && (await leadsOutside(target, dst.dir.real, c))) throw c.linkWouldLeave("copy", o.source);
   return { st, target };
 }
 
@@ -309,7 +309,7 @@ export async function copyEntry(c: Confinement, source: string, destination: str
   const to = path.resolve(destination);
   if (c.isAllowedDirectory(to)) throw destinationExists(o.destination);
   if (to.startsWith(from + path.sep)) {
-    throw new SafeFsError(`Cannot copy ${o.source} to ${o.destination}: the destination lies inside the source`, { code: "EINVAL" });
+    throw refused({ kind: "intoItself", action: "copy", path: o.source, destination: o.destination });
   }
   const context = `Cannot copy ${o.source} to ${o.destination}`;
   const nothing = `nothing was copied: ${o.destination} was not created`;

@@ -62,7 +62,11 @@ export type Refusal =
   /** A file another writer changed while an edit of it read it: nothing was written. */
   | { kind: "changed"; path: string }
   /** A copy or delete of `path` cancelled part way; `kept` says what was and was not done. */
-  | { kind: "cancelled"; action: "copy" | "delete"; path: string; kept: string };
+  | { kind: "cancelled"; action: "copy" | "delete"; path: string; kept: string }
+  /** A relative symlink `path` that, moved or copied as a link (its target text kept), would lead outside `allowed`. */
+  | { kind: "linkWouldLeave"; action: "move" | "copy"; path: string; allowed: readonly string[] }
+  /** A directory `path` moved or copied to `destination`, inside itself. */
+  | { kind: "intoItself"; action: "move" | "copy"; path: string; destination: string };
 
 /** The code of `changed`, so an operation that may redo itself (append_file) can tell it apart. */
 export const CHANGED = "ECHANGED";
@@ -80,6 +84,8 @@ const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   readOnly: "EACCES",
   changed: CHANGED,
   cancelled: "ECANCELED",
+  linkWouldLeave: "EACCES",
+  intoItself: "EINVAL",
 };
 
 /** The errno-like code a refusal carries (callers that only read codes, and lib.ts, keep working). */
@@ -108,6 +114,13 @@ function refusalText(r: Refusal): string {
       return `Cannot change ${r.path}: one of the allowed directories (${r.allowed}) sits at a name this server keeps for its own temp and lock files; nothing was changed`;
     case "outside":
       return `Access denied - path outside allowed directories: ${r.path} not in ${r.allowed.join(", ")}`;
+    case "linkWouldLeave":
+      return (
+        `Access denied - the symlink ${r.path} would lead outside the allowed directories (${r.allowed.join(", ")}) from its new ` +
+        `place: a link is ${r.action === "move" ? "moved" : "copied"} as a link, its target text unchanged`
+      );
+    case "intoItself":
+      return `Cannot ${r.action} ${r.path} to ${r.destination}: the destination lies inside the source`;
     case "notRegular":
       return `Not a regular file: ${r.path} (${r.what})`;
     case "noDirectory":

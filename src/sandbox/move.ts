@@ -112,7 +112,7 @@ export interface AsGiven {
 async function refuseLinkLeavingFrom(c: Confinement, { from, to }: MoveEnds, given: AsGiven): Promise<void> {
   const target = await fs.readlink(from.at);
   if (path.isAbsolute(target)) return;
-  if (await leadsOutside(target, to.dir.real, c)) throw c.denied(given.destination);
+  if (await leadsOutside(target, to.dir.real, c)) throw c.linkWouldLeave("move", given.source);
 }
 
 /**
@@ -155,6 +155,10 @@ async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: s
   }
   if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  // rename(2) refuses a directory into itself with EINVAL, which tells a model nothing it can act on.
+  if (before.isDirectory() && `${m.to.dir.real}${path.sep}`.startsWith(`${path.join(m.from.dir.real, m.from.name)}${path.sep}`)) {
+    throw refused({ kind: "intoItself", action: "move", path: given.source, destination: given.destination });
+  }
   // Whatever spelling named it (a link in its path, another case): the directory itself is compared.
   const holds = before.isDirectory() ? await c.allowedHeldBy(path.join(m.from.dir.real, m.from.name), before) : undefined;
   if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, ...holds });

@@ -4,7 +4,7 @@
  * (the wording lives in errors.ts `refusalText` alone). Under both platform strategies.
  */
 import { execFileSync } from "node:child_process";
-import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { refusalOf, Sandbox } from "../../../src/sandbox/index.js";
@@ -63,6 +63,38 @@ describeEachStrategy("the sandbox's refusals, by kind and fields", (_, runtime) 
     const copied = await failure(() => sandbox().copy(at("a.txt"), at("b.txt"), { recursive: false }));
     expect(refusalOf(copied)).toEqual({ kind: "exists", path: at("b.txt") });
     expect(await readFile(at("b.txt"), "utf8")).toBe("beta\n");
+  });
+
+  it("linkWouldLeave: a relative link that would lead outside once moved or copied, named as given; not where it leads", async () => {
+    // ../a.txt leads to a.txt from sub; from the allowed directory itself it would lead out of it.
+    await symlink("../a.txt", at("sub/up"));
+    for (const action of ["move", "copy"] as const) {
+      const err = await failure(() =>
+        action === "move" ? sandbox().move(at("sub/up"), at("up")) : sandbox().copy(at("sub/up"), at("up"), { recursive: false }),
+      );
+      expect(refusalOf(err)).toEqual({ kind: "linkWouldLeave", action, path: at("sub/up"), allowed: [dir] });
+      expect(err.message).toBe(
+        `Access denied - the symlink ${at("sub/up")} would lead outside the allowed directories (${dir}) from its new place: ` +
+          `a link is ${action === "move" ? "moved" : "copied"} as a link, its target text unchanged`,
+      );
+      await expect(lstat(at("up"))).rejects.toThrow(/ENOENT/);
+    }
+    // In a tree copied one level up: named by its path in the source, and nothing of the copy is left.
+    await symlink("../../a.txt", at("sub/deeper/up2"));
+    const tree = await failure(() => sandbox().copy(at("sub/deeper"), at("deeper-copy"), { recursive: true }));
+    expect(refusalOf(tree)).toEqual({ kind: "linkWouldLeave", action: "copy", path: at("sub/deeper/up2"), allowed: [dir] });
+    await expect(lstat(at("deeper-copy"))).rejects.toThrow(/ENOENT/);
+  });
+
+  it("intoItself: a directory moved or copied into itself is refused before anything moves", async () => {
+    for (const action of ["move", "copy"] as const) {
+      const err = await failure(() =>
+        action === "move" ? sandbox().move(at("sub"), at("sub/deeper/x")) : sandbox().copy(at("sub"), at("sub/deeper/x"), { recursive: true }),
+      );
+      expect(refusalOf(err)).toEqual({ kind: "intoItself", action, path: at("sub"), destination: at("sub/deeper/x") });
+      expect(err.message).toBe(`Cannot ${action} ${at("sub")} to ${at("sub/deeper/x")}: the destination lies inside the source`);
+    }
+    expect(await readdir(at("sub/deeper"))).toHaveLength(50);
   });
 
   it("readOnly: a file with no write bit is not replaced, even by root", async () => {

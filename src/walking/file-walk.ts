@@ -4,7 +4,7 @@
  * when asked), opened through the sandbox and handed over open, one at a time,
  * in walk order (the visitor then owns its descriptor). Symlinks are followed only to files inside; what is not visited is
  * counted. A checked walk visits each file object once, however many names lead to it; an unchecked one (a search) visits
- * each name, as grep -r does, and follows a link only to a file outside `root`, once per file.
+ * each name, as grep -r does, and follows a link only to a file it does not take under the file's own name, once per file.
  */
 import { closeSync, type Dirent } from "node:fs";
 import path from "node:path";
@@ -34,9 +34,10 @@ export interface FileSelection {
   /**
    * Files the sandbox proves inside by their reach alone are handed over unchecked (size -1, no identity; see the
    * sandbox's openWalkedSync), the visitor checks them. With no identity to know a file met before by, each name is
-   * handed over, a hard link under each (grep -r and rg search each too); a symlink is followed only to a file outside
-   * `root` (still inside), once per file, by its real path; one to a file inside is counted (`innerLink`) and not
-   * followed, the walk meeting that file under its own name (where the pattern, excludes and .gitignore take it).
+   * handed over, a hard link under each (grep -r and rg search each too). A symlink to a file the walk takes under the
+   * file's own name (inside `root`, matching the pattern, not excluded) is counted (`innerLink`) and not followed; one
+   * to any other file (still inside the allowed directories) is followed, once per file, by its real path. So each
+   * symlinked file is searched once (.gitignore, when asked, leaves a file out under its own name, and says so).
    */
   unchecked?: boolean;
   /**
@@ -111,9 +112,12 @@ class Pacer {
   }
 }
 
-/** The files an unchecked walk follows links to: those outside its root (`under`, the root and a separator), each once. */
+/** The files an unchecked walk follows links to: those it does not take under their own names, each once. */
 interface LinkTargets {
+  /** The walk's root and a separator. */
   under: string;
+  /** Whether the walk takes the file at `rel` (relative to the root) under its own name: its pattern, its excludes. */
+  takes: (rel: string) => boolean;
   met: Set<string>;
 }
 
@@ -130,7 +134,7 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: Lin
   // A FIFO, socket or device is not opened (opening some has effects of its own), as a walked one is not.
   if (!verdict.target.isFile) return "unreadable";
   const real = verdict.target.real;
-  if (targets !== undefined && real.startsWith(targets.under)) return "innerLink";
+  if (targets !== undefined && real.startsWith(targets.under) && targets.takes(real.slice(targets.under.length))) return "innerLink";
   if (targets?.met.has(real)) return "met";
   const got = sandbox.openLinkedSync(real, shown);
   if ("error" in got) return isDirectoryRefusal(got.error) ? "directory" : got;
@@ -175,6 +179,7 @@ class FileEntries {
   constructor(
     root: string,
     pattern: string | undefined,
+    excluded: (rel: string) => boolean,
     private readonly openAhead: number,
     private readonly unchecked: boolean,
     private readonly checkedFirst: number,
@@ -184,7 +189,17 @@ class FileEntries {
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal, opts.onTurn);
-    this.targets = unchecked ? { under: root.endsWith(path.sep) ? root : root + path.sep, met: new Set() } : undefined;
+    this.targets = unchecked
+      ? { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel, excluded), met: new Set() }
+      : undefined;
+  }
+
+  // Whether the walk takes the file at `rel` under its own name: the pattern matches it, and no exclude matches it or one
+  // of its directories (an excluded directory is not entered).
+  private takes(rel: string, excluded: (rel: string) => boolean): boolean {
+    if (this.matcher !== undefined && !this.matcher.match(rel)) return false;
+    for (let at = rel.indexOf(path.sep); at !== -1; at = rel.indexOf(path.sep, at + 1)) if (excluded(rel.slice(0, at))) return false;
+    return !excluded(rel);
   }
 
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
@@ -268,9 +283,11 @@ export async function walkFiles(
 ): Promise<string> {
   const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
+  const excluded = excludes.length === 0 ? excludesNothing : (rel: string) => excludes.some((m) => m.match(rel));
   const files = new FileEntries(
     root,
     selection.pattern,
+    excluded,
     selection.openAhead ?? 0,
     selection.unchecked ?? false,
     selection.checkedFirst ?? 0,
@@ -280,7 +297,7 @@ export async function walkFiles(
   );
   const visitor = withGitignore(
     {
-      excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),
+      excluded,
       enter: (dir, entry, rel, _depth, reach, upcoming) => files.enter(dir, entry, reach ?? dir + path.sep, rel, upcoming),
       leave() {},
     },

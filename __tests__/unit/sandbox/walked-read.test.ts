@@ -158,6 +158,47 @@ describeEachStrategy("walkFiles handing files over unchecked", (strategy, runtim
     else expect(unchecked.sort()).toEqual(["c.txt", "deeper/d.txt", "hard-c.txt"]);
   });
 
+  it("follows a link to a file inside the walked directory when the walk would not take that file under its own name (pattern, excludes), once", async () => {
+    fs.mkdirSync(path.join(root, "docs", "old"), { recursive: true });
+    fs.mkdirSync(path.join(root, "vendor"));
+    fs.writeFileSync(path.join(root, "docs", "notes.txt"), "notes\n");
+    fs.writeFileSync(path.join(root, "docs", "keep.md"), "keep\n");
+    fs.writeFileSync(path.join(root, "docs", "old", "gone.md"), "gone\n");
+    fs.writeFileSync(path.join(root, "vendor", "lib.md"), "lib\n");
+    // notes.md: its file does not match *.md; old.md and lib.md: their files lie under excluded directories;
+    // keep-link.md: its file is taken by its own name; again.md: a second link to notes.txt.
+    fs.symlinkSync("docs/notes.txt", path.join(root, "notes.md"));
+    fs.symlinkSync("notes.txt", path.join(root, "docs", "again.md"));
+    fs.symlinkSync("docs/old/gone.md", path.join(root, "old.md"));
+    fs.symlinkSync("vendor/lib.md", path.join(root, "lib.md"));
+    fs.symlinkSync("docs/keep.md", path.join(root, "keep-link.md"));
+    const walk = async (excludePatterns: string[]) => {
+      const seen: string[] = [];
+      const skips: string[] = [];
+      await walkFiles(
+        root,
+        { pattern: "**/*.md", excludePatterns, respectGitignore: false, unchecked: true },
+        (file, shown) => {
+          seen.push(`${path.relative(root, shown)}=${fs.readFileSync(file.fd, "utf8").trim()}`);
+          file.close();
+          return undefined;
+        },
+        (reason, n) => skips.push(`${reason}:${n}`),
+        walkOptions(runtime, [root]),
+      );
+      return { seen: seen.sort(), skips };
+    };
+    // notes.txt once, under the first link's name in walk order; every other file under its own name.
+    expect(await walk([])).toEqual({
+      seen: ["docs/again.md=notes", "docs/keep.md=keep", "docs/old/gone.md=gone", "vendor/lib.md=lib"],
+      skips: ["innerLink:1", "innerLink:1", "innerLink:1"],
+    });
+    expect(await walk(["**/old", "vendor"])).toEqual({
+      seen: ["docs/again.md=notes", "docs/keep.md=keep", "lib.md=lib", "old.md=gone"],
+      skips: ["innerLink:1"],
+    });
+  });
+
   it("checks the walk's first `checkedFirst` files all the same, with their size and identity, and only then hands files over unchecked", async () => {
     for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(root, `f${String(i).padStart(2, "0")}.txt`), "x".repeat(i));
     const handed: { name: string; size: number; ino?: number | bigint }[] = [];

@@ -5,7 +5,8 @@
  * without an occurrence are copied byte for byte.
  */
 import { formatCount } from "../kernel/bounded.js";
-import { compileQuery, looksBinary, BINARY_PROBE_BYTES, type Query } from "../grep/index.js";
+import { compileQuery, type Query } from "../grep/index.js";
+import { BINARY_PROBE_BYTES, looksBinary } from "../kernel/binary.js";
 import type { ByteSource } from "./source-index.js";
 
 /** What to replace, as the tool takes it. */

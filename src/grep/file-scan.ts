@@ -4,6 +4,7 @@
  * shows them), holding one chunk plus the context lines; a line longer than
  * the buffer may grow is searched in overlapping pieces.
  */
+import { BINARY_PROBE_BYTES, looksBinary } from "../kernel/binary.js";
 import type { Query } from "./query.js";
 import { RegionSearch, type FileMatches, type FileRequest } from "./region-search.js";
 
@@ -65,8 +66,6 @@ const chunkSizeOf = (opts: Pick<ScanOptions, "chunkSize">): number => Math.max(o
 const pieceSizeOf = (opts: Pick<ScanOptions, "chunkSize" | "maxLineBytes">): number =>
   Math.max(opts.maxLineBytes ?? DEFAULT_PIECE, chunkSizeOf(opts));
 
-/** Bytes examined for NUL to call a file binary. */
-export const BINARY_PROBE_BYTES = 8192;
 const LF = 10;
 const OVERLAP = 1024;
 /** Bytes of a regex piece's overlap kept before the next piece's own match starts (see scanFile). */
@@ -82,13 +81,6 @@ const NOTHING: FileScan = {
   text: "",
   bytes: 0,
 };
-
-/** True for the first bytes of a binary file: a NUL, or a UTF-16 byte order mark. */
-export function looksBinary(head: Buffer): boolean {
-  const probe = head.subarray(0, BINARY_PROBE_BYTES);
-  if (probe.length >= 2 && ((probe[0] === 0xff && probe[1] === 0xfe) || (probe[0] === 0xfe && probe[1] === 0xff))) return true;
-  return probe.includes(0);
-}
 
 /** The first bytes of the file, up to BINARY_PROBE_BYTES. */
 async function probe(read: ReadAt, reuse: Buffer | undefined): Promise<Buffer> {

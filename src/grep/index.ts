@@ -4,4 +4,3 @@ export type { OutputMode } from "./region-search.js";
 export { RegexTooCostlyError, ScanWorkers } from "./scan-pool.js";
 export { CHECKED_FIRST, ContentSearch } from "./content-search.js";
 export { MAX_CONTEXT_LINES } from "./search-options.js";
-export { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";

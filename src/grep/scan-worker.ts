@@ -8,7 +8,8 @@
  */
 import { fstatSync, readSync } from "node:fs";
 import { parentPort } from "node:worker_threads";
-import { BINARY_PROBE_BYTES, DEFAULT_CHUNK, memoryReader, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
+import { BINARY_PROBE_BYTES } from "../kernel/binary.js";
+import { DEFAULT_CHUNK, memoryReader, scanFile, type ReadAt, type Scratch } from "./file-scan.js";
 import { UNNAMED } from "./format.js";
 import { LineFinder } from "./line-finder.js";
 import {

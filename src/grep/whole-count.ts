@@ -5,7 +5,7 @@
  * without its per-file promise, buffers and objects (a tree of 100,000 small
  * files spent a third of its search time in them).
  */
-import { BINARY_PROBE_BYTES, looksBinary } from "./file-scan.js";
+import { BINARY_PROBE_BYTES, looksBinary } from "../kernel/binary.js";
 import type { LineFinder } from "./line-finder.js";
 
 /** A small file's figures; `lines` is -1 when it is binary. */

@@ -1,7 +1,7 @@
 /** get_file_info's fields (SPEC §4, §7), from a stat result; lib.ts's getFileStats returns the same. */
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { BINARY_PROBE_BYTES } from "../grep/index.js";
+import { BINARY_PROBE_BYTES } from "../kernel/binary.js";
 import { readAt } from "../kernel/read-at.js";
 
 /** What get_file_info reports about a path, in upstream's order. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { looksBinary } from "../grep/index.js";
+import { looksBinary } from "../kernel/binary.js";
 import { fileInfo, sampleEnds } from "../reading/index.js";
 import { READ_ONLY, defineTool } from "./context.js";
 

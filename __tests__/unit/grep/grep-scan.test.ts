@@ -3,7 +3,8 @@
 import fc from "fast-check";
 import { describe, expect, it, vi } from "vitest";
 import { memoryReader } from "../../support/grep-reference.js";
-import { BINARY_PROBE_BYTES, LARGE_KEPT, scanFile, type Scratch } from "../../../src/grep/file-scan.js";
+import { LARGE_KEPT, scanFile, type Scratch } from "../../../src/grep/file-scan.js";
+import { BINARY_PROBE_BYTES } from "../../../src/kernel/binary.js";
 import type { FileRequest } from "../../../src/grep/region-search.js";
 import { clipLine, CLIP_MARK } from "../../../src/grep/format.js";
 import { compileQuery, type QuerySpec } from "../../../src/grep/query.js";

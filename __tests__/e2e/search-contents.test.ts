@@ -70,6 +70,24 @@ describe.each(STRATEGIES)("search_file_contents (%s strategy)", (name) => {
     expect(around).toBe("FATAL disk full\n");
   });
 
+  it("follows links to a file outside the searched directory once, and counts the later ones", async () => {
+    const dir = path.join(root, `links-${name}`);
+    await mkdir(path.join(dir, "sub"), { recursive: true });
+    await mkdir(path.join(dir, "other"));
+    try {
+      await writeFile(path.join(dir, "other", "t.txt"), "searched twice?\n");
+      await symlink("../other/t.txt", path.join(dir, "sub", "l1"));
+      await symlink("../other/t.txt", path.join(dir, "sub", "l2"));
+      const result = text(await call(server.client, "search_file_contents", { path: path.join(dir, "sub"), query: "twice" }));
+      expect(result).toContain(`${path.join(dir, "sub", "l1")}\n1:searched twice?`);
+      expect(result).not.toContain("l2");
+      expect(result).toContain("Found 1 matching line in 1 file; searched 1 file.");
+      expect(result).toContain("Not searched: 1 file (1 symlink to a file already searched through another symlink).");
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it("respects caseSensitive, respectGitignore, pattern, excludePatterns and the output modes", async () => {
     const exact = text(
       await call(server.client, "search_file_contents", { path: root, query: "FATAL", caseSensitive: true, respectGitignore: false }),

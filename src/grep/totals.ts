@@ -7,7 +7,7 @@ import { formatCount } from "../kernel/bounded.js";
 import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */
-export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "linkLoop" | "pathLimit";
+export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit";
 
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
@@ -15,6 +15,7 @@ const SKIP_TEXT: Record<SkipReason, string> = {
   unreadable: "unreadable or not a regular file",
   outsideLink: "symlinks leading outside the allowed directories",
   innerLink: "symlinks to files inside the searched directory, not followed: each file is searched under its own name",
+  repeatLink: "symlinks to files already searched through another symlink",
   linkLoop: "symlink loops or chains of more than 40 links (too many levels of symbolic links, ELOOP)",
   pathLimit: "past the platform's path limit (ENAMETOOLONG), which this platform reaches only by path",
 };
@@ -28,7 +29,16 @@ export class SearchTotals {
   occurrences = 0;
   matchingFiles = 0;
   filesSearched = 0;
-  readonly skipped: Record<SkipReason, number> = { binary: 0, gitignored: 0, unreadable: 0, outsideLink: 0, innerLink: 0, linkLoop: 0, pathLimit: 0 };
+  readonly skipped: Record<SkipReason, number> = {
+    binary: 0,
+    gitignored: 0,
+    unreadable: 0,
+    outsideLink: 0,
+    innerLink: 0,
+    repeatLink: 0,
+    linkLoop: 0,
+    pathLimit: 0,
+  };
 
   /** Records a searched file, its matching lines and their occurrences. */
   addFile(matchingLines: number, occurrences = 0): void {
@@ -75,7 +85,7 @@ export function summaryText(t: SearchTotals, page: Page): string {
   const reasons = (Object.keys(SKIP_TEXT) as SkipReason[]).filter((r) => t.skipped[r] > 0);
   if (reasons.length > 0) {
     const text = (r: SkipReason): string =>
-      (r === "outsideLink" || r === "innerLink") && t.skipped[r] === 1
+      (r === "outsideLink" || r === "innerLink" || r === "repeatLink") && t.skipped[r] === 1
         ? SKIP_TEXT[r].replace("symlinks", "symlink").replace("files", "a file")
         : SKIP_TEXT[r];
     const parts = reasons.map((r) => `${formatCount(t.skipped[r])} ${text(r)}`);

@@ -15,7 +15,7 @@ import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { excludesNothing, joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
-export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "linkLoop" | "pathLimit";
+export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit";
 
 // Past the platform's path limit a file is not unreadable: the portable strategy has no path to reach it by.
 const failed = (error: unknown): FileSkip => (errnoCode(error) === "ENAMETOOLONG" ? "pathLimit" : "unreadable");
@@ -36,8 +36,9 @@ export interface FileSelection {
    * sandbox's openWalkedSync), the visitor checks them. With no identity to know a file met before by, each name is
    * handed over, a hard link under each (grep -r and rg search each too). A symlink to a file the walk takes under the
    * file's own name (inside `root`, matching the pattern, not excluded) is counted (`innerLink`) and not followed; one
-   * to any other file (still inside the allowed directories) is followed, once per file, by its real path. So each
-   * symlinked file is searched once (.gitignore, when asked, leaves a file out under its own name, and says so).
+   * to any other file (still inside the allowed directories) is followed, once per file, by its real path (a later
+   * link to it is counted, `repeatLink`). So each symlinked file is searched once (.gitignore, when asked, leaves a
+   * file out under its own name, and says so).
    */
   unchecked?: boolean;
   /**
@@ -121,9 +122,9 @@ interface LinkTargets {
   met: Set<string>;
 }
 
-// The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched: "directory" and
-// "met" (a file an earlier link of an unchecked walk led to) are left out uncounted.
-function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: LinkTargets): WalkedResult | FileSkip | "directory" | "met" {
+// The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched; "directory" is left
+// out uncounted, `repeatLink` is a file an earlier link of an unchecked walk led to.
+function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: LinkTargets): WalkedResult | FileSkip | "directory" {
   const verdict = sandbox.followLink(link, false);
   if (verdict.kind === "outside") return "outsideLink";
   if (verdict.kind === "loop") return "linkLoop";
@@ -135,7 +136,7 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: Lin
   if (!verdict.target.isFile) return "unreadable";
   const real = verdict.target.real;
   if (targets !== undefined && real.startsWith(targets.under) && targets.takes(real.slice(targets.under.length))) return "innerLink";
-  if (targets?.met.has(real)) return "met";
+  if (targets?.met.has(real)) return "repeatLink";
   const got = sandbox.openLinkedSync(real, shown);
   if ("error" in got) return isDirectoryRefusal(got.error) ? "directory" : got;
   targets?.met.add(real);
@@ -260,7 +261,7 @@ class FileEntries {
   // The file the link at `link` leads to, opened; undefined when it is not searched (counted unless a directory).
   private openLink(link: string, shown: Shown): WalkedOpen | undefined {
     const got = openLinked(this.opts.sandbox, link, shown, this.targets);
-    if (got === "directory" || got === "met") return undefined;
+    if (got === "directory") return undefined;
     if (typeof got === "string") this.onSkip(got, 1);
     else if ("error" in got) this.onSkip(failed(got.error), 1);
     else return got;

@@ -15,6 +15,7 @@ import fsSync from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
+import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, notRegular, refused, SafeFsError, wrapError } from "./errors.js";
 import { DIR_NOFOLLOW_FLAGS, READ_FLAGS, TEMP_FLAGS } from "./flags.js";
@@ -308,7 +309,7 @@ export async function copyEntry(c: Confinement, source: string, destination: str
   const from = path.resolve(source);
   const to = path.resolve(destination);
   if (c.isAllowedDirectory(to)) throw destinationExists(o.destination);
-  if (to.startsWith(from + path.sep)) {
+  if (isPathWithinAllowedDirectories(path.dirname(to), [from])) {
     throw refused({ kind: "intoItself", action: "copy", path: o.source, destination: o.destination });
   }
   const context = `Cannot copy ${o.source} to ${o.destination}`;

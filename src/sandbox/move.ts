@@ -7,6 +7,7 @@
 import { type BigIntStats, linkSync, lstatSync, unlinkSync } from "node:fs";
 import fs from "node:fs/promises";
 import path from "node:path";
+import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement, Target } from "./confinement.js";
 import { errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { sameFile } from "./identity.js";
@@ -155,12 +156,14 @@ async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: s
   }
   if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
+  if (!before.isDirectory()) return before;
+  const moved = path.join(m.from.dir.real, m.from.name);
   // rename(2) refuses a directory into itself with EINVAL, which tells a model nothing it can act on.
-  if (before.isDirectory() && `${m.to.dir.real}${path.sep}`.startsWith(`${path.join(m.from.dir.real, m.from.name)}${path.sep}`)) {
+  if (isPathWithinAllowedDirectories(m.to.dir.real, [moved])) {
     throw refused({ kind: "intoItself", action: "move", path: given.source, destination: given.destination });
   }
   // Whatever spelling named it (a link in its path, another case): the directory itself is compared.
-  const holds = before.isDirectory() ? await c.allowedHeldBy(path.join(m.from.dir.real, m.from.name), before) : undefined;
+  const holds = await c.allowedHeldBy(moved, before);
   if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, ...holds });
   return before;
 }

@@ -12,7 +12,8 @@ import { Minimatch } from "minimatch";
 import type { Shown } from "../kernel/escape.js";
 import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { excludesNothing, joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
+import { excluderOf } from "./patterns.js";
+import { joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
 export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit";
@@ -180,7 +181,7 @@ class FileEntries {
   constructor(
     root: string,
     pattern: string | undefined,
-    excluded: (rel: string) => boolean,
+    private readonly excluded: (rel: string) => boolean,
     private readonly openAhead: number,
     private readonly unchecked: boolean,
     private readonly checkedFirst: number,
@@ -191,16 +192,16 @@ class FileEntries {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal, opts.onTurn);
     this.targets = unchecked
-      ? { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel, excluded), met: new Set() }
+      ? { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel), met: new Set() }
       : undefined;
   }
 
   // Whether the walk takes the file at `rel` under its own name: the pattern matches it, and no exclude matches it or one
   // of its directories (an excluded directory is not entered).
-  private takes(rel: string, excluded: (rel: string) => boolean): boolean {
+  private takes(rel: string): boolean {
     if (this.matcher !== undefined && !this.matcher.match(rel)) return false;
-    for (let at = rel.indexOf(path.sep); at !== -1; at = rel.indexOf(path.sep, at + 1)) if (excluded(rel.slice(0, at))) return false;
-    return !excluded(rel);
+    for (let at = rel.indexOf(path.sep); at !== -1; at = rel.indexOf(path.sep, at + 1)) if (this.excluded(rel.slice(0, at))) return false;
+    return !this.excluded(rel);
   }
 
   /** Takes the entry `entry` of `dir` (reached through `reach`); synchronous (no promise) unless the visitor makes the walk wait. */
@@ -282,9 +283,8 @@ export async function walkFiles(
   onSkip: (reason: FileSkip, count: number) => void,
   opts: WalkOptions,
 ): Promise<string> {
-  const excludes = selection.excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const excluded = excludes.length === 0 ? excludesNothing : (rel: string) => excludes.some((m) => m.match(rel));
+  const excluded = excluderOf(selection.excludePatterns);
   const files = new FileEntries(
     root,
     selection.pattern,

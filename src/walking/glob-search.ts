@@ -6,14 +6,14 @@
  */
 import type { Dirent } from "node:fs";
 import path from "node:path";
-import { Minimatch } from "minimatch";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { walkedEntryFigures } from "../sandbox/index.js";
 import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
-import { excludesNothing, ShownPaths, walkTree, type WalkOptions } from "./walker.js";
+import { excluderOf } from "./patterns.js";
+import { ShownPaths, walkTree, type WalkOptions } from "./walker.js";
 
 /** How search_files chooses and orders its matches. */
 export interface SearchOptions {
@@ -110,7 +110,6 @@ export async function searchInto(
   opts: WalkOptions,
   { respectGitignore = false, countOnly = false, type, sortBy, limit }: SearchOptions = {},
 ): Promise<void> {
-  const excludes = excludePatterns.map((p) => new Minimatch(p, { dot: true }));
   const matches = entryMatcher(pattern);
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
@@ -151,7 +150,7 @@ export async function searchInto(
     root,
     withGitignore(
       {
-        excluded: excludes.length === 0 ? excludesNothing : (rel) => excludes.some((m) => m.match(rel)),
+        excluded: excluderOf(excludePatterns),
         // A pattern answered from the name alone needs no path relative to the root made for each entry.
         ignoresRel: matches.byName === true,
         enter(dir, entry, rel, _depth, reach) {

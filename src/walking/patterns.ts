@@ -4,8 +4,9 @@
  * (seconds per entry, gigabytes to build), so alternatives are limited per
  * pattern and over all the patterns of a call.
  */
-import { braceExpand } from "minimatch";
+import { braceExpand, Minimatch } from "minimatch";
 import { formatCount } from "../kernel/bounded.js";
+import { excludesNothing } from "./walker.js";
 
 const MAX_ALTERNATIVES = 1_000;
 const MAX_TOTAL_ALTERNATIVES = 10_000;
@@ -36,4 +37,14 @@ export function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>
         `the limit is ${formatCount(MAX_TOTAL_ALTERNATIVES)}.`,
     );
   }
+}
+
+/**
+ * A walk's `excluded` from its exclude globs, matched against the path relative to the root (search_files' rules, dotfiles
+ * included); `excludesNothing` when there are none, so the walk builds no relative path to ask it with.
+ */
+export function excluderOf(patterns: readonly string[]): (rel: string) => boolean {
+  if (patterns.length === 0) return excludesNothing;
+  const matchers = patterns.map((p) => new Minimatch(p, { dot: true }));
+  return (rel) => matchers.some((m) => m.match(rel));
 }

@@ -1,10 +1,10 @@
 /**
- * The files of a tree, for search_file_contents (SPEC §10, §16): every regular
+ * The files of a tree, for search_file_contents and replace_in_files (SPEC §10, §16, §22): every regular
  * file under `root` whose path matches `pattern` and no exclude (.gitignore too
  * when asked), opened through the sandbox and handed over open, one at a time,
  * in walk order (the visitor then owns its descriptor). Symlinks are followed only to files inside; what is not visited is
- * counted. A checked walk visits each file object once, however many names lead to it; an unchecked one (a search) visits
- * each name, as grep -r does, and follows a link only to a file it does not take under the file's own name, once per file.
+ * counted. Each name is visited, as grep -r does, and a link followed only to a file the walk does not take under the
+ * file's own name, once per file.
  */
 import { closeSync, type Dirent } from "node:fs";
 import path from "node:path";
@@ -21,7 +21,15 @@ export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink"
 // Past the platform's path limit a file is not unreadable: the portable strategy has no path to reach it by.
 const failed = (error: unknown): FileSkip => (errnoCode(error) === "ENAMETOOLONG" ? "pathLimit" : "unreadable");
 
-/** What to walk and which files to take. */
+/**
+ * What to walk and which files to take. Names and links, in every walk: each name is handed over, a hard link under
+ * each (grep -r and rg search each too; replace_in_files rewrites each, as `sed -i` over grep -rl's list does, where
+ * collapsing them left every other name with the old text). A symlink to a file the walk takes under the file's own
+ * name (inside `root`, matching the pattern, not excluded) is counted (`innerLink`) and not followed; one to any
+ * other file (still inside the allowed directories) is followed, once per file, by its real path (a later link to
+ * it is counted, `repeatLink`). So each symlinked file is searched, or rewritten, once (.gitignore, when asked,
+ * leaves a file out under its own name, and says so).
+ */
 export interface FileSelection {
   /** Glob matched against each file's path relative to the root (search_files' rules); every file when absent. */
   pattern?: string;
@@ -34,12 +42,7 @@ export interface FileSelection {
   openAhead?: number;
   /**
    * Files the sandbox proves inside by their reach alone are handed over unchecked (size -1, no identity; see the
-   * sandbox's openWalkedSync), the visitor checks them. With no identity to know a file met before by, each name is
-   * handed over, a hard link under each (grep -r and rg search each too). A symlink to a file the walk takes under the
-   * file's own name (inside `root`, matching the pattern, not excluded) is counted (`innerLink`) and not followed; one
-   * to any other file (still inside the allowed directories) is followed, once per file, by its real path (a later
-   * link to it is counted, `repeatLink`). So each symlinked file is searched once (.gitignore, when asked, leaves a
-   * file out under its own name, and says so).
+   * sandbox's openWalkedSync), the visitor checks them.
    */
   unchecked?: boolean;
   /**
@@ -63,36 +66,6 @@ export type FileVisitor = (file: OpenedFile, shown: Shown, full: string) => Prom
 // cancellation or a progress notification is never held up for long.
 const YIELD_AFTER_MS = 4;
 const CLOCK_EVERY = 32;
-const MAX_EXACT = BigInt(Number.MAX_SAFE_INTEGER);
-
-// A number when exact, else a bigint: the one form a set finds a device or inode number by.
-const oneForm = (n: number | bigint): number | bigint => (typeof n === "number" || n > MAX_EXACT ? n : Number(n));
-
-/**
- * The file objects met so far: inode numbers by device, as numbers when exact (a string key per
- * file, or a bigint set, cost more than the file's search); the same inode always gets the same form.
- */
-class SeenFiles {
-  private readonly byDevice = new Map<number | bigint, Set<number | bigint>>();
-  private lastDev: number | bigint | undefined;
-  private inodes = new Set<number | bigint>();
-
-  /** True the first time the file object `st` is met, false ever after. */
-  firstSight(st: FileObjectId): boolean {
-    const dev = oneForm(st.dev);
-    if (dev !== this.lastDev) {
-      this.lastDev = dev;
-      const known = this.byDevice.get(dev);
-      if (known === undefined) this.byDevice.set(dev, (this.inodes = new Set()));
-      else this.inodes = known;
-    }
-    const ino = oneForm(st.ino);
-    if (this.inodes.has(ino)) return false;
-    this.inodes.add(ino);
-    return true;
-  }
-}
-
 /** Gives the event loop a turn when synchronous reads have held it for a while. */
 class Pacer {
   private files = 0;
@@ -114,7 +87,7 @@ class Pacer {
   }
 }
 
-/** The files an unchecked walk follows links to: those it does not take under their own names, each once. */
+/** The files a walk follows links to: those it does not take under their own names, each once. */
 interface LinkTargets {
   /** The walk's root and a separator. */
   under: string;
@@ -124,8 +97,8 @@ interface LinkTargets {
 }
 
 // The file a link leads to, opened (as a walked file is, synchronously), or why it is not searched; "directory" is left
-// out uncounted, `repeatLink` is a file an earlier link of an unchecked walk led to.
-function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: LinkTargets): WalkedResult | FileSkip | "directory" {
+// out uncounted, `repeatLink` is a file an earlier link of the walk led to.
+function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets: LinkTargets): WalkedResult | FileSkip | "directory" {
   const verdict = sandbox.followLink(link, false);
   if (verdict.kind === "outside") return "outsideLink";
   if (verdict.kind === "loop") return "linkLoop";
@@ -136,11 +109,11 @@ function openLinked(sandbox: WalkPort, link: string, shown: Shown, targets?: Lin
   // A FIFO, socket or device is not opened (opening some has effects of its own), as a walked one is not.
   if (!verdict.target.isFile) return "unreadable";
   const real = verdict.target.real;
-  if (targets !== undefined && real.startsWith(targets.under) && targets.takes(real.slice(targets.under.length))) return "innerLink";
-  if (targets?.met.has(real)) return "repeatLink";
+  if (real.startsWith(targets.under) && targets.takes(real.slice(targets.under.length))) return "innerLink";
+  if (targets.met.has(real)) return "repeatLink";
   const got = sandbox.openLinkedSync(real, shown);
   if ("error" in got) return isDirectoryRefusal(got.error) ? "directory" : got;
-  targets?.met.add(real);
+  targets.met.add(real);
   return got;
 }
 
@@ -161,10 +134,9 @@ class SyncOpened implements OpenedFile {
 // `openAhead` wait opened ahead of the walk (the directories above keep theirs while it goes down).
 const OPEN_TOGETHER = 16;
 
-/** The walk's handling of one entry: a file is opened and handed over, once per file object. */
+/** The walk's handling of one entry: a file is opened and handed over, under each of its names. */
 class FileEntries {
   private readonly matcher: Minimatch | undefined;
-  private readonly seen = new SeenFiles();
   private readonly shownPaths = new ShownPaths();
   private readonly pacer: Pacer;
   // The files opened ahead of the walk, until it comes to them.
@@ -175,8 +147,8 @@ class FileEntries {
   private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
     entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
 
-  // An unchecked walk's link targets (see FileSelection.unchecked).
-  private readonly targets: LinkTargets | undefined;
+  // The files links led to (see FileSelection, names and links).
+  private readonly targets: LinkTargets;
 
   constructor(
     root: string,
@@ -191,9 +163,7 @@ class FileEntries {
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
     this.pacer = new Pacer(opts.signal, opts.onTurn);
-    this.targets = unchecked
-      ? { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel), met: new Set() }
-      : undefined;
+    this.targets = { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel), met: new Set() };
   }
 
   // Whether the walk takes the file at `rel` under its own name: the pattern matches it, and no exclude matches it or one
@@ -216,11 +186,6 @@ class FileEntries {
     }
     const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
-    // Unchecked, each name is handed over (see FileSelection.unchecked).
-    if (!this.unchecked && !this.seen.firstSight(opened.stat as FileObjectId)) {
-      closeSync(opened.fd);
-      return undefined;
-    }
     const done = this.onFile(new SyncOpened(opened.fd, opened.size, opened.stat), shown, full);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }

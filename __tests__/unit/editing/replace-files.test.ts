@@ -1,8 +1,8 @@
 /**
  * replace_in_files (SPEC §22) in process, under both platform strategies, against a naive model: every
  * occurrence replaced line by line in each text file (binary ones skipped), CRLF kept, the report's
- * per-file counts and totals; dryRun writes nothing and lists the same; links inside counted once and
- * changed through, links leading outside never followed; files that change between the count and the
+ * per-file counts and totals; dryRun writes nothing and lists the same; each name of a hard link rewritten,
+ * a link to a file taken by its own name counted, others changed through once, links leading outside never followed; files that change between the count and the
  * write; the replacement limit, refused before anything is written. Counts run in the built worker.
  */
 import fs from "node:fs";
@@ -163,14 +163,40 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(fs.lstatSync(path.join(root, "alias.txt")).isSymbolicLink()).toBe(true);
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
     expect(done.text).toContain("Replaced 2 occurrences in 1 file");
-    // The link to a file outside and the one to a directory outside.
-    expect(done.text).toContain("Not searched: 2 files (2 symlinks leading outside the allowed directories)");
+    // The link to a file outside and the one to a directory outside; the link to real.txt, which is changed under its own name.
+    expect(done.text).toContain(
+      "Not searched: 3 files (2 symlinks leading outside the allowed directories; " +
+        "1 symlink to a file inside the searched directory, not followed: each file is searched under its own name)",
+    );
     expect(done.text.split("\n").filter((l) => l.endsWith(": 2 replacements"))).toHaveLength(1);
     expect(done.text).not.toContain(outside);
     // Named directly, a link leading outside is refused like any path outside.
     const direct = await run({ path: path.join(root, "out.txt"), query: "foo", replacement: "bar" });
     expect(direct.isError).toBe(true);
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
+  });
+
+  it("hard links: each name is rewritten once, as sed -i over grep -rl's list does, so no name keeps the old text; a link to a file outside the searched directory is changed through, once", async () => {
+    // foo -> foofoo: a name rewritten twice, or a name left out, shows in its text.
+    fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
+    fs.linkSync(path.join(root, "a.txt"), path.join(root, "b-hard.txt"));
+    fs.mkdirSync(path.join(root, "sub"));
+    fs.linkSync(path.join(root, "a.txt"), path.join(root, "sub", "c-hard.txt"));
+    fs.writeFileSync(path.join(root, "other.txt"), "foo foo\n");
+    fs.symlinkSync("../other.txt", path.join(root, "sub", "to-other.txt"));
+    fs.symlinkSync(path.join(root, "other.txt"), path.join(root, "sub", "to-other-again.txt"));
+    const done = await run({ path: path.join(root, "sub"), query: "foo", replacement: "foofoo" });
+    expect(done.isError).toBe(false);
+    expect(done.text.split("\n")[0]).toBe("Replaced 3 occurrences in 2 files; searched 2 files.");
+    expect(done.text).toContain("1 symlink to a file already searched through another symlink");
+    expect(fs.readFileSync(path.join(root, "sub", "c-hard.txt"), "utf8")).toBe("foofoo\n");
+    expect(fs.readFileSync(path.join(root, "other.txt"), "utf8")).toBe("foofoo foofoo\n");
+    expect(fs.lstatSync(path.join(root, "sub", "to-other.txt")).isSymbolicLink()).toBe(true);
+    // The whole root: a.txt and b-hard.txt, still one file object, are each rewritten once (sub/c-hard.txt no longer matches).
+    const all = await run({ query: "^foo$", replacement: "bar", regex: true });
+    expect(all.text.split("\n")[0]).toBe("Replaced 2 occurrences in 2 files; searched 4 files.");
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("bar\n");
+    expect(fs.readFileSync(path.join(root, "b-hard.txt"), "utf8")).toBe("bar\n");
   });
 
   it("a file changed between the count and its write: its new occurrences are replaced and the drift said; one left without any is not rewritten", async () => {

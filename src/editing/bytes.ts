@@ -1,7 +1,9 @@
 /**
- * Byte-level helpers of the streaming editor: CRLF normalization, line counting, and where a
- * block may be cut without splitting a UTF-8 sequence.
+ * Byte-level helpers of the streaming editor: CRLF normalization, line counting, where a
+ * block may be cut without splitting a UTF-8 sequence, and where invalid UTF-8 starts.
  */
+import { isUtf8 } from "node:buffer";
+
 const LF = 0x0a;
 const CR = 0x0d;
 
@@ -51,6 +53,22 @@ export function countLines(bytes: Buffer, from = 0, to = bytes.length): number {
   let n = 0;
   for (let i = bytes.indexOf(LF, from); i !== -1 && i < to; i = bytes.indexOf(LF, i + 1)) n++;
   return n;
+}
+
+/**
+ * Where the first invalid UTF-8 sequence of `bytes` starts (an incomplete one at the end counts), or `bytes.length`:
+ * the longest prefix that is valid once an unfinished last character is cut off, found by halving (only for an error).
+ */
+export function firstInvalidUtf8(bytes: Buffer): number {
+  const validTo = (n: number): number => completePrefix(bytes.subarray(0, n));
+  let lo = 0;
+  let hi = bytes.length;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (isUtf8(bytes.subarray(0, validTo(mid)))) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo === bytes.length && isUtf8(bytes) ? lo : validTo(lo);
 }
 
 /** Length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence. */

@@ -4,9 +4,10 @@
  * normalized range, raw offset or line number is found later by re-reading one or two blocks.
  */
 import { isUtf8 } from "node:buffer";
+import { formatCount } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { countLineFeeds } from "../reading/index.js";
-import { completePrefix, countLines, normalizeInto } from "./bytes.js";
+import { completePrefix, countLines, firstInvalidUtf8, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
 export interface ByteSource {
@@ -178,7 +179,10 @@ export class SourceIndex {
       const bytes = got;
       const joined = carry.length === 0 ? bytes : Buffer.concat([carry, bytes]);
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
-      if (!isUtf8(joined.subarray(0, whole))) throw index.notUtf8(raw - carry.length);
+      if (!isUtf8(joined.subarray(0, whole))) {
+        const at = firstInvalidUtf8(joined.subarray(0, whole));
+        throw index.notUtf8(raw - carry.length + at, line + countLines(joined, 0, at) + 1);
+      }
       carry = Buffer.from(joined.subarray(whole));
       // In place: `joined`, the only other view of these bytes, was validated above.
       const { norm: text, crlf } = normalizeInto(bytes, bytes);
@@ -193,7 +197,7 @@ export class SourceIndex {
       line += countLineFeeds(text);
       await visit(block);
     }
-    if (carry.length > 0) throw index.notUtf8(raw - carry.length);
+    if (carry.length > 0) throw index.notUtf8(raw - carry.length, line + 1);
     index.rawStarts.push(raw);
     index.normStarts.push(norm);
     index.lineStarts.push(line);
@@ -206,10 +210,10 @@ export class SourceIndex {
     return new Error(`File changed during edit: ${this.opts.path}; no changes were written. Read it again and retry.`);
   }
 
-  private notUtf8(near: number): Error {
+  private notUtf8(at: number, line: number): Error {
     return new Error(
-      `Cannot edit ${this.opts.path}: it is not valid UTF-8 text (invalid bytes near byte ${near}), and rewriting it ` +
-        "would replace its undecodable bytes.",
+      `Cannot edit ${this.opts.path}: it is not valid UTF-8 text (invalid bytes on line ${formatCount(line)}, at byte offset ${formatCount(at)}), ` +
+        "and rewriting it would replace its undecodable bytes.",
     );
   }
 

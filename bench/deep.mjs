@@ -14,10 +14,9 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { median, repeat, startServer, timeFind } from "./server.mjs";
-import { renderTable } from "./table.mjs";
+import { group, renderTable } from "./table.mjs";
 
 const DEPTH = 5000;
-const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 // Laid out by a child walking down with chdir, so no path it uses is longer than a name.
 const LAYOUT = `

@@ -13,7 +13,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ensureFixtures, SPECS } from "./fixtures.mjs";
-import { coldWarmScenario, findBaseline, pagingScenario, simpleScenario, walkScenario, walkVsFindScenario } from "./scenarios.mjs";
+import { coldWarmScenario, pagingScenario, simpleScenario, walkScenario, walksVsFindScenario } from "./scenarios.mjs";
 import { bigEditScenario, replaceAllScenario, tolerantEditScenario } from "./edit.mjs";
 import { httpLimitsScenario } from "./http-limits.mjs";
 import { httpLoadScenario } from "./http-load.mjs";
@@ -29,7 +29,7 @@ import { ensureRepoTree, REPO_SPECS } from "./repo-tree.mjs";
 import { cpuSplitScenario } from "./cpu-split.mjs";
 import { ensurePackagesTree } from "./packages-tree.mjs";
 import { SERVER_JS, SERVER_NODE_ARGS } from "./server.mjs";
-import { failures, renderTable } from "./table.mjs";
+import { failures, group, renderTable } from "./table.mjs";
 
 const USAGE = "usage: node bench/run.mjs [--quick] [--only <text>]";
 // The walk uses the default cap, as a model following notices would: 50,000
@@ -52,7 +52,6 @@ function parseArgs(argv) {
 
 const log = (line) => console.error(`[bench] ${line}`);
 const mib = (bytes) => `${Math.round(bytes / (1024 * 1024))} MiB`;
-const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 async function main() {
   const { quick, only } = parseArgs(process.argv.slice(2));
@@ -87,16 +86,17 @@ async function main() {
   await step("read_multiple_files", () =>
     coldWarmScenario(fx, `read_multiple_files, ${fx.manyFiles.length} files`, "read_multiple_files", { paths: fx.manyFiles }, 2),
   );
-  await step("tree walks vs find", async () => {
+  await step("tree walks vs find", () =>
     // Walks take tens of milliseconds, so medians of a few runs are noise-bound; take more.
-    const walkRuns = 9;
-    const findMs = await findBaseline(fx.tree, walkRuns);
-    return [
-      { name: `find tree > /dev/null (${group(fx.treeEntries)} entries)`, ms: findMs, chars: undefined },
-      ...(await walkVsFindScenario(fx, "directory_tree over tree", "directory_tree", { path: fx.tree }, walkRuns, findMs)),
-      ...(await walkVsFindScenario(fx, "search_files **/*.txt over tree", "search_files", { path: fx.tree, pattern: "**/*.txt" }, walkRuns, findMs)),
-    ];
-  });
+    walksVsFindScenario(
+      fx,
+      [
+        { name: "directory_tree over tree", tool: "directory_tree", args: { path: fx.tree } },
+        { name: "search_files **/*.txt over tree", tool: "search_files", args: { path: fx.tree, pattern: "**/*.txt" } },
+      ],
+      9,
+    ),
+  );
   await step("the five largest files of the tree vs find | sort", () => largestFilesScenario(fx, 5, fx.treeEntries));
   await step("replace_in_files across a tree vs sed -i", () => replaceTreeScenario(fx, 3));
   // Each pass opens every file of the tree: three runs keep the full run within minutes.

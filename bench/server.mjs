@@ -116,16 +116,6 @@ export function median(values) {
   return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/**
- * `runs` timed calls of `tool` on `server` after one untimed call, as the reference tools it is compared
- * with get one untimed run first: the rows then time a server already in use (its scan worker started,
- * its code compiled), which is how a session's calls after its first one run.
- */
-export async function callsAfterOne(server, runs, tool, args) {
-  await server.call(tool, args);
-  return repeat(runs, () => server.call(tool, args));
-}
-
 /** Runs `fn` `n` times in sequence and returns every result. */
 export async function repeat(n, fn) {
   const out = [];

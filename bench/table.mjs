@@ -3,7 +3,8 @@
 /** SPEC §6: server peak RSS stays under this for any single scenario. */
 export const RSS_LIMIT_MB = 150;
 
-const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+/** `n` with its thousands grouped by commas, as the rows print counts. */
+export const group = (n) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
 
 function formatMs(ms) {
   if (ms === undefined) return "-";

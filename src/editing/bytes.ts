@@ -68,7 +68,7 @@ export function firstInvalidUtf8(bytes: Buffer): number {
     if (isUtf8(bytes.subarray(0, validTo(mid)))) lo = mid;
     else hi = mid - 1;
   }
-  return lo === bytes.length && isUtf8(bytes) ? lo : validTo(lo);
+  return validTo(lo);
 }
 
 /** Length of the longest prefix of `bytes` that does not end inside a UTF-8 sequence. */

@@ -66,7 +66,9 @@ export type Refusal =
   /** A relative symlink `path` that, moved or copied as a link (its target text kept), would lead outside `allowed`. */
   | { kind: "linkWouldLeave"; action: "move" | "copy"; path: string; allowed: readonly string[] }
   /** A directory `path` moved or copied to `destination`, inside itself. */
-  | { kind: "intoItself"; action: "move" | "copy"; path: string; destination: string };
+  | { kind: "intoItself"; action: "move" | "copy"; path: string; destination: string }
+  /** An entry `path` (a directory when `isDir`) moved to `destination` on another file system, which rename(2) cannot reach. */
+  | { kind: "crossDevice"; path: string; destination: string; isDir: boolean };
 
 /** The code of `changed`, so an operation that may redo itself (append_file) can tell it apart. */
 export const CHANGED = "ECHANGED";
@@ -86,6 +88,7 @@ const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   cancelled: "ECANCELED",
   linkWouldLeave: "EACCES",
   intoItself: "EINVAL",
+  crossDevice: "EXDEV",
 };
 
 /** The errno-like code a refusal carries (callers that only read codes, and lib.ts, keep working). */
@@ -121,6 +124,11 @@ function refusalText(r: Refusal): string {
       );
     case "intoItself":
       return `Cannot ${r.action} ${r.path} to ${r.destination}: the destination lies inside the source`;
+    case "crossDevice":
+      return (
+        `Cannot move ${r.path} to ${r.destination}: they are on different file systems, which a move (a rename) cannot cross ` +
+        `(EXDEV); nothing was moved. Copy it with copy_file${r.isDir ? " (recursive: true)" : ""}, then delete the source with delete_file.`
+      );
     case "notRegular":
       return `Not a regular file: ${r.path} (${r.what})`;
     case "noDirectory":

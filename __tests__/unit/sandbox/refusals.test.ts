@@ -4,7 +4,9 @@
  * (the wording lives in errors.ts `refusalText` alone). Under both platform strategies.
  */
 import { execFileSync } from "node:child_process";
-import { chmod, lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { chmod, lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { refusalOf, Sandbox } from "../../../src/sandbox/index.js";
@@ -96,6 +98,41 @@ describeEachStrategy("the sandbox's refusals, by kind and fields", (_, runtime) 
     }
     expect(await readdir(at("sub/deeper"))).toHaveLength(50);
   });
+
+  // A second file system beside the temp directory: /dev/shm (tmpfs) on most Linux machines; elsewhere none is at hand.
+  const otherFs = ((): string | undefined => {
+    try {
+      return statSync("/dev/shm").dev !== statSync(os.tmpdir()).dev ? "/dev/shm" : undefined;
+    } catch {
+      return undefined;
+    }
+  })();
+
+  it.skipIf(otherFs === undefined)(
+    "crossDevice: a file or directory moved to another file system is refused naming both and the two calls that do it, nothing moved (skipped where no second file system such as /dev/shm is at hand)",
+    async () => {
+      const far = await mkdtemp(path.join(otherFs as string, "bfs-refusals-"));
+      try {
+        const box = new Sandbox(runtime, [dir, far]);
+        for (const [name, isDir] of [
+          ["a.txt", false],
+          ["sub", true],
+        ] as const) {
+          const err = await failure(() => box.move(at(name), path.join(far, name)));
+          expect(refusalOf(err)).toEqual({ kind: "crossDevice", path: at(name), destination: path.join(far, name), isDir });
+          expect(err.message).toBe(
+            `Cannot move ${at(name)} to ${path.join(far, name)}: they are on different file systems, which a move (a rename) cannot ` +
+              `cross (EXDEV); nothing was moved. Copy it with copy_file${isDir ? " (recursive: true)" : ""}, then delete the source with delete_file.`,
+          );
+        }
+        expect(await readFile(at("a.txt"), "utf8")).toBe("alpha\n");
+        expect(await readdir(at("sub/deeper"))).toHaveLength(50);
+        expect(await readdir(far)).toEqual([]);
+      } finally {
+        await rm(far, { recursive: true, force: true });
+      }
+    },
+  );
 
   it("readOnly: a file with no write bit is not replaced, even by root", async () => {
     await chmod(at("a.txt"), 0o444);

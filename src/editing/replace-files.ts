@@ -39,9 +39,14 @@ export interface ReplaceFilesOptions extends WalkOptions {
   limit?: number;
 }
 
-interface Counted {
-  shown: Shown;
+/** A file handed to the count: its path, and what names its file object (names of one object share it). */
+interface Added {
   full: string;
+  object: string;
+}
+
+interface Counted extends Added {
+  shown: Shown;
   count: number;
 }
 
@@ -58,14 +63,14 @@ async function countAll(
   sandbox: FilePort,
   args: ReplaceFilesArgs,
   search: ContentSearch,
-  files: string[],
+  files: Added[],
   opts: ReplaceFilesOptions,
 ): Promise<string> {
   // One resolution: a file is opened and counted, a directory walked.
   const target = await sandbox.openFileOrDirectory(args.path);
   if (target.kind === "file") {
     try {
-      files.push(target.path);
+      files.push({ full: target.path, object: target.path });
       await search.searchFile(target.handle, escapeControls(target.path));
     } finally {
       await search.close();
@@ -84,7 +89,8 @@ async function countAll(
       target.path,
       selection,
       (opened, shown, full) => {
-        files.push(full);
+        // The walk is checked (no `unchecked`): each file comes with its identity.
+        files.push({ full, object: opened.stat === undefined ? full : `${opened.stat.dev}:${opened.stat.ino}` });
         return search.addFile(opened, shown);
       },
       (reason, count) => search.skip(reason, count),
@@ -111,7 +117,7 @@ export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, 
   const limit = opts.limit ?? MAX_FILE_REPLACEMENTS;
   const replacer = compileReplacer(args);
   // Files as added to the search, in order; the search reports each back in the same order.
-  const added: string[] = [];
+  const added: (Added | undefined)[] = [];
   let next = 0;
   const found: Counted[] = [];
   let total = 0;
@@ -124,15 +130,15 @@ export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, 
     signal: opts.signal,
     batchFds: opts.batchFds,
     onCounted(shown, count) {
-      const full = added[next] as string;
-      added[next++] = "";
+      const file = added[next] as Added;
+      added[next++] = undefined;
       total += count;
-      if (count > 0 && total <= limit) found.push({ shown, full, count });
+      if (count > 0 && total <= limit) found.push({ ...file, shown, count });
     },
   });
   let notes: string;
   try {
-    notes = await countAll(sandbox, args, search, added, opts);
+    notes = await countAll(sandbox, args, search, added as Added[], opts);
   } catch (error) {
     if (error instanceof RegexTooCostlyError) throw new RegexTooCostlyError(`${error.message}\nNothing was written.`, { cause: error });
     throw error;
@@ -233,15 +239,26 @@ async function writeAll(
       slack += f.count + extra - kept;
     }
   };
-  // Several files at once: each rewrite waits a moment after its swap for late writers, and those waits overlap.
+  // Several files at once: each rewrite waits a moment after its swap for late writers, and those waits overlap. The
+  // names of one file object (hard links) one after another: a name's swap changes the object's link count and so its
+  // ctime, and a rewrite of another name open meanwhile took that for another writer and refused.
+  const byObject = new Map<string, number[]>();
+  for (const [i, f] of found.entries()) {
+    const chain = byObject.get(f.object);
+    if (chain === undefined) byObject.set(f.object, [i]);
+    else chain.push(i);
+  }
+  const chains = [...byObject.values()];
   const worker = async (): Promise<void> => {
-    while (next < found.length && stopped === undefined) {
-      const i = next++;
-      o.onProgress?.(started++);
-      await one(i);
+    while (next < chains.length && stopped === undefined) {
+      for (const i of chains[next++] as number[]) {
+        if (stopped !== undefined) break;
+        o.onProgress?.(started++);
+        await one(i);
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(WRITERS, found.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(WRITERS, chains.length) }, worker));
   const changed = found.flatMap((f, i) => {
     const r = outcomes[i];
     return r !== undefined && "count" in r ? [{ f, count: r.count, note: r.note }] : [];

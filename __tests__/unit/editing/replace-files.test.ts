@@ -192,11 +192,14 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(fs.readFileSync(path.join(root, "sub", "c-hard.txt"), "utf8")).toBe("foofoo\n");
     expect(fs.readFileSync(path.join(root, "other.txt"), "utf8")).toBe("foofoo foofoo\n");
     expect(fs.lstatSync(path.join(root, "sub", "to-other.txt")).isSymbolicLink()).toBe(true);
-    // The whole root: a.txt and b-hard.txt, still one file object, are each rewritten once (sub/c-hard.txt no longer matches).
+    // The whole root: a.txt, b-hard.txt and four more names, still one file object, are each rewritten once (sub/c-hard.txt
+    // no longer matches). One after another: a name's swap changes the object's ctime, which a rewrite of another name
+    // open meanwhile took for another writer ("File changed during edit").
+    const names = ["a.txt", "b-hard.txt", "d1.txt", "d2.txt", "d3.txt", "d4.txt"];
+    for (const name of names.slice(2)) fs.linkSync(path.join(root, "a.txt"), path.join(root, name));
     const all = await run({ query: "^foo$", replacement: "bar", regex: true });
-    expect(all.text.split("\n")[0]).toBe("Replaced 2 occurrences in 2 files; searched 4 files.");
-    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("bar\n");
-    expect(fs.readFileSync(path.join(root, "b-hard.txt"), "utf8")).toBe("bar\n");
+    expect(all.text.split("\n")[0]).toBe("Replaced 6 occurrences in 6 files; searched 8 files.");
+    for (const name of names) expect(fs.readFileSync(path.join(root, name), "utf8")).toBe("bar\n");
   });
 
   it("a file changed between the count and its write: its new occurrences are replaced and the drift said; one left without any is not rewritten", async () => {

@@ -246,7 +246,7 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
       await sink!.write(Buffer.from(text.toUpperCase().slice(5)));
       return text.length;
     });
-    expect(done).toEqual({ value: 14, appendedBytes: 5 });
+    expect(done).toEqual({ value: 14, appendedBytes: 5, otherNames: 0 });
     expect(await readFile(file, "utf8")).toBe("ONE TWO THREE\nlate\n");
     expect(await leftovers(root)).toEqual([]);
   });
@@ -255,7 +255,7 @@ describe("rewriteFile: the primitive an edit engine plugs into (in-process)", ()
     const file = path.join(root, "engine-dry.txt");
     await writeFile(file, "same\n");
     const dry = await rewriteFile(file, [root], { dryRun: true }, async (source, sink) => [source.size, sink]);
-    expect(dry).toEqual({ value: [5, null], appendedBytes: 0 });
+    expect(dry).toEqual({ value: [5, null], appendedBytes: 0, otherNames: 0 });
     const failing = rewriteFile(file, [root], { dryRun: false }, async (_source, sink) => {
       await sink!.write("partial");
       throw new Error("engine says no");

@@ -5,7 +5,7 @@
 import { formatCount } from "../kernel/bounded.js";
 import { collectGarbage } from "../kernel/collect.js";
 import { escapeControls } from "../kernel/escape.js";
-import type { FilePort } from "../sandbox/index.js";
+import { type FilePort, otherNamesNote } from "../sandbox/index.js";
 import type { EditOperation } from "./edits.js";
 import { type StreamEditResult, streamEdit } from "./stream.js";
 
@@ -16,7 +16,8 @@ const formatBytes = (n: number): string => `${n} byte${n === 1 ? "" : "s"}`;
 
 /**
  * edit_file's work: the streaming edit engine plugged into the sandbox's rewrite seam. Returns the fenced diff,
- * and a note when bytes another process appended to the file during the edit were kept at its end.
+ * a note when bytes another process appended to the file during the edit were kept at its end, and one when the
+ * file had other names (hard links), which keep the previous text.
  */
 export async function editFileThrough(
   sandbox: Pick<FilePort, "rewrite">,
@@ -27,7 +28,7 @@ export async function editFileThrough(
   withDiff = true,
 ): Promise<string> {
   let size = 0;
-  const { value, appendedBytes } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
+  const { value, appendedBytes, otherNames } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
     size = source.size;
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
@@ -43,8 +44,11 @@ export async function editFileThrough(
   });
   // A large edit leaves tens of MB of garbage; collected now, the next one starts from the server's own size.
   if (size >= COLLECT_AFTER_BYTES) collectGarbage();
-  if (appendedBytes === 0) return value.text;
-  return `${value.text}\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
+  const late =
+    appendedBytes === 0
+      ? ""
+      : `\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
+  return value.text + late + otherNamesNote(value.shown, otherNames);
 }
 
 /** edit_file's one line instead of the diff (SPEC §22), naming the path as given; replaceAll counts follow it. */

@@ -25,7 +25,7 @@ import { moveEntry } from "./move.js";
 import { openRegularFile, openWalkedFile, openWalkedSync, statInside, type Opened, type WalkedResult } from "./open.js";
 import { availableStrategies } from "./platform/index.js";
 import { lockNameOf, tempNameOf } from "./names.js";
-import { writeWhole } from "./replace.js";
+import { type Written, writeWhole } from "./replace.js";
 import { creatableInside, entryInside, locateInside, validateInside, type Entry, type Located } from "./requested.js";
 import { rewriteIn, type RewriteEngine, type RewriteOptions, type Rewritten } from "./rewrite.js";
 import type { FileObjectId } from "./identity.js";
@@ -45,7 +45,9 @@ export { errnoCode, isDirectoryRefusal, reason, refusalOf } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen, WalkedResult } from "./open.js";
+export { otherNamesNote } from "./replace.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
+export type { Written } from "./replace.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { FilePort, WalkPort } from "./ports.js";
 export { sandboxRuntime, type SandboxRuntime } from "./runtime.js";
@@ -193,9 +195,11 @@ export class Sandbox implements FilePort, WalkPort {
   }
 
   /** Creates or atomically replaces the file `requested` with `content`. */
-  async writeFile(requested: string, content: string, signal?: AbortSignal): Promise<void> {
+  async writeFile(requested: string, content: string, signal?: AbortSignal): Promise<Written> {
     const { real, shown } = await this.locate(requested);
-    await this.runtime.locks.serialised([real], { signal, shown, action: "write" }, () => writeWhole(this.confinement, real, content, signal, shown));
+    return this.runtime.locks.serialised([real], { signal, shown, action: "write" }, () =>
+      writeWhole(this.confinement, real, content, signal, shown),
+    );
   }
 
   /** Adds `content` at the end of the file `requested` (created if missing) as one indivisible change; returns how it ended before. */

@@ -14,6 +14,7 @@ import type { FileObjectId } from "./identity.js";
 import type { LinkVerdict } from "./lookup.js";
 import type { Opened, WalkedResult } from "./open.js";
 import type { RewriteEngine, RewriteOptions, Rewritten } from "./rewrite.js";
+import type { Written } from "./replace.js";
 import type { Listing, OpenedDir, Reach, Read } from "./strategy.js";
 
 /** Whether a tree operation goes into a directory, how it is cancelled, and the entries done so far. */
@@ -47,7 +48,7 @@ export interface FilePort {
   /** Metadata of `requested`, and the file opened when it is a regular file this server may read; one resolution. */
   inspect(requested: string): Promise<Inspected>;
   /** Creates or atomically replaces the file `requested` with `content`. */
-  writeFile(requested: string, content: string, signal?: AbortSignal): Promise<void>;
+  writeFile(requested: string, content: string, signal?: AbortSignal): Promise<Written>;
   /** Adds `content` at the end of the file `requested` as one change; how it ended before. */
   appendFile(requested: string, content: string, signal?: AbortSignal): Promise<Ending>;
   /** Deletes the entry `requested` (a directory only when empty, or with `recursive`). */

@@ -75,6 +75,11 @@ async function keepOwnerAndMode(temp: FileHandle, previous: BigIntStats, shown: 
 export interface Replaced<T> {
   value: T;
   written: BigIntStats;
+  /**
+   * The replaced file's other names (hard links), which still hold its previous content: the new file took this
+   * name alone, as any atomic replace (upstream's, `sed -i`'s) does. 0 for a new file.
+   */
+  otherNames: number;
 }
 
 /**
@@ -112,7 +117,7 @@ export async function replaceWith<T>(
     await __testHooks.afterCheck?.(t.shown);
     await fs.rename(temp, t.at);
     created = false;
-    return { value, written };
+    return { value, written, otherNames: previous === undefined ? 0 : Math.max(0, Number(previous.nlink) - 1) };
   } finally {
     if (created) await fs.unlink(temp).catch(() => undefined);
   }
@@ -128,12 +133,25 @@ function assertReplaceable(existing: BigIntStats | undefined, shown: string): vo
   throw notRegular(shown, existing);
 }
 
+/** What a write_file left behind that its caller should hear of. */
+export interface Written {
+  /** The replaced file's other names (hard links), which keep its previous content (see Replaced). */
+  otherNames: number;
+}
+
+/** The note a write or an edit ends with when the file it replaced had other names (hard links); "" when none. */
+export function otherNamesNote(shown: string, otherNames: number): string {
+  if (otherNames === 0) return "";
+  const them = otherNames === 1 ? "1 other name (a hard link), which keeps" : `${otherNames} other names (hard links), which keep`;
+  return `\nNote: ${shown} had ${them} the previous text: the new text was written as a new file under this name only.`;
+}
+
 /**
  * write_file: atomically replaces (or creates) `real` (a validated path) with `content`, through its opened,
  * verified parent, keeping an existing file's owner, group and permission bits; refuses a file the server's
  * user may not write.
  */
-export function writeWhole(c: Confinement, real: string, content: string, signal?: AbortSignal, shown = real): Promise<void> {
+export function writeWhole(c: Confinement, real: string, content: string, signal?: AbortSignal, shown = real): Promise<Written> {
   return c.inParent(
     real,
     "write",
@@ -148,14 +166,15 @@ export function writeWhole(c: Confinement, real: string, content: string, signal
       assertReplaceable(existing, t.shown);
       if (existing) assertWritable(existing, t.shown, "write");
       try {
-        await underSwapLock(
+        return await underSwapLock(
           c,
           t,
           async (held) => {
             existing = await t.lstat();
             assertReplaceable(existing, t.shown);
             if (existing) assertWritable(existing, t.shown, "write");
-            await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
+            const { otherNames } = await replaceWith(held, existing, (temp) => temp.writeFile(content, "utf8"));
+            return { otherNames };
           },
           { signal },
         );

@@ -62,6 +62,8 @@ export interface RewriteOptions {
 export interface Rewritten<T> {
   value: T;
   appendedBytes: number;
+  /** The file's other names (hard links), which keep its previous content (see replace.ts Replaced); 0 in a dry run. */
+  otherNames: number;
 }
 
 /** The source a sink may copy from: the old file, its size when opened, and where its copied stretches are recorded. */
@@ -184,7 +186,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
       if (options.dryRun) {
         const { handle, stat } = await openRegularIn(c, t);
         try {
-          return { value: await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal), appendedBytes: 0 };
+          return { value: await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal), appendedBytes: 0, otherNames: 0 };
         } finally {
           await handle.close();
         }
@@ -209,7 +211,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
               assertWritable(before, t.shown, "edit");
               const size = Number(before.size);
               const origin = new Origin();
-              const { value, written } = await replaceWith(
+              const { value, written, otherNames } = await replaceWith(
                 held,
                 before,
                 async (temp) => {
@@ -233,7 +235,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
                 },
               );
               const appendedBytes = await keepLateWrites({ held, old, before, written, unchanged: () => origin.unchanged(old, size, t.at, written) });
-              return { value, appendedBytes };
+              return { value, appendedBytes, otherNames };
             } finally {
               await old.close();
             }

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { endsWithNotice } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
+import { otherNamesNote } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
 import { PATH_DOC, text, writingBackCappedRead } from "./shared.js";
 
-const wrote = (path: Shown) => text(`Successfully wrote to ${path}`);
+const wrote = (path: Shown, otherNames: number) => text(`Successfully wrote to ${path}${otherNamesNote(path, otherNames)}`);
 
 /** write_file: create or atomically replace a file. */
 export const writeFile = defineTool({
@@ -24,7 +25,7 @@ export const writeFile = defineTool({
   retired: { append: "write_file no longer appends (it would replace the whole file); use append_file to add text at the end" },
   async handler({ path, content }, ctx) {
     if (endsWithNotice(content)) throw writingBackCappedRead(escapeControls(path));
-    await ctx.sandbox.writeFile(path, content, ctx.signal);
-    return wrote(escapeControls(path));
+    const { otherNames } = await ctx.sandbox.writeFile(path, content, ctx.signal);
+    return wrote(escapeControls(path), otherNames);
   },
 });

@@ -75,9 +75,10 @@ describeEachStrategy("a change waiting for a held lock", (_, runtime) => {
 
   it("gives up at its deadline with a refusal naming the file and the holder", async () => {
     currentRuntime().lockWaits.waitMs = 30;
-    const error = await new Sandbox(runtime, [dir])
-      .writeFile(at("f.txt"), "new\n")
-      .catch((e: unknown) => e as { refusal?: unknown; message: string });
+    const error = await new Sandbox(runtime, [dir]).writeFile(at("f.txt"), "new\n").then(
+      () => undefined,
+      (e: unknown) => e as { refusal?: unknown; message: string },
+    );
     expect(error?.refusal).toEqual({
       kind: "lockTimeout",
       path: at("f.txt"),

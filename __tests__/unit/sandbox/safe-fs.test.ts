@@ -147,6 +147,28 @@ describeEachStrategy("race-safe file operations", (_, runtime) => {
       expect(await read(file)).toBe("newer\n");
     });
 
+    it("says when the replaced file had other names (hard links), which keep the previous text, for writes and edits", async () => {
+      const file = inAllowed("linked.txt");
+      await fs.writeFile(file, "old\n");
+      await fs.link(file, inAllowed("other-name.txt"));
+      await fs.link(file, inAllowed("third-name.txt"));
+      expect(await writeFileSafely(file, "new\n", dirs)).toEqual({ otherNames: 2 });
+      expect(await read(inAllowed("other-name.txt"))).toBe("old\n");
+      // Now a file of its own: nothing to say.
+      expect(await writeFileSafely(file, "newer\n", dirs)).toEqual({ otherNames: 0 });
+      expect(await writeFileSafely(inAllowed("fresh.txt"), "x", dirs)).toEqual({ otherNames: 0 });
+      const edited = await editFileSafely(inAllowed("other-name.txt"), [{ oldText: "old", newText: "edited" }], false, dirs);
+      expect(edited).toMatch(/^```diff\n/);
+      expect(
+        edited.endsWith(
+          `\nNote: ${inAllowed("other-name.txt")} had 1 other name (a hard link), which keeps the previous text: the new text was written as a new file under this name only.`,
+        ),
+      ).toBe(true);
+      expect(await read(inAllowed("third-name.txt"))).toBe("old\n");
+      const alone = await editFileSafely(inAllowed("other-name.txt"), [{ oldText: "edited", newText: "again" }], false, dirs);
+      expect(alone).not.toContain("Note:");
+    });
+
     it("refuses a directory destination and creates nothing", async () => {
       await fs.mkdir(inAllowed("dir"));
       await fs.writeFile(inAllowed("dir", "inner"), "kept");

@@ -193,7 +193,8 @@ async function writeAll(
   let slack = limit - found.reduce((n, f) => n + f.count, 0);
   let next = 0;
   let started = 0;
-  const one = async (i: number): Promise<void> => {
+  // `later`: the names of this file object the call rewrites after this one (its chain's rest).
+  const one = async (i: number, later: number): Promise<void> => {
     const f = found[i] as Counted;
     let seen = 0;
     let extra = 0;
@@ -207,7 +208,11 @@ async function writeAll(
       return true;
     };
     try {
-      const { value: count, appendedBytes } = await sandbox.rewrite(f.full, { dryRun: false, signal: o.signal }, async (source, out, sig) => {
+      const {
+        value: count,
+        appendedBytes,
+        otherNames,
+      } = await sandbox.rewrite(f.full, { dryRun: false, signal: o.signal }, async (source, out, sig) => {
         const n = await replaceStream({
           source,
           replacer,
@@ -222,7 +227,13 @@ async function writeAll(
       kept = count;
       const drift = count === f.count ? "" : ` (${formatCount(f.count)} when counted: the file changed meanwhile)`;
       const late = appendedBytes === 0 ? "" : `; ${counted(appendedBytes, "byte", "bytes")} another process appended meanwhile were kept`;
-      outcomes[i] = { count, note: drift + late };
+      // Names the call does not reach (outside `path`, or left out) keep the old text: an atomic rewrite replaces one name.
+      const left = otherNames - later;
+      const elsewhere =
+        left <= 0
+          ? ""
+          : `; ${left === 1 ? "1 other name (a hard link) of this file keeps" : `${formatCount(left)} other names (hard links) of this file keep`} the previous text`;
+      outcomes[i] = { count, note: drift + late + elsewhere };
     } catch (error) {
       if (error instanceof NothingLeft) outcomes[i] = { why: "no occurrence left (the file changed after it was counted); not changed" };
       else if (error instanceof ReplacementLimit) {
@@ -251,10 +262,11 @@ async function writeAll(
   const chains = [...byObject.values()];
   const worker = async (): Promise<void> => {
     while (next < chains.length && stopped === undefined) {
-      for (const i of chains[next++] as number[]) {
+      const chain = chains[next++] as number[];
+      for (const [k, i] of chain.entries()) {
         if (stopped !== undefined) break;
         o.onProgress?.(started++);
-        await one(i);
+        await one(i, chain.length - k - 1);
       }
     }
   };

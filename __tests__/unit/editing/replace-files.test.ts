@@ -176,7 +176,7 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
   });
 
-  it("hard links: each name is rewritten once, as sed -i over grep -rl's list does, so no name keeps the old text; a link to a file outside the searched directory is changed through, once", async () => {
+  it("hard links: each name is rewritten once, as sed -i over grep -rl's list does, a name the call does not reach said to keep the old text; a link to a file outside the searched directory is changed through, once", async () => {
     // foo -> foofoo: a name rewritten twice, or a name left out, shows in its text.
     fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
     fs.linkSync(path.join(root, "a.txt"), path.join(root, "b-hard.txt"));
@@ -200,6 +200,16 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     const all = await run({ query: "^foo$", replacement: "bar", regex: true });
     expect(all.text.split("\n")[0]).toBe("Replaced 6 occurrences in 6 files; searched 8 files.");
     for (const name of names) expect(fs.readFileSync(path.join(root, name), "utf8")).toBe("bar\n");
+    // Every name was reached: no line says another keeps the old text.
+    expect(all.text).not.toContain("other name");
+    // Two names of one file, the call reaching one of them (pattern): its line says the other keeps the old text.
+    fs.writeFileSync(path.join(root, "p.txt"), "foo\n");
+    fs.linkSync(path.join(root, "p.txt"), path.join(root, "q.log"));
+    const one = await run({ query: "foo", replacement: "baz", pattern: "p.txt" });
+    expect(one.text).toBe(
+      `Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/p.txt: 1 replacement; 1 other name (a hard link) of this file keeps the previous text`,
+    );
+    expect(fs.readFileSync(path.join(root, "q.log"), "utf8")).toBe("foo\n");
   });
 
   it("a file changed between the count and its write: its new occurrences are replaced and the drift said; one left without any is not rewritten", async () => {

@@ -8,7 +8,7 @@
 import { formatCount, TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { ContentSearch, RegexTooCostlyError, type ScanWorkers } from "../grep/index.js";
-import type { FilePort } from "../sandbox/index.js";
+import { type FilePort, otherNamesKeep } from "../sandbox/index.js";
 import { checkPatterns, walkFiles, type WalkOptions } from "../walking/index.js";
 import { compileReplacer, ReplacementLimit, replaceStream, type ReplaceSpec } from "./line-replace.js";
 
@@ -229,10 +229,7 @@ async function writeAll(
       const late = appendedBytes === 0 ? "" : `; ${counted(appendedBytes, "byte", "bytes")} another process appended meanwhile were kept`;
       // Names the call does not reach (outside `path`, or left out) keep the old text: an atomic rewrite replaces one name.
       const left = otherNames - later;
-      const elsewhere =
-        left <= 0
-          ? ""
-          : `; ${left === 1 ? "1 other name (a hard link) of this file keeps" : `${formatCount(left)} other names (hard links) of this file keep`} the previous text`;
+      const elsewhere = left <= 0 ? "" : `; ${otherNamesKeep(left)} the previous text`;
       outcomes[i] = { count, note: drift + late + elsewhere };
     } catch (error) {
       if (error instanceof NothingLeft) outcomes[i] = { why: "no occurrence left (the file changed after it was counted); not changed" };

@@ -45,7 +45,7 @@ export { errnoCode, isDirectoryRefusal, reason, refusalOf } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen, WalkedResult } from "./open.js";
-export { otherNamesNote } from "./replace.js";
+export { otherNamesKeep, otherNamesNote } from "./replace.js";
 export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { Written } from "./replace.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";

@@ -20,6 +20,7 @@
  */
 import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
+import { formatCount } from "../kernel/bounded.js";
 import { __testHooks, type Confinement } from "./confinement.js";
 import { notRegular, refused, SafeFsError, wrapError } from "./errors.js";
 import { TEMP_FLAGS } from "./flags.js";
@@ -139,11 +140,15 @@ export interface Written {
   otherNames: number;
 }
 
-/** The note a write or an edit ends with when the file it replaced had other names (hard links); "" when none. */
+/** "1 other name (a hard link) keeps" / "N other names (hard links) keep": how a result names what an atomic replace left. */
+export function otherNamesKeep(otherNames: number): string {
+  return otherNames === 1 ? "1 other name (a hard link) keeps" : `${formatCount(otherNames)} other names (hard links) keep`;
+}
+
+/** The note a write or an edit ends with when the file it replaced had other names; "" when none. */
 export function otherNamesNote(shown: string, otherNames: number): string {
   if (otherNames === 0) return "";
-  const them = otherNames === 1 ? "1 other name (a hard link), which keeps" : `${otherNames} other names (hard links), which keep`;
-  return `\nNote: ${shown} had ${them} the previous text: the new text was written as a new file under this name only.`;
+  return `\nNote: ${otherNamesKeep(otherNames)} the previous text of ${shown}: the new text was written as a new file under this name only.`;
 }
 
 /**

@@ -207,7 +207,7 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     fs.linkSync(path.join(root, "p.txt"), path.join(root, "q.log"));
     const one = await run({ query: "foo", replacement: "baz", pattern: "p.txt" });
     expect(one.text).toBe(
-      `Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/p.txt: 1 replacement; 1 other name (a hard link) of this file keeps the previous text`,
+      `Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/p.txt: 1 replacement; 1 other name (a hard link) keeps the previous text`,
     );
     expect(fs.readFileSync(path.join(root, "q.log"), "utf8")).toBe("foo\n");
   });

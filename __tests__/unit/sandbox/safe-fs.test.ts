@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyFileEdits } from "../../../src/lib.js";
 import type { EditOperation } from "../../../src/editing/index.js";
-import { __testHooks, __testing, isServerEntry } from "../../../src/sandbox/index.js";
+import { __testHooks, __testing, isServerEntry, otherNamesNote } from "../../../src/sandbox/index.js";
 import { editFileThrough } from "../../../src/editing/index.js";
 import { createRuntime, type Runtime } from "../../../src/server/runtime.js";
 import { describeEachStrategy } from "../../support/fixtures.js";
@@ -153,6 +153,10 @@ describeEachStrategy("race-safe file operations", (_, runtime) => {
       await fs.link(file, inAllowed("other-name.txt"));
       await fs.link(file, inAllowed("third-name.txt"));
       expect(await writeFileSafely(file, "new\n", dirs)).toEqual({ otherNames: 2 });
+      expect(otherNamesNote(file, 2)).toBe(
+        `\nNote: 2 other names (hard links) keep the previous text of ${file}: the new text was written as a new file under this name only.`,
+      );
+      expect(otherNamesNote(file, 0)).toBe("");
       expect(await read(inAllowed("other-name.txt"))).toBe("old\n");
       // Now a file of its own: nothing to say.
       expect(await writeFileSafely(file, "newer\n", dirs)).toEqual({ otherNames: 0 });
@@ -161,7 +165,7 @@ describeEachStrategy("race-safe file operations", (_, runtime) => {
       expect(edited).toMatch(/^```diff\n/);
       expect(
         edited.endsWith(
-          `\nNote: ${inAllowed("other-name.txt")} had 1 other name (a hard link), which keeps the previous text: the new text was written as a new file under this name only.`,
+          `\nNote: 1 other name (a hard link) keeps the previous text of ${inAllowed("other-name.txt")}: the new text was written as a new file under this name only.`,
         ),
       ).toBe(true);
       expect(await read(inAllowed("third-name.txt"))).toBe("old\n");

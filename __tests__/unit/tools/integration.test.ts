@@ -171,14 +171,14 @@ describe("every tool, success and failure", () => {
     // A file with other names (hard links): they keep the old text, and the result says so.
     await link(p("new.txt"), p("new-link.txt"));
     expect(expectOk(await run("write_file", { path: p("new.txt"), content: "fresher" }))).toBe(
-      `Successfully wrote to ${p("new.txt")}\nNote: ${p("new.txt")} had 1 other name (a hard link), which keeps the previous text: ` +
+      `Successfully wrote to ${p("new.txt")}\nNote: 1 other name (a hard link) keeps the previous text of ${p("new.txt")}: ` +
         "the new text was written as a new file under this name only.",
     );
     expect(await readFile(p("new-link.txt"), "utf8")).toBe("fresh");
     await link(p("new-link.txt"), p("new-link2.txt"));
     expect(expectOk(await run("edit_file", { path: p("new-link.txt"), edits: [{ oldText: "fresh", newText: "f" }], diff: false }))).toBe(
-      `Successfully edited ${p("new-link.txt")}: 1 edit, 1 replacement, lines 1-1\nNote: ${p("new-link.txt")} had 1 other name (a hard link), ` +
-        "which keeps the previous text: the new text was written as a new file under this name only.",
+      `Successfully edited ${p("new-link.txt")}: 1 edit, 1 replacement, lines 1-1\nNote: 1 other name (a hard link) keeps the previous ` +
+        `text of ${p("new-link.txt")}: the new text was written as a new file under this name only.`,
     );
     expectError(await run("write_file", { path: p("no", "such", "x.txt"), content: "x" }), /^Parent directory does not exist/);
     expectError(await run("write_file", { path: path.join(outside, "x.txt"), content: "x" }), /Access denied/);

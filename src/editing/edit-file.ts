@@ -48,7 +48,7 @@ export async function editFileThrough(
     appendedBytes === 0
       ? ""
       : `\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
-  return value.text + late + otherNamesNote(value.shown, otherNames);
+  return value.text + late + otherNamesNote(value.shown, otherNames, dryRun);
 }
 
 /** edit_file's one line instead of the diff (SPEC §22), naming the path as given; replaceAll counts follow it. */

@@ -140,15 +140,17 @@ export interface Written {
   otherNames: number;
 }
 
-/** "1 other name (a hard link) keeps" / "N other names (hard links) keep": how a result names what an atomic replace left. */
-export function otherNamesKeep(otherNames: number): string {
-  return otherNames === 1 ? "1 other name (a hard link) keeps" : `${formatCount(otherNames)} other names (hard links) keep`;
+/** "1 other name (a hard link) keeps" / "N other names (hard links) keep" (`would keep`): how a result names what an atomic replace leaves. */
+export function otherNamesKeep(otherNames: number, would = false): string {
+  const verb = would ? "would keep" : otherNames === 1 ? "keeps" : "keep";
+  return otherNames === 1 ? `1 other name (a hard link) ${verb}` : `${formatCount(otherNames)} other names (hard links) ${verb}`;
 }
 
-/** The note a write or an edit ends with when the file it replaced had other names; "" when none. */
-export function otherNamesNote(shown: string, otherNames: number): string {
+/** The note a write or an edit ends with (`would`: a dry run's) when the file it replaces has other names; "" when none. */
+export function otherNamesNote(shown: string, otherNames: number, would = false): string {
   if (otherNames === 0) return "";
-  return `\nNote: ${otherNamesKeep(otherNames)} the previous text of ${shown}: the new text was written as a new file under this name only.`;
+  const how = would ? "the edit would write a new file under this name only" : "the new text was written as a new file under this name only";
+  return `\nNote: ${otherNamesKeep(otherNames, would)} the previous text of ${shown}: ${how}.`;
 }
 
 /**

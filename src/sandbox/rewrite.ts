@@ -62,7 +62,7 @@ export interface RewriteOptions {
 export interface Rewritten<T> {
   value: T;
   appendedBytes: number;
-  /** The file's other names (hard links), which keep its previous content (see replace.ts Replaced); 0 in a dry run. */
+  /** The file's other names (hard links), which keep its previous content (see replace.ts Replaced), or would in a dry run. */
   otherNames: number;
 }
 
@@ -186,7 +186,8 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
       if (options.dryRun) {
         const { handle, stat } = await openRegularIn(c, t);
         try {
-          return { value: await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal), appendedBytes: 0, otherNames: 0 };
+          const value = await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal);
+          return { value, appendedBytes: 0, otherNames: Math.max(0, Number(stat.nlink) - 1) };
         } finally {
           await handle.close();
         }

@@ -161,6 +161,15 @@ describeEachStrategy("race-safe file operations", (_, runtime) => {
       // Now a file of its own: nothing to say.
       expect(await writeFileSafely(file, "newer\n", dirs)).toEqual({ otherNames: 0 });
       expect(await writeFileSafely(inAllowed("fresh.txt"), "x", dirs)).toEqual({ otherNames: 0 });
+      // A dry run says what the edit would leave.
+      const dry = await editFileSafely(inAllowed("third-name.txt"), [{ oldText: "old", newText: "x" }], true, dirs);
+      expect(dry).toMatch(/^```diff\n/);
+      expect(
+        dry.endsWith(
+          `\nNote: 1 other name (a hard link) would keep the previous text of ${inAllowed("third-name.txt")}: the edit would write a new file under this name only.`,
+        ),
+      ).toBe(true);
+      expect(await read(inAllowed("third-name.txt"))).toBe("old\n");
       const edited = await editFileSafely(inAllowed("other-name.txt"), [{ oldText: "old", newText: "edited" }], false, dirs);
       expect(edited).toMatch(/^```diff\n/);
       expect(

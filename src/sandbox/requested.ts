@@ -1,6 +1,6 @@
 /**
  * A requested path → the path inside that it names (SPEC §2, §9, §13). First
- * lexically: `~` expanded, a relative path resolved against the allowed
+ * lexically: a `file://` URL read as its path, `~` expanded, a relative path resolved against the allowed
  * directories, a NUL byte refused, the result checked against them; the file
  * system is reached only through the `PathIO` given, so lib.ts passes its
  * mockable `fs/promises` (SPEC §7) and keeps upstream's texts there. Then, for
@@ -9,6 +9,7 @@
  * nothing, a chain — the refusal is the same one, naming the path as given.
  */
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { expandHome, normalizePath } from "../path-utils.js";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement } from "./confinement.js";
@@ -50,17 +51,36 @@ async function resolveRelative(io: PathIO, relative: string, dirs: readonly stri
   return first;
 }
 
+function refuseNul(p: string, given: string): void {
+  const nul = p.indexOf("\x00");
+  if (nul !== -1) throw new Error(`Invalid path: it contains a NUL byte at index ${nul}: ${JSON.stringify(given)}`);
+}
+
 /**
- * The absolute form of `requestedPath` (`~` expanded, relative paths against `allowedDirs`), checked
+ * A `file://` URL, as MCP roots and resource links (read_media_file's) name files, as the path it names (its
+ * escapes decoded); any other string as given. The path is then checked as any other, so `%2e%2e` gains nothing.
+ * @throws Error for a file URL no path of this platform matches (a host, an encoded separator)
+ */
+function fromFileUrl(requested: string): string {
+  if (!/^file:\/\//i.test(requested)) return requested;
+  try {
+    return fileURLToPath(requested);
+  } catch (error) {
+    const why = error instanceof Error ? error.message : String(error);
+    throw new Error(`Invalid path: ${JSON.stringify(requested)} is a file URL that names no path on this machine (${why})`);
+  }
+}
+
+/**
+ * The absolute form of `requestedPath` (a `file://` URL as its path, `~` expanded, relative paths against `allowedDirs`), checked
  * lexically against `allowedDirs` only: symlinks are not resolved and nothing needs to exist.
- * @throws Error for a NUL byte, or `Access denied - path outside allowed directories: …`
+ * @throws Error for a NUL byte or a file URL naming no path, or `Access denied - path outside allowed directories: …`
  */
 export async function resolveRequestedPathWith(io: PathIO, requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
-  const nul = requestedPath.indexOf("\x00");
-  if (nul !== -1) {
-    throw new Error(`Invalid path: it contains a NUL byte at index ${nul}: ${JSON.stringify(requestedPath)}`);
-  }
-  const expanded = expandHome(requestedPath);
+  refuseNul(requestedPath, requestedPath);
+  const named = fromFileUrl(requestedPath);
+  refuseNul(named, requestedPath);
+  const expanded = expandHome(named);
   const absolute = path.isAbsolute(expanded) ? path.resolve(expanded) : await resolveRelative(io, expanded, allowedDirs);
   // The string checked is the string returned: normalizePath trims spaces and quotes, so checking its
   // result would pass `<allowed> ` while the caller goes on to use the untrimmed sibling.

@@ -10,8 +10,9 @@
  * list_directory, directory_tree and get_file_info, because the real path was
  * checked after normalizePath trimmed it (fixed in lib.ts validatePathIn).
  */
-import { link, lstat, mkdir, readFile, readdir, readlink, rename, symlink, writeFile } from "node:fs/promises";
+import { link, lstat, mkdir, readFile, readdir, readlink, rename, rm, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { expectOk, expectRefused, expectSameSnapshot, snapshot, type EntryState, sandbox } from "../../support/hostile.js";
@@ -306,6 +307,31 @@ const ATTACKS: Attack[] = [
     OUTSIDE,
     () => `${outside}/bad-`,
   ),
+  // file:// URLs are read as the paths they name (MCP roots and resource links name files so), then checked as any path.
+  attack(
+    "file URL to a file outside",
+    () => `file://${outside}/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
+    "file URL climbing out with percent-encoded dots",
+    () => `file://${root}/%2e%2e/outside/secret.txt`,
+    OUTSIDE,
+    () => "%2e%2e/outside/secret.txt",
+  ),
+  attack(
+    "file URL with an encoded NUL",
+    () => `file://${outside}/secret.txt%00`,
+    /NUL byte/,
+    () => "secret.txt%00",
+  ),
+  attack(
+    "file URL with a host",
+    () => `file://evil.example${outside}/secret.txt`,
+    /is a file URL that names no path on this machine|Access denied/,
+    () => "evil.example",
+  ),
   ...SIBLING_SUFFIXES.map((suffix) =>
     attack(
       `sibling directory named root+${JSON.stringify(suffix)}`,
@@ -436,6 +462,18 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
           expect(text).not.toContain("root:");
         }
       }
+    });
+  });
+
+  describe("a file:// URL names the file it names", () => {
+    it("reads, writes and lists through one, escapes decoded", async () => {
+      const url = pathToFileURL(path.join(root, "via url é.txt")).href;
+      expect(url).toContain("%20");
+      expect(textOf(await run("write_file", { path: url, content: "by url\n" }))).toBe(`Successfully wrote to ${url}`);
+      expect(await readFile(path.join(root, "via url é.txt"), "utf8")).toBe("by url\n");
+      expect(textOf(await run("read_text_file", { path: url }))).toBe("by url\n");
+      expect(textOf(await run("list_directory", { path: pathToFileURL(root).href }))).toContain("[FILE] via url é.txt");
+      await rm(path.join(root, "via url é.txt"));
     });
   });
 

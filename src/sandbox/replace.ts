@@ -118,7 +118,7 @@ export async function replaceWith<T>(
     await __testHooks.afterCheck?.(t.shown);
     await fs.rename(temp, t.at);
     created = false;
-    return { value, written, otherNames: previous === undefined ? 0 : Math.max(0, Number(previous.nlink) - 1) };
+    return { value, written, otherNames: previous === undefined ? 0 : otherNamesOf(previous) };
   } finally {
     if (created) await fs.unlink(temp).catch(() => undefined);
   }
@@ -132,6 +132,11 @@ function assertReplaceable(existing: BigIntStats | undefined, shown: string): vo
     throw new SafeFsError(`Cannot write ${shown}: it is a symbolic link; refusing to replace it`, { code: "ELOOP" });
   }
   throw notRegular(shown, existing);
+}
+
+/** The names of the file `st` describes besides the one it was reached by (its hard links). */
+export function otherNamesOf(st: BigIntStats): number {
+  return Math.max(0, Number(st.nlink) - 1);
 }
 
 /** What a write_file left behind that its caller should hear of. */

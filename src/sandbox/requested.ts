@@ -77,7 +77,7 @@ function fromFileUrl(requested: string): string {
  * @throws Error for a NUL byte or a file URL naming no path, or `Access denied - path outside allowed directories: …`
  */
 export async function resolveRequestedPathWith(io: PathIO, requestedPath: string, allowedDirs: readonly string[]): Promise<string> {
-  refuseNul(requestedPath, requestedPath);
+  // A NUL written as is or as a URL's %00: either way in the path the URL names.
   const named = fromFileUrl(requestedPath);
   refuseNul(named, requestedPath);
   const expanded = expandHome(named);

@@ -16,7 +16,7 @@ import { sameVersion } from "./identity.js";
 import { FileSource, keepLateWrites, type RewriteSource } from "./late-writes.js";
 import { openRegularIn } from "./open.js";
 import { Origin } from "./origin.js";
-import { assertWritable, replaceWith } from "./replace.js";
+import { assertWritable, otherNamesOf, replaceWith } from "./replace.js";
 import { underSwapLock } from "./swap-lock.js";
 
 export type { RewriteSource } from "./late-writes.js";
@@ -187,7 +187,7 @@ export function rewriteIn<T>(c: Confinement, real: string, options: RewriteOptio
         const { handle, stat } = await openRegularIn(c, t);
         try {
           const value = await engine(new FileSource(handle, Number(stat.size), t.shown), null, options.signal);
-          return { value, appendedBytes: 0, otherNames: Math.max(0, Number(stat.nlink) - 1) };
+          return { value, appendedBytes: 0, otherNames: otherNamesOf(stat) };
         } finally {
           await handle.close();
         }

@@ -39,10 +39,11 @@ export interface ReplaceFilesOptions extends WalkOptions {
   limit?: number;
 }
 
-/** A file handed to the count: its path, and what names its file object (names of one object share it). */
+/** A file handed to the count: its path, what names its file object (names of one object share it), and its count of names. */
 interface Added {
   full: string;
   object: string;
+  links: number;
 }
 
 interface Counted extends Added {
@@ -70,7 +71,7 @@ async function countAll(
   const target = await sandbox.openFileOrDirectory(args.path);
   if (target.kind === "file") {
     try {
-      files.push({ full: target.path, object: target.path });
+      files.push({ full: target.path, object: target.path, links: Number((await target.handle.stat()).nlink) });
       await search.searchFile(target.handle, escapeControls(target.path));
     } finally {
       await search.close();
@@ -90,7 +91,7 @@ async function countAll(
       selection,
       (opened, shown, full) => {
         // The walk is checked (no `unchecked`): each file comes with its identity.
-        files.push({ full, object: opened.stat === undefined ? full : `${opened.stat.dev}:${opened.stat.ino}` });
+        files.push({ full, object: opened.stat === undefined ? full : `${opened.stat.dev}:${opened.stat.ino}`, links: opened.links ?? 1 });
         return search.addFile(opened, shown);
       },
       (reason, count) => search.skip(reason, count),
@@ -161,7 +162,13 @@ export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, 
       `Dry run, nothing written: would make ${counted(total, "replacement", "replacements")} in ${counted(found.length, "file", "files")}; ` +
         `searched ${counted(searched, "file", "files")}.${skips ? `\n${skips}` : ""}${notes}`,
     );
-    for (const f of found) listLine(sink, f.shown, f.count);
+    // Names of a file the call would not reach (outside `path`, or left out) would keep the old text, as in the write.
+    const reached = new Map<string, number>();
+    for (const f of found) reached.set(f.object, (reached.get(f.object) ?? 0) + 1);
+    for (const f of found) {
+      const left = f.links - (reached.get(f.object) as number);
+      listLine(sink, f.shown, f.count, left <= 0 ? "" : `; ${otherNamesKeep(left, true)} the previous text`);
+    }
     return;
   }
   await writeAll(sandbox, replacer, found, limit, sink, {

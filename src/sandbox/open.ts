@@ -79,13 +79,15 @@ export function openWalkedFile(c: Confinement, reach: string, name: string, show
 }
 
 /**
- * A walked file handed over open: its descriptor (the caller closes it), its size when opened, and its identity; handed
- * over unchecked, size -1 and no identity: its reader checks that it is a regular file and takes both from its fstat.
+ * A walked file handed over open: its descriptor (the caller closes it), its size when opened, its identity and its
+ * count of names (hard links); handed over unchecked, size -1 and neither: its reader checks that it is a regular file
+ * and takes what it needs from its fstat.
  */
 export interface WalkedOpen {
   fd: number;
   size: number;
   stat?: FileObjectId;
+  links?: number;
 }
 
 /** A walked file opened, or why it was not (a failure worded with its shown path). */
@@ -132,7 +134,7 @@ function checkWalked(c: Confinement, fd: number, reach: string, name: string, sh
   const stat = exactIdOf(fd, st);
   const real = c.strategy.realPathOfFdSync(fd, reach, name, shown, stat, dir);
   if (real !== undefined) c.assertInside(real, shown);
-  return { fd, size: st.size, stat };
+  return { fd, size: st.size, stat, links: st.nlink };
 }
 
 /**

@@ -52,11 +52,15 @@ export interface FileSelection {
   checkedFirst?: number;
 }
 
-/** A file opened through the sandbox, handed over with its size when opened and its identity (-1 and none when unchecked); whoever receives it closes it. */
+/**
+ * A file opened through the sandbox, handed over with its size when opened, its identity and its count of names (-1 and
+ * none when unchecked); whoever receives it closes it.
+ */
 export interface OpenedFile {
   fd: number;
   size: number;
   stat?: FileObjectId;
+  links?: number;
   close(): unknown;
 }
 
@@ -123,6 +127,7 @@ class SyncOpened implements OpenedFile {
     readonly fd: number,
     readonly size: number,
     readonly stat: FileObjectId | undefined,
+    readonly links: number | undefined,
   ) {}
 
   close(): void {
@@ -186,7 +191,7 @@ class FileEntries {
     }
     const opened = entry.isSymbolicLink() ? this.openLink(reach + entry.name, shown) : this.openSync(dir, entry, reach, shown, upcoming);
     if (opened === undefined) return undefined;
-    const done = this.onFile(new SyncOpened(opened.fd, opened.size, opened.stat), shown, full);
+    const done = this.onFile(new SyncOpened(opened.fd, opened.size, opened.stat, opened.links), shown, full);
     return done instanceof Promise ? done.then(() => this.pacer.pace()) : this.pacer.pace();
   }
 

@@ -176,7 +176,7 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(fs.readFileSync(path.join(outside, "secret.txt"), "utf8")).toBe("foo\n");
   });
 
-  it("hard links: each name is rewritten once, as sed -i over grep -rl's list does, a name the call does not reach said to keep the old text; a link to a file outside the searched directory is changed through, once", async () => {
+  it("hard links: each name is rewritten once, as sed -i over grep -rl's list does, a name the call does not reach said to keep the old text (also by a dry run); a link to a file outside the searched directory is changed through, once", async () => {
     // foo -> foofoo: a name rewritten twice, or a name left out, shows in its text.
     fs.writeFileSync(path.join(root, "a.txt"), "foo\n");
     fs.linkSync(path.join(root, "a.txt"), path.join(root, "b-hard.txt"));
@@ -205,6 +205,17 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     // Two names of one file, the call reaching one of them (pattern): its line says the other keeps the old text.
     fs.writeFileSync(path.join(root, "p.txt"), "foo\n");
     fs.linkSync(path.join(root, "p.txt"), path.join(root, "q.log"));
+    // The dry run says the same of the file it would change; of a name it would reach too, nothing; nothing written.
+    const dry = await run({ query: "foo", replacement: "baz", pattern: "p.txt", dryRun: true });
+    expect(dry.text).toBe(
+      `Dry run, nothing written: would make 1 replacement in 1 file; searched 1 file.\n${root}/p.txt: 1 replacement; 1 other name (a hard link) would keep the previous text`,
+    );
+    const dryFile = await run({ path: path.join(root, "p.txt"), query: "foo", replacement: "baz", dryRun: true });
+    expect(dryFile.text).toContain(`${root}/p.txt: 1 replacement; 1 other name (a hard link) would keep the previous text`);
+    const dryBoth = await run({ query: "foo", replacement: "baz", pattern: "{p.txt,q.log}", dryRun: true });
+    expect(dryBoth.text).toContain("would make 2 replacements in 2 files");
+    expect(dryBoth.text).not.toContain("other name");
+    expect(fs.readFileSync(path.join(root, "p.txt"), "utf8")).toBe("foo\n");
     const one = await run({ query: "foo", replacement: "baz", pattern: "p.txt" });
     expect(one.text).toBe(
       `Replaced 1 occurrence in 1 file; searched 1 file.\n${root}/p.txt: 1 replacement; 1 other name (a hard link) keeps the previous text`,

@@ -73,8 +73,9 @@ function contextText(r: Buffer, ls: number, le: number, finder: LineFinder): str
   return clipLine(r.toString("utf8", ls, Math.min(te, ls + 4 * MAX_LINE_CHARS + 8)), 0);
 }
 
-// Up to the lines `firstWanted`..`lineNo - 1` ending just before byte `ls`,
-// taken from the region and, for lines before it, from the previous region's tail.
+// Up to the lines `firstWanted`..`lineNo - 1` ending just before byte `ls`, taken from the region and, for lines
+// before it, from the previous region's tail. `midLine`: the region starts inside an over-long line, whose start
+// (and number) only the tail holds: the piece at the region's start is not its text.
 function beforeContext(
   r: Buffer,
   ls: number,
@@ -82,6 +83,7 @@ function beforeContext(
   firstWanted: number,
   tail: readonly ContextEntry[],
   finder: LineFinder,
+  midLine: boolean,
 ): ContextEntry[] {
   const lines: ContextEntry[] = [];
   let p = ls;
@@ -89,6 +91,7 @@ function beforeContext(
   while (n > firstWanted && p > 0) {
     const nl = p - 1;
     const start = nl === 0 ? 0 : r.lastIndexOf(LF, nl - 1) + 1;
+    if (start === 0 && midLine) break;
     n--;
     lines.push({ lineNo: n, text: contextText(r, start, nl, finder) });
     p = start;
@@ -158,7 +161,7 @@ export class RegionSearch {
     let { pos, lastEnd } = this.showing() ? this.show(r) : { pos: 0, lastEnd: -1 };
     if (this.showing()) {
       this.lineNo += countLF(r, pos, end);
-      if (this.ctx > 0) this.tail = forced ? [] : beforeContext(r, end, this.lineNo, this.lineNo - this.ctx, this.tail, this.finder);
+      if (this.ctx > 0) this.tail = this.tailOf(r, forced);
     } else {
       lastEnd = this.countFrom(pos, end, lastEnd);
     }
@@ -166,6 +169,18 @@ export class RegionSearch {
     this.prevMatched = forced && (lastEnd === end || (this.midLine && this.prevMatched));
     this.midLine = forced;
     if (!forced) this.occFrom = 0;
+  }
+
+  // The last lines of region `r` (just searched), for the leading context of a match in the regions after it. A region
+  // ending inside an over-long line: the lines up to that line's start, and its start (its first piece); the pieces after
+  // it keep them.
+  private tailOf(r: Buffer, forced: boolean): ContextEntry[] {
+    const { finder, lineNo, ctx } = this;
+    if (!forced) return beforeContext(r, r.length, lineNo, lineNo - ctx, this.tail, finder, this.midLine);
+    if (this.midLine) return this.tail;
+    const start = r.lastIndexOf(LF, r.length - 1) + 1;
+    const before = beforeContext(r, start, lineNo, lineNo - ctx, this.tail, finder, false);
+    return [...before, { lineNo, text: contextText(r, start, r.length, finder) }];
   }
 
   /** The next region starts `by` bytes into the forced one just searched (the overlap kept). */
@@ -220,6 +235,13 @@ export class RegionSearch {
   // Shows the context lines owed after the last match, from line start `pos` up to `limit`; returns where they end.
   private trailingContext(r: Buffer, pos: number, limit: number): number {
     const out = this.out as LinesOutput;
+    if (this.afterLeft > 0 && pos === 0 && pos < limit && this.midLine) {
+      // The rest of an over-long line the region before shown (as the match or as context) is not shown again.
+      const le = r.indexOf(LF);
+      if (le < 0) return r.length;
+      pos = le + 1;
+      this.lineNo++;
+    }
     while (this.afterLeft > 0 && pos < limit) {
       const le = r.indexOf(LF, pos);
       if (!out.context(this.lineNo, contextText(r, pos, le < 0 ? r.length : le, this.finder))) break;
@@ -243,7 +265,7 @@ export class RegionSearch {
       return true;
     }
     const firstWanted = Math.max(this.lineNo - this.ctx, out.lastLine + 1, this.lastSkipped + 1, 1);
-    const before = beforeContext(r, ls, this.lineNo, firstWanted, this.tail, finder);
+    const before = beforeContext(r, ls, this.lineNo, firstWanted, this.tail, finder, this.midLine);
     if (!out.match(this.lineNo, clipLine(finder.lineText(), finder.occurrence()), before)) return false;
     this.afterLeft = this.ctx;
     return true;

@@ -323,6 +323,54 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
     );
   });
 
+  it("context around lines longer than the piece: each line numbered once, as the reference's, in order", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        longFileArb,
+        fc.constantFrom(...LITERALS),
+        fc.constantFrom(16, 24, 64),
+        fc.integer({ min: 1, max: 3 }),
+        async (bytes, spec, maxLineBytes, ctx) => {
+          const lines = referenceLines(bytes, spec);
+          const want = new Set<number>();
+          for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
+          const expected: string[] = [];
+          let prev = 0;
+          for (const l of lines) {
+            if (!want.has(l.lineNo)) continue;
+            if (expected.length > 0 && l.lineNo > prev + 1) expected.push("--");
+            expected.push(`${l.lineNo}${l.match ? ":" : "-"}`);
+            prev = l.lineNo;
+          }
+          const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ contextLines: ctx }), { chunkSize: 16, maxLineBytes });
+          const marks = scan.text
+            .split("\n")
+            .slice(1, -1)
+            .map((l) => (l === "--" ? l : (/^\d+[:-]/.exec(l)?.[0] ?? l)));
+          expect(marks).toEqual(expected);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it("an over-long line as context shows its start, not a later piece, and is not shown again after it was the match", async () => {
+    const q = compileQuery({ query: "NEEDLE", caseSensitive: true });
+    const opts = { chunkSize: 16, maxLineBytes: 64 };
+    const long = `START${"x".repeat(300)}END`;
+    const before = await scanFile(memoryReader(Buffer.from(`a\n${long}\nNEEDLE\nb\n`)), q, request({ contextLines: 1 }), opts);
+    expect(before.text.split("\n").slice(1, 4)).toEqual([expect.stringMatching(/^2-START/), "3:NEEDLE", "4-b"]);
+    const after = await scanFile(memoryReader(Buffer.from(`a\nNEEDLE\n${long}\nb\nc\n`)), q, request({ contextLines: 2 }), opts);
+    expect(after.text.split("\n").slice(1, -1)).toEqual(["1-a", "2:NEEDLE", expect.stringMatching(/^3-START/), "4-b"]);
+    const itself = await scanFile(memoryReader(Buffer.from(`a\n${long}NEEDLE${"y".repeat(300)}\nb\nc\nd\n`)), q, request({ contextLines: 2 }), opts);
+    expect(
+      itself.text
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.slice(0, 2)),
+    ).toEqual(["1-", "2:", "3-", "4-"]);
+  });
+
   it("one line with matches in several pieces (and none in those between) is one matching line", async () => {
     const line = `NEEDLE${"x".repeat(300)}NEEDLE${"x".repeat(300)}NEEDLE`;
     const bytes = Buffer.from(`a\n${line}\nNEEDLE\n`);

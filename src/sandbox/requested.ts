@@ -264,3 +264,23 @@ export async function entryInside(given: string, c: Confinement): Promise<Entry>
   refuseServerNames(given, at, c);
   return { path: at, wantsDir: req.wantsDir };
 }
+
+/** The parameters that name paths: their values are taken exactly as given. */
+const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
+
+/**
+ * For a failed call: a note naming the first path parameter that begins or ends with whitespace, which is kept as
+ * part of the name (a file name may hold it) and is easy to miss in the error's path; "" when none does.
+ */
+export function edgeWhitespaceNote(args: Readonly<Record<string, unknown>>): string {
+  for (const key of PATH_PARAMETERS) {
+    const value = args[key];
+    for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
+      if (typeof v !== "string" || v.trim() === v) continue;
+      const name = Array.isArray(value) ? `${key}[${i}]` : key;
+      const where = v.trimStart() === v ? "ends" : "begins";
+      return `\nNote: ${name} ${where} with whitespace, which is taken as part of the name.`;
+    }
+  }
+  return "";
+}

@@ -6,7 +6,7 @@
 import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
-import { Sandbox } from "../sandbox/index.js";
+import { edgeWhitespaceNote, Sandbox } from "../sandbox/index.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -131,22 +131,25 @@ export function buildServer(options: ServerOptions): Server {
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
     const sandbox = new Sandbox(runtime, directories.allowed(), directories.allowed);
     const result = await runBounded(max, entry.tool.advice, (bounds) =>
-      entry.tool.handler(parsed.data, {
-        limits,
-        sandbox,
-        walks: sandbox,
-        bounds,
-        runtime,
-        signal: ctx.mcpReq.signal,
-        progress(done, total) {
-          const now = Date.now();
-          if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
-          lastProgress = done;
-          lastSent = now;
-          const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
-          progressSent = ctx.mcpReq.notify({ method: "notifications/progress", params }).catch(() => undefined);
-        },
-      }),
+      whitespaceNoted(
+        args,
+        entry.tool.handler(parsed.data, {
+          limits,
+          sandbox,
+          walks: sandbox,
+          bounds,
+          runtime,
+          signal: ctx.mcpReq.signal,
+          progress(done, total) {
+            const now = Date.now();
+            if (token === undefined || done <= lastProgress || now - lastSent < PROGRESS_INTERVAL_MS) return;
+            lastProgress = done;
+            lastSent = now;
+            const params = total === undefined ? { progressToken: token, progress: done } : { progressToken: token, progress: done, total };
+            progressSent = ctx.mcpReq.notify({ method: "notifications/progress", params }).catch(() => undefined);
+          },
+        }),
+      ),
     );
     await progressSent;
     // The collection, when due, runs in a task of its own, after this result is on its way.
@@ -155,4 +158,15 @@ export function buildServer(options: ServerOptions): Server {
   });
 
   return server;
+}
+
+/** A handler's failure, with a note when a path parameter begins or ends with whitespace (edgeWhitespaceNote). */
+async function whitespaceNoted<T>(args: Readonly<Record<string, unknown>>, running: Promise<T>): Promise<T> {
+  try {
+    return await running;
+  } catch (error) {
+    const note = edgeWhitespaceNote(args);
+    if (note === "") throw error;
+    throw new Error(`${error instanceof Error ? error.message : String(error)}${note}`, { cause: error });
+  }
 }

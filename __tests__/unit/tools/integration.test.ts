@@ -115,6 +115,21 @@ describe("every tool, success and failure", () => {
     }
   });
 
+  it("a failure whose path parameter begins or ends with whitespace says so; a name with a space still works", async () => {
+    const ends = await run("read_file", { path: `${p("a.txt")} ` });
+    expectError(ends, /no such file or directory/);
+    expect(textOf(ends).endsWith("\nNote: path ends with whitespace, which is taken as part of the name.")).toBe(true);
+    const begins = await run("read_text_file", { path: ` ${p("a.txt")}` });
+    expect(textOf(begins).endsWith("\nNote: path begins with whitespace, which is taken as part of the name.")).toBe(true);
+    const moved = await run("move_file", { source: p("a.txt"), destination: `${p("nowhere", "x.txt")}\n` });
+    expect(textOf(moved)).toContain("Note: destination ends with whitespace");
+    const many = await run("read_multiple_files", { paths: [p("a.txt"), `${p("sub", "b.md")}\t`] });
+    expect(textOf(many)).not.toContain("Note:");
+    expect(textOf(await run("get_file_info", { path: p("missing.txt") }))).not.toContain("Note:");
+    expect(expectOk(await run("write_file", { path: `${p("spaced")} `, content: "x" }))).not.toContain("Note:");
+    expect(await readFile(`${p("spaced")} `, "utf8")).toBe("x");
+  });
+
   it("read_text_file head, tail, offset and limit", async () => {
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), head: 1 }))).toBe("hello");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 2 }))).toBe("world\n");

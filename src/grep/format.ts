@@ -16,14 +16,17 @@ export const CLIP_MARK = "[…]";
 /** Separates groups of one file that are not adjacent. */
 const GROUP_SEPARATOR = "--";
 
-/** `text` if short, else about `max` characters around index `at`, each cut side marked; never splits a surrogate pair. */
-export function clipLine(text: string, at: number, max = MAX_LINE_CHARS): string {
-  if (text.length <= max) return text;
+/**
+ * `text` if short, else about `max` characters around index `at`, each cut side marked; never splits a surrogate pair.
+ * `cutBefore`: the text is a later piece of its line, so its start is marked as cut too.
+ */
+export function clipLine(text: string, at: number, max = MAX_LINE_CHARS, cutBefore = false): string {
+  if (text.length <= max) return cutBefore ? `${CLIP_MARK}${text}` : text;
   let start = Math.max(0, Math.min(at - Math.floor(max / 4), text.length - max));
   let end = start + max;
   if (start > 0 && isLow(text.charCodeAt(start))) start++;
   if (end < text.length && isHigh(text.charCodeAt(end - 1))) end--;
-  return `${start > 0 ? CLIP_MARK : ""}${text.slice(start, end)}${end < text.length ? CLIP_MARK : ""}`;
+  return `${start > 0 || cutBefore ? CLIP_MARK : ""}${text.slice(start, end)}${end < text.length ? CLIP_MARK : ""}`;
 }
 
 /** One shown match line. */

@@ -126,6 +126,10 @@ export class RegionSearch {
   // Bytes at the start of the next region that the forced one just searched kept (its overlap).
   private kept = 0;
   private afterLeft = 0;
+  // A context line owed after a match that goes on past its region: shown once it ends without matching, dropped when
+  // a later piece of it matches (it is then the match); `afterLeft` still counts it.
+  private pending: ContextEntry | undefined;
+  private forced = false;
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
   private readonly knownLines: number | undefined;
@@ -158,6 +162,7 @@ export class RegionSearch {
     const end = r.length;
     this.finder.reset(r, { cont: this.midLine ? this.kept : 0, ownEnd: forced ? own : end });
     this.kept = forced ? own - next : 0;
+    this.forced = forced;
     let { pos, lastEnd } = this.showing() ? this.show(r) : { pos: 0, lastEnd: -1 };
     if (this.showing()) {
       this.lineNo += countLF(r, pos, end);
@@ -236,15 +241,27 @@ export class RegionSearch {
   private trailingContext(r: Buffer, pos: number, limit: number): number {
     const out = this.out as LinesOutput;
     if (this.afterLeft > 0 && pos === 0 && pos < limit && this.midLine) {
-      // The rest of an over-long line the region before shown (as the match or as context) is not shown again.
+      // The rest of an over-long line begun in a region before: the match shown there, or a context line pending,
+      // shown once it ends (here, or at the file's end) without a match in its pieces.
       const le = r.indexOf(LF);
+      if (le < 0 && this.forced) return r.length;
+      if (this.pending !== undefined) {
+        if (!out.context(this.pending.lineNo, this.pending.text)) return pos;
+        this.pending = undefined;
+        this.afterLeft--;
+      }
       if (le < 0) return r.length;
       pos = le + 1;
       this.lineNo++;
     }
     while (this.afterLeft > 0 && pos < limit) {
       const le = r.indexOf(LF, pos);
-      if (!out.context(this.lineNo, contextText(r, pos, le < 0 ? r.length : le, this.finder))) break;
+      const text = contextText(r, pos, le < 0 ? r.length : le, this.finder);
+      if (le < 0 && this.forced) {
+        this.pending = { lineNo: this.lineNo, text };
+        return r.length;
+      }
+      if (!out.context(this.lineNo, text)) break;
       this.afterLeft--;
       if (le < 0) return r.length;
       pos = le + 1;
@@ -264,9 +281,13 @@ export class RegionSearch {
       this.lastSkipped = this.lineNo;
       return true;
     }
+    // A line pending as context that matches in a later piece is shown as the match.
+    this.pending = undefined;
     const firstWanted = Math.max(this.lineNo - this.ctx, out.lastLine + 1, this.lastSkipped + 1, 1);
     const before = beforeContext(r, ls, this.lineNo, firstWanted, this.tail, finder, this.midLine);
-    if (!out.match(this.lineNo, clipLine(finder.lineText(), finder.occurrence()), before)) return false;
+    // A match first found in a later piece of an over-long line: its text is that piece's, not the line's start.
+    const text = clipLine(finder.lineText(), finder.occurrence(), MAX_LINE_CHARS, ls === 0 && this.midLine);
+    if (!out.match(this.lineNo, text, before)) return false;
     this.afterLeft = this.ctx;
     return true;
   }

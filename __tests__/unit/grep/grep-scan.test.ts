@@ -327,10 +327,16 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
     await fc.assert(
       fc.asyncProperty(
         longFileArb,
-        fc.constantFrom(...LITERALS),
-        fc.constantFrom(16, 24, 64),
+        // A regex's matches here are shorter than its overlap (half the piece) from 64 bytes on.
+        fc.oneof(
+          fc.tuple(fc.constantFrom(...LITERALS), fc.constantFrom(16, 24, 64)),
+          fc.tuple(
+            fc.constantFrom<QuerySpec>({ query: "^b", regex: true }, { query: "a$", regex: true }, { query: "ab+a", regex: true }),
+            fc.constantFrom(64, 100),
+          ),
+        ),
         fc.integer({ min: 1, max: 3 }),
-        async (bytes, spec, maxLineBytes, ctx) => {
+        async (bytes, [spec, maxLineBytes], ctx) => {
           const lines = referenceLines(bytes, spec);
           const want = new Set<number>();
           for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
@@ -362,6 +368,19 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
     expect(before.text.split("\n").slice(1, 4)).toEqual([expect.stringMatching(/^2-START/), "3:NEEDLE", "4-b"]);
     const after = await scanFile(memoryReader(Buffer.from(`a\nNEEDLE\n${long}\nb\nc\n`)), q, request({ contextLines: 2 }), opts);
     expect(after.text.split("\n").slice(1, -1)).toEqual(["1-a", "2:NEEDLE", expect.stringMatching(/^3-START/), "4-b"]);
+    // A line that begins as context after a match and matches in a later piece is shown once, as the match.
+    const later = await scanFile(memoryReader(Buffer.from(`NEEDLE\n${long}NEEDLE\nc\n`)), q, request({ contextLines: 1 }), opts);
+    expect(
+      later.text
+        .split("\n")
+        .slice(1, -1)
+        .map((l) => l.slice(0, 2)),
+    ).toEqual(["1:", "2:", "3-"]);
+    // Its text is a later piece's, marked as cut at its start.
+    expect(later.text.split("\n")[2]).toMatch(new RegExp(`^2:${escapeRegex(CLIP_MARK)}x+ENDNEEDLE$`));
+    // One that ends the file without a line break is shown as context all the same.
+    const last = await scanFile(memoryReader(Buffer.from(`NEEDLE\n${long}`)), q, request({ contextLines: 1 }), opts);
+    expect(last.text.split("\n").slice(1, -1)).toEqual(["1:NEEDLE", expect.stringMatching(/^2-START/)]);
     const itself = await scanFile(memoryReader(Buffer.from(`a\n${long}NEEDLE${"y".repeat(300)}\nb\nc\nd\n`)), q, request({ contextLines: 2 }), opts);
     expect(
       itself.text

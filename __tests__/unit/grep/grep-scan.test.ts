@@ -354,6 +354,9 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
             .slice(1, -1)
             .map((l) => (l === "--" ? l : (/^\d+[:-]/.exec(l)?.[0] ?? l)));
           expect(marks).toEqual(expected);
+          // Told the count (as a walk's lines scan is), the same text.
+          const req = request({ contextLines: ctx, knownLines: scan.matchingLines });
+          expect((await scanFile(memoryReader(bytes), compileQuery(spec), req, { chunkSize: 16, maxLineBytes })).text).toBe(scan.text);
         },
       ),
       { numRuns: 400 },

@@ -132,7 +132,10 @@ export async function replaceStream(o: ReplaceStreamOptions): Promise<number> {
     const last = end ? bytes.length : bytes.lastIndexOf(LF) + 1;
     if (last === 0) {
       if (bytes.length > maxLine)
-        throw new Error(`${shown} has a line over ${formatCount(maxLine)} bytes (line ${formatCount(line + 1)}); not changed`);
+        throw new Error(
+          `${shown} has a line over ${formatCount(maxLine)} bytes (line ${formatCount(line + 1)}); not changed ` +
+            "(edit_file with replaceAll replaces an exact text in lines of any length)",
+        );
       carry = Buffer.from(bytes);
       continue;
     }

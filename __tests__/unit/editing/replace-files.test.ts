@@ -223,6 +223,22 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(fs.readFileSync(path.join(root, "q.log"), "utf8")).toBe("foo\n");
   });
 
+  it("a file with a line over 16 MiB is left unchanged, named with the line and what can replace in it; the others are changed", async () => {
+    const long = Buffer.concat([Buffer.alloc(17 * 1024 * 1024, "x"), Buffer.from("foo\nfoo\n")]);
+    fs.writeFileSync(path.join(root, "long.txt"), long);
+    fs.writeFileSync(path.join(root, "short.txt"), "foo\n");
+    const done = await run({ query: "foo", replacement: "bar" });
+    expect(done.text.split("\n")[0]).toBe(
+      "Replaced 1 occurrence in 1 file; searched 2 files. Not changed: 1 file that held occurrences when counted (listed first).",
+    );
+    expect(done.text).toContain(
+      `${root}/long.txt: not changed: ${root}/long.txt has a line over 16,777,216 bytes (line 1); not changed ` +
+        "(edit_file with replaceAll replaces an exact text in lines of any length)",
+    );
+    expect(fs.readFileSync(path.join(root, "long.txt")).equals(long)).toBe(true);
+    expect(fs.readFileSync(path.join(root, "short.txt"), "utf8")).toBe("bar\n");
+  });
+
   it("a file changed between the count and its write: its new occurrences are replaced and the drift said; one left without any is not rewritten", async () => {
     fs.writeFileSync(path.join(root, "grows.txt"), "foo\n");
     fs.writeFileSync(path.join(root, "empties.txt"), "foo\n");

@@ -57,12 +57,13 @@ function refuseNul(p: string, given: string): void {
 }
 
 /**
- * A `file://` URL, as MCP roots and resource links (read_media_file's) name files, as the path it names (its
+ * A `file://` URL (or `file:/…`), as MCP roots and resource links (read_media_file's) name files, as the path it names (its
  * escapes decoded); any other string as given. The path is then checked as any other, so `%2e%2e` gains nothing.
  * @throws Error for a file URL no path of this platform matches (a host, an encoded separator)
  */
 function fromFileUrl(requested: string): string {
-  if (!/^file:\/\//i.test(requested)) return requested;
+  // `file:///p` and `file:/p` (RFC 8089's form without an authority); `file:p` stays a name.
+  if (!/^file:\//i.test(requested)) return requested;
   try {
     return fileURLToPath(requested);
   } catch (error) {

@@ -327,6 +327,12 @@ const ATTACKS: Attack[] = [
     () => "secret.txt%00",
   ),
   attack(
+    "file URL without an authority (file:/…)",
+    () => `file:${outside}/secret.txt`,
+    OUTSIDE,
+    () => `${outside}/secret.txt`,
+  ),
+  attack(
     "file URL with a host",
     () => `file://evil.example${outside}/secret.txt`,
     /is a file URL that names no path on this machine|Access denied/,
@@ -472,6 +478,9 @@ describe.each(STRATEGIES)("%s strategy", (name) => {
       expect(textOf(await run("write_file", { path: url, content: "by url\n" }))).toBe(`Successfully wrote to ${url}`);
       expect(await readFile(path.join(root, "via url é.txt"), "utf8")).toBe("by url\n");
       expect(textOf(await run("read_text_file", { path: url }))).toBe("by url\n");
+      // RFC 8089's form without an authority names the same file; `file:name` is a name.
+      expect(textOf(await run("read_text_file", { path: url.replace("file://", "file:") }))).toBe("by url\n");
+      expect(textOf(await run("read_text_file", { path: "file:via url é.txt" }))).toMatch(/ENOENT/);
       expect(textOf(await run("list_directory", { path: pathToFileURL(root).href }))).toContain("[FILE] via url é.txt");
       await rm(path.join(root, "via url é.txt"));
     });

@@ -67,7 +67,9 @@ export async function readMedia(
   }
   const data = Buffer.concat(chunks).toString("base64");
   const mimeType = mimeTypeFor(realPath);
-  if (mimeType.startsWith("image/")) return { type: "image", data, mimeType };
-  if (mimeType.startsWith("audio/")) return { type: "audio", data, mimeType };
+  const kind = mimeType.startsWith("image/") ? "image" : mimeType.startsWith("audio/") ? "audio" : undefined;
+  // An image or audio block without data shows nothing and is no valid picture or sound to a model's client.
+  if (kind !== undefined && total === 0) throw new Error(`Empty file: ${escapeControls(realPath)} is 0 bytes, so it holds no ${kind} to return.`);
+  if (kind !== undefined) return { type: kind, data, mimeType };
   return { type: "resource", resource: { uri: pathToFileURL(realPath).href, mimeType, blob: data } };
 }

@@ -178,6 +178,15 @@ describe("every tool, success and failure", () => {
       },
     ]);
     expectError(await run("read_media_file", { path: p("missing.png") }), /missing\.png/);
+    // An empty image or audio file is no picture or sound: refused, naming it; an empty other file is an empty blob.
+    await writeFile(p("empty.png"), "");
+    await writeFile(p("empty.wav"), "");
+    await writeFile(p("empty.dat"), "");
+    expectError(await run("read_media_file", { path: p("empty.png") }), /^Empty file: .*empty\.png is 0 bytes, so it holds no image to return\.$/);
+    expectError(await run("read_media_file", { path: p("empty.wav") }), /so it holds no audio to return/);
+    expect((await run("read_media_file", { path: p("empty.dat") })).content).toEqual([
+      { type: "resource", resource: { uri: `file://${p("empty.dat")}`, mimeType: "application/octet-stream", blob: "" } },
+    ]);
   });
 
   it("write_file", async () => {

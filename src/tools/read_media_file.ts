@@ -10,7 +10,7 @@ export const readMediaFile = defineTool({
   title: "Read Media File",
   description: ({ maxMediaBytes }) =>
     "Return an image, audio or other file as a base64 block, typed by extension. Refused over " +
-    `${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 characters). Text: read_text_file.`,
+    `${formatCount(maxMediaBytes)} bytes (${formatCount(4 * Math.ceil(maxMediaBytes / 3))} base64 characters). Text, SVG included: read_text_file.`,
   input: { path: z.string().describe(PATH_DOC) },
   annotations: READ_ONLY,
   advice: "read a smaller file",

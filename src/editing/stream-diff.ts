@@ -37,28 +37,54 @@ export interface StreamedDiff {
 }
 
 /**
+ * Lines a window of nearby edits grows to before it is cut at an unchanged line between two of them: the exact diff
+ * of thousands of nearby changes at once (a replaceAll of a common name) passes its edit budget and falls back to one
+ * coarse hunk, every line of the stretch removed and then added, which hid what changed.
+ */
+export const DIFF_WINDOW_LINES = 256;
+
+/** A window of lines diffed at once: [from, to), the line of its first edit, and the last line an edit of it touches. */
+interface Window {
+  from: number;
+  to: number;
+  firstEdit: number;
+  lastEdit: number;
+}
+
+/**
  * Returns the unified diff (headers `original`/`modified`, LF form) of `doc`'s edits, reading
  * only the lines around them, until DIFF_BUDGET_BYTES of them are read (a window past it, such as
  * an edit inside one enormous line, is left out too). For small LF files it equals createUnifiedDiff's output.
+ * `windowLines`: see DIFF_WINDOW_LINES.
  */
-export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Promise<void>): Promise<StreamedDiff> {
+export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Promise<void>, windowLines = DIFF_WINDOW_LINES): Promise<StreamedDiff> {
   const { index } = doc;
   const lastLine = index.lineCount;
-  // [first line, line after the last, line of the first edit in it]
-  const windows: [number, number, number][] = [];
+  const windows: Window[] = [];
   for (const p of doc.patches) {
     const line = await index.lineOf(p.start);
+    const endLine = await index.lineOf(p.end);
     const from = Math.max(0, line - MARGIN);
-    const to = Math.min(lastLine + 1, (await index.lineOf(p.end)) + 1 + MARGIN);
+    const to = Math.min(lastLine + 1, endLine + 1 + MARGIN);
     const prev = windows[windows.length - 1];
-    if (prev !== undefined && from <= prev[1]) prev[1] = Math.max(prev[1], to);
-    else windows.push([from, to, line]);
+    const gap = prev === undefined ? 0 : line - prev.lastEdit - 1;
+    if (prev === undefined || from > prev.to) windows.push({ from, to, firstEdit: line, lastEdit: endLine });
+    else if (to - prev.from > windowLines && gap > 0) {
+      // Cut in the unchanged lines between, where each side's hunk keeps its context: up to CONTEXT lines, meeting
+      // at the cut when the gap is short enough for one hunk (joined below), else apart as the whole diff has them.
+      const cut = prev.lastEdit + 1 + Math.min(CONTEXT, Math.floor(gap / 2));
+      prev.to = cut;
+      windows.push({ from: cut, to, firstEdit: line, lastEdit: endLine });
+    } else {
+      prev.to = Math.max(prev.to, to);
+      prev.lastEdit = Math.max(prev.lastEdit, endLine);
+    }
   }
   const hunks: Hunk[] = [];
   let lineShift = 0;
   let spent = 0;
   let omitted: StreamedDiff["omitted"];
-  for (const [w, [from, to, firstEdit]] of windows.entries()) {
+  for (const [w, { from, to, firstEdit }] of windows.entries()) {
     await pause();
     const start = await index.offsetOfLine(from);
     const end = await index.offsetOfLine(to);
@@ -71,12 +97,23 @@ export async function streamedDiff(doc: PatchedDoc, path: Shown, pause: () => Pr
     }
     const before = normalizeLineEndings((await index.range(start, end)).toString("utf8"));
     const after = normalizeLineEndings((await doc.slice(newStart, newEnd)).toString("utf8"));
-    for (const h of windowHunks(before, after, path)) {
-      hunks.push({ ...h, oldStart: h.oldStart + from, newStart: h.newStart + from + lineShift });
-    }
+    for (const h of windowHunks(before, after, path))
+      joinOrPush(hunks, { ...h, oldStart: h.oldStart + from, newStart: h.newStart + from + lineShift });
     lineShift += countNewlines(after) - countNewlines(before);
   }
   return { diff: formatDiff(path, hunks), omitted };
+}
+
+/** Appends `h`, or joins it to the last hunk when it starts where that one ends (the two sides of a window's cut). */
+function joinOrPush(hunks: Hunk[], h: Hunk): void {
+  const last = hunks[hunks.length - 1];
+  if (last === undefined || last.oldStart + last.oldLines !== h.oldStart || last.newStart + last.newLines !== h.newStart) {
+    hunks.push(h);
+    return;
+  }
+  last.oldLines += h.oldLines;
+  last.newLines += h.newLines;
+  last.lines.push(...h.lines);
 }
 
 function countNewlines(text: string): number {

@@ -36,6 +36,8 @@ export interface StreamEditOptions {
   sliceMs?: number;
   /** Build the diff; without it `diff` is "" and no line around the edits is read for it. @default true */
   withDiff?: boolean;
+  /** Lines a diff window of nearby edits grows to before it is cut (tests make it small). @default DIFF_WINDOW_LINES */
+  diffWindowLines?: number;
   /** Most bytes handed to `write` at once (the output is gathered up to this). @default WRITE_BYTES */
   writeBytes?: number;
   /**
@@ -246,7 +248,7 @@ export async function streamEdit(options: StreamEditOptions): Promise<StreamEdit
       write === undefined ? 0 : await writeOut(doc, write, pause, options.writeBytes, options.copyPrefix, options.copied, options.keepRest);
     return { diff: "", bytesWritten, counts, lines };
   }
-  const streamed = await streamedDiff(doc, path, pause);
+  const streamed = await streamedDiff(doc, path, pause, options.diffWindowLines);
   const cut = streamed.omitted;
   const note =
     cut === undefined

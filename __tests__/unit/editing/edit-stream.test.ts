@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
+import { applyPatch } from "diff";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { EditRefused } from "../../../src/editing/refusals.js";
@@ -134,6 +135,43 @@ describe("streamEdit equals the in-memory reference", () => {
       }),
       { numRuns: Number(process.env.RUNS ?? 400) },
     );
+  });
+
+  it("diff windows cut every few lines (as nearby edits past DIFF_WINDOW_LINES are) give a diff that turns the file into the edited one", async () => {
+    // Cut windows may align repeated lines otherwise than one whole diff would; what must hold is the patch itself.
+    const patchOf = (diff: string): string => diff.slice(diff.indexOf("```diff\n") + 8, diff.lastIndexOf("```"));
+    const holds = async (raw: Buffer, edits: EditOperation[], diffWindowLines: number): Promise<void> => {
+      const ref = reference(raw, edits);
+      if ("error" in ref) return;
+      const got = await run(raw, edits, { diffWindowLines });
+      expect(applyPatch(normalizeLineEndings(raw.toString("utf8")), patchOf(got.diff))).toBe(ref.text);
+    };
+    await fc.assert(
+      fc.asyncProperty(textArb(ENDINGS.lf), fc.array(stepArb, { maxLength: 6 }), fc.constantFrom(1, 2, 3, 8), async (text, steps, k) =>
+        holds(Buffer.from(text), buildEdits(text, steps), k),
+      ),
+      { numRuns: Number(process.env.RUNS ?? 400) },
+    );
+    // A replaceAll's many nearby changes, cut the same way.
+    const lineArb = fc.array(fc.constantFrom("a", "b", "foo a", "foo b", "x foo", ""), { minLength: 1, maxLength: 60 });
+    await fc.assert(
+      fc.asyncProperty(lineArb, fc.constantFrom(1, 2, 3, 8), fc.constantFrom("bar", "", "foo\nnew"), async (lines, k, newText) =>
+        holds(Buffer.from(`${lines.join("\n")}\n`), [{ oldText: "foo", newText, replaceAll: true }], k),
+      ),
+      { numRuns: Number(process.env.RUNS ?? 400) },
+    );
+  });
+
+  it("a replaceAll of a name on every third line of 5,000: the diff shows each change beside what it replaced, not every line removed then added", async () => {
+    const lines = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? `  const x${i} = oldName(y);` : `  other line ${i}`));
+    const got = await run(Buffer.from(`${lines.join("\n")}\n`), [{ oldText: "oldName", newText: "newName", replaceAll: true }]);
+    const body = got.diff.split("\n");
+    expect(body).not.toContain("-  other line 1");
+    const first = body.indexOf("-  const x0 = oldName(y);");
+    expect(body.slice(first, first + 4)).toEqual(["-  const x0 = oldName(y);", "+  const x0 = newName(y);", "   other line 1", "   other line 2"]);
+    expect(body.filter((l) => l.startsWith("-"))).toHaveLength(1667 + 1);
+    expect(body.filter((l) => l.startsWith("+"))).toHaveLength(1667 + 1);
+    expect(body.filter((l) => l.startsWith("@@"))).toEqual(["@@ -1,5000 +1,5000 @@"]);
   });
 
   it("CRLF and mixed files: same text once normalized, same diff", async () => {

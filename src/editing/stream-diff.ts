@@ -41,7 +41,7 @@ export interface StreamedDiff {
  * of thousands of nearby changes at once (a replaceAll of a common name) passes its edit budget and falls back to one
  * coarse hunk, every line of the stretch removed and then added, which hid what changed.
  */
-export const DIFF_WINDOW_LINES = 256;
+const DIFF_WINDOW_LINES = 256;
 
 /** A window of lines diffed at once: [from, to), the line of its first edit, and the last line an edit of it touches. */
 interface Window {

@@ -36,7 +36,7 @@ export interface StreamEditOptions {
   sliceMs?: number;
   /** Build the diff; without it `diff` is "" and no line around the edits is read for it. @default true */
   withDiff?: boolean;
-  /** Lines a diff window of nearby edits grows to before it is cut (tests make it small). @default DIFF_WINDOW_LINES */
+  /** Lines a diff window of nearby edits grows to before it is cut (tests make it small). @default 256 (stream-diff.ts) */
   diffWindowLines?: number;
   /** Most bytes handed to `write` at once (the output is gathered up to this). @default WRITE_BYTES */
   writeBytes?: number;

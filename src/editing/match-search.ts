@@ -11,6 +11,9 @@ import type { SourceIndex } from "./source-index.js";
 import { type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
 
 const LF = 0x0a;
+// Every edit looks into the window of every patch before it: a kept window costs an indexOf, and a pause (a clock
+// read and an await) after each one was most of a call of thousands of edits.
+const PAUSE_EVERY = 256;
 
 /** Where an edit's old text is in the document: none, exactly one (`at`), or several. */
 export type Placement<T> = { kind: "none" } | { kind: "one"; at: T } | { kind: "many" };
@@ -142,9 +145,10 @@ export class EditSearch {
     const length = doc.length;
     for (let i = 0; i < doc.patches.length && seen.size < 2; i++) {
       const ds = starts[i] ?? 0;
-      const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
+      const p = doc.patches[i] as Patch;
+      const w = this.exactWindows.get(p) ?? (await this.exactWindow(p, ds, length));
       for (let at = w.text.indexOf(pattern); at !== -1; at = w.text.indexOf(pattern, at + 1)) seen.add(ds + w.from + at);
-      await this.pause();
+      if (i % PAUSE_EVERY === PAUSE_EVERY - 1) await this.pause();
     }
     if (seen.size < 2 && (hint === undefined || hint.count > hint.kept.length)) {
       return placement((await this.scanExact(pattern, false, 2, 2)).found);
@@ -175,9 +179,10 @@ export class EditSearch {
     const length = doc.length;
     for (let i = 0; i < doc.patches.length; i++) {
       const ds = starts[i] ?? 0;
-      const w = await this.exactWindow(doc.patches[i] as Patch, ds, length);
+      const p = doc.patches[i] as Patch;
+      const w = this.exactWindows.get(p) ?? (await this.exactWindow(p, ds, length));
       for (let at = w.text.indexOf(pattern); at !== -1; at = w.text.indexOf(pattern, at + 1)) seen.add(ds + w.from + at);
-      await this.pause();
+      if (i % PAUSE_EVERY === PAUSE_EVERY - 1) await this.pause();
     }
     const out: number[] = [];
     for (const at of [...seen].sort((a, b) => a - b)) if (out.length === 0 || at >= (out[out.length - 1] as number) + size) out.push(at);

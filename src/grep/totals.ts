@@ -7,7 +7,7 @@ import { formatCount } from "../kernel/bounded.js";
 import type { OutputMode } from "./region-search.js";
 
 /** Why a file was not searched. */
-export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit";
+export type SkipReason = "binary" | "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit" | "badName";
 
 const SKIP_TEXT: Record<SkipReason, string> = {
   binary: "binary",
@@ -18,6 +18,7 @@ const SKIP_TEXT: Record<SkipReason, string> = {
   repeatLink: "symlinks to files already searched through another symlink",
   linkLoop: "symlink loops or chains of more than 40 links (too many levels of symbolic links, ELOOP)",
   pathLimit: "past the platform's path limit (ENAMETOOLONG), which this platform reaches only by path",
+  badName: "with a name that is not valid UTF-8, which this server cannot open (shown with \uFFFD in listings)",
 };
 
 const plural = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
@@ -38,6 +39,7 @@ export class SearchTotals {
     repeatLink: 0,
     linkLoop: 0,
     pathLimit: 0,
+    badName: 0,
   };
 
   /** Records a searched file, its matching lines and their occurrences. */

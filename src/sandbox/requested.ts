@@ -270,15 +270,20 @@ export async function entryInside(given: string, c: Confinement): Promise<Entry>
 const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
 
 /**
- * For a failed call: a note naming the first path parameter that begins or ends with whitespace, which is kept as
- * part of the name (a file name may hold it) and is easy to miss in the error's path; "" when none does.
+ * For a failed call: a note on the first path parameter that begins or ends with whitespace (kept as part of the name,
+ * as a file name may hold it, and easy to miss in the error's path) or holds U+FFFD, which listings show for the bytes
+ * of a name that are not valid UTF-8 (no such name can be opened by a string); "" when none does.
  */
-export function edgeWhitespaceNote(args: Readonly<Record<string, unknown>>): string {
+export function pathParameterNote(args: Readonly<Record<string, unknown>>): string {
   for (const key of PATH_PARAMETERS) {
     const value = args[key];
     for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
-      if (typeof v !== "string" || v.trim() === v) continue;
+      if (typeof v !== "string") continue;
       const name = Array.isArray(value) ? `${key}[${i}]` : key;
+      if (v.includes("\uFFFD")) {
+        return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
+      }
+      if (v.trim() === v) continue;
       const where = v.trimStart() === v ? "ends" : "begins";
       return `\nNote: ${name} ${where} with whitespace, which is taken as part of the name.`;
     }

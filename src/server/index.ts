@@ -6,7 +6,7 @@
 import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
-import { edgeWhitespaceNote, Sandbox } from "../sandbox/index.js";
+import { pathParameterNote, Sandbox } from "../sandbox/index.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -131,7 +131,7 @@ export function buildServer(options: ServerOptions): Server {
     // One frozen snapshot per call; walks also ask for the directories now, to stop inside one no longer allowed.
     const sandbox = new Sandbox(runtime, directories.allowed(), directories.allowed);
     const result = await runBounded(max, entry.tool.advice, (bounds) =>
-      whitespaceNoted(
+      pathNoted(
         args,
         entry.tool.handler(parsed.data, {
           limits,
@@ -160,12 +160,12 @@ export function buildServer(options: ServerOptions): Server {
   return server;
 }
 
-/** A handler's failure, with a note when a path parameter begins or ends with whitespace (edgeWhitespaceNote). */
-async function whitespaceNoted<T>(args: Readonly<Record<string, unknown>>, running: Promise<T>): Promise<T> {
+/** A handler's failure, with a note on a path parameter that explains it (pathParameterNote). */
+async function pathNoted<T>(args: Readonly<Record<string, unknown>>, running: Promise<T>): Promise<T> {
   try {
     return await running;
   } catch (error) {
-    const note = edgeWhitespaceNote(args);
+    const note = pathParameterNote(args);
     if (note === "") throw error;
     throw new Error(`${error instanceof Error ? error.message : String(error)}${note}`, { cause: error });
   }

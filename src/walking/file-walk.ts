@@ -16,10 +16,16 @@ import { excluderOf } from "./patterns.js";
 import { joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
-export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit";
+export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink" | "repeatLink" | "linkLoop" | "pathLimit" | "badName";
 
 // Past the platform's path limit a file is not unreadable: the portable strategy has no path to reach it by.
-const failed = (error: unknown): FileSkip => (errnoCode(error) === "ENAMETOOLONG" ? "pathLimit" : "unreadable");
+// A name read from the directory that is not found under itself was not valid UTF-8: Node gave it with U+FFFD for the
+// bytes it could not decode, and the server reaches files by string names, so no call can open it.
+const failed = (error: unknown, name: string): FileSkip => {
+  const code = errnoCode(error);
+  if (code === "ENAMETOOLONG") return "pathLimit";
+  return code === "ENOENT" && name.includes("\uFFFD") ? "badName" : "unreadable";
+};
 
 /**
  * What to walk and which files to take. Names and links, in every walk: each name is handed over, a hard link under
@@ -202,7 +208,7 @@ class FileEntries {
     else this.ahead.delete(entry);
     if (!("error" in got)) return got;
     this.opts.signal?.throwIfAborted();
-    this.onSkip(failed(got.error), 1);
+    this.onSkip(failed(got.error, entry.name), 1);
     return undefined;
   }
 
@@ -234,7 +240,7 @@ class FileEntries {
     const got = openLinked(this.opts.sandbox, link, shown, this.targets);
     if (got === "directory") return undefined;
     if (typeof got === "string") this.onSkip(got, 1);
-    else if ("error" in got) this.onSkip(failed(got.error), 1);
+    else if ("error" in got) this.onSkip(failed(got.error, link), 1);
     else return got;
     return undefined;
   }

@@ -385,6 +385,24 @@ describeEachStrategy("a tree search through walkFiles", (strategy, runtime) => {
     expect(openUnder(dir)).toEqual([]);
   });
 
+  it("a file whose name is not valid UTF-8 is counted as such, not as unreadable; the others are searched", async (ctx) => {
+    const dir = await fs.mkdtemp(path.join(root, "badname-"));
+    writeFileSync(path.join(dir, "ok.txt"), "needle\n");
+    try {
+      // caf\xe9.txt: a Latin-1 name, which Node lists as "caf\uFFFD.txt" and cannot open by that string.
+      writeFileSync(Buffer.concat([Buffer.from(`${dir}/caf`), Buffer.from([0xe9]), Buffer.from(".txt")]), "needle\n");
+    } catch (error) {
+      ctx.skip(`this file system refuses a name that is not valid UTF-8 (${(error as Error).message})`);
+    }
+    for (const unchecked of [false, true]) {
+      const search = new ContentSearch({ workers, query: compileQuery({ query: "needle" }), sink: new TextSink(3000), mode: "count" });
+      await searchTree(search, dir, unchecked);
+      expect(search.totals).toMatchObject({ filesSearched: 1, matchingLines: 1 });
+      expect(search.totals.skipped).toMatchObject({ badName: 1, unreadable: 0 });
+      expect(search.soFar()).toContain("Not searched: 1 file (1 with a name that is not valid UTF-8, which this server cannot open");
+    }
+  });
+
   it("gives the same totals and text as file-by-file search, in walk order", async () => {
     const dir = await fs.mkdtemp(path.join(root, "tree-"));
     const texts: string[] = [];

@@ -115,7 +115,7 @@ describe("every tool, success and failure", () => {
     }
   });
 
-  it("a failure whose path parameter begins or ends with whitespace says so; a name with a space still works", async () => {
+  it("a failure whose path parameter begins or ends with whitespace, or holds U+FFFD, says so; a name with a space still works", async () => {
     const ends = await run("read_file", { path: `${p("a.txt")} ` });
     expectError(ends, /no such file or directory/);
     expect(textOf(ends).endsWith("\nNote: path ends with whitespace, which is taken as part of the name.")).toBe(true);
@@ -127,6 +127,11 @@ describe("every tool, success and failure", () => {
     expect(textOf(many)).not.toContain("Note:");
     expect(textOf(await run("get_file_info", { path: p("missing.txt") }))).not.toContain("Note:");
     expect(expectOk(await run("write_file", { path: `${p("spaced")} `, content: "x" }))).not.toContain("Note:");
+    // A name as listings show one that is not valid UTF-8.
+    const undecoded = await run("read_text_file", { path: p("caf\uFFFD.txt") });
+    expect(textOf(undecoded)).toMatch(
+      /\nNote: path holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name\.$/,
+    );
     expect(await readFile(`${p("spaced")} `, "utf8")).toBe("x");
   });
 

@@ -23,7 +23,7 @@ import { closeQuietly } from "./held.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
 import { destinationExists, renameDirectoryInto } from "./move.js";
-import { isServerEntry } from "./names.js";
+import { isServerEntry, undecodable } from "./names.js";
 import { openRegularIn } from "./open.js";
 import type { HeldDir } from "./strategy.js";
 import { type HeldLock, lockPresent, underSwapLock } from "./swap-lock.js";
@@ -53,6 +53,8 @@ export interface Copied {
   bytes: number;
   /** FIFOs, sockets and devices met in a tree, which are not copied. */
   special: number;
+  /** Entries of a tree whose names are not valid UTF-8 (see `undecodable`), which are not copied. */
+  badNames: number;
 }
 
 /** A copy's mode: the source's, without set-user/group-ID when the copy's owner or group differs. */
@@ -150,7 +152,7 @@ async function copyOneFile(c: Confinement, src: Target, held: HeldLock, dst: Tar
   } finally {
     await handle.close();
   }
-  return { files: 1, directories: 0, links: 0, bytes, special: 0 };
+  return { files: 1, directories: 0, links: 0, bytes, special: 0, badNames: 0 };
 }
 
 /** The target text of a link to copy, refused when it is relative and would lead outside from `newDir`. */
@@ -162,7 +164,7 @@ async function linkTarget(c: Confinement, dir: HeldDir, name: string, newDir: st
 
 /** Copies every entry of the held source directory into the held (new, empty) destination directory. */
 async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal: string, o: CopyOptions): Promise<Copied> {
-  const done: Copied = { files: 0, directories: 0, links: 0, bytes: 0, special: 0 };
+  const done: Copied = { files: 0, directories: 0, links: 0, bytes: 0, special: 0, badNames: 0 };
   const sources = new DirStack(from);
   const copies = new DirStack(into);
   const pending: Array<{ entries: Dirent[]; next: number; rel: string; mode: number }> = [
@@ -193,7 +195,11 @@ async function copyTree(c: Confinement, from: HeldDir, into: HeldDir, finalReal:
         const src = sources.top();
         const dst = copies.top();
         const st = await src.lstat(entry.name);
-        if (st === undefined) return;
+        if (st === undefined) {
+          // Gone since the directory was read, or never reachable by this name.
+          if (undecodable(entry.name)) done.badNames++;
+          return;
+        }
         if (st.isDirectory()) {
           const child = await src.openDir(entry.name, { dev: st.dev, ino: st.ino });
           await sources.push(child, entry.name);
@@ -292,7 +298,7 @@ async function copyHeld(c: Confinement, src: Target, held: HeldLock, o: CopyOpti
     await fs.symlink(target, dst.at).catch((err: unknown) => {
       throw errnoCode(err) === "EEXIST" ? destinationExists(o.destination, err) : err;
     });
-    return { files: 0, directories: 0, links: 1, bytes: 0, special: 0 };
+    return { files: 0, directories: 0, links: 1, bytes: 0, special: 0, badNames: 0 };
   }
   if (st.isFile()) return copyOneFile(c, src, held, dst);
   if (!st.isDirectory()) throw notRegular(o.source, st);

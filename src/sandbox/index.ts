@@ -38,7 +38,7 @@ export type { Ending } from "./append.js";
 export type { Copied } from "./copy.js";
 export type { Deleted } from "./delete.js";
 export { walkedEntryFigures } from "./directories.js";
-export { isServerEntry } from "./names.js";
+export { isServerEntry, undecodable } from "./names.js";
 
 export { __testHooks } from "./confinement.js";
 export { errnoCode, isDirectoryRefusal, reason, refusalOf } from "./errors.js";

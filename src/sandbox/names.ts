@@ -40,3 +40,11 @@ export function visible(entries: Dirent[]): Dirent[] {
 export function serverNameIn(p: string): string | undefined {
   return p.split(SEPARATORS).find(isServerEntry);
 }
+
+/**
+ * True for a name Node read from a directory with bytes that are not valid UTF-8, which it gives as U+FFFD: not found
+ * under that string, no call can reach the entry (a name really holding U+FFFD is found, so asked only after ENOENT).
+ */
+export function undecodable(name: string): boolean {
+  return name.includes("\uFFFD");
+}

@@ -15,7 +15,7 @@ import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement } from "./confinement.js";
 import { accessDenied, errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { resolveFromInside, type Resolved } from "./lookup.js";
-import { serverNameIn } from "./names.js";
+import { serverNameIn, undecodable } from "./names.js";
 import { TRAILING_SEPARATOR, WINDOWS } from "./platform/index.js";
 
 /** The two file-system calls lexical resolution needs. */
@@ -280,7 +280,7 @@ export function pathParameterNote(args: Readonly<Record<string, unknown>>): stri
     for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
       if (typeof v !== "string") continue;
       const name = Array.isArray(value) ? `${key}[${i}]` : key;
-      if (v.includes("\uFFFD")) {
+      if (undecodable(v)) {
         return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
       }
       if (v.trim() === v) continue;

@@ -9,7 +9,7 @@
 import type { Dirent } from "node:fs";
 import fs from "node:fs/promises";
 import { errnoCode, SafeFsError } from "./errors.js";
-import { isServerEntry } from "./names.js";
+import { isServerEntry, undecodable } from "./names.js";
 import type { DirId, HeldDir, OpenedDir } from "./strategy.js";
 
 const MAX_OPEN = 32;
@@ -98,6 +98,8 @@ export class PartlyDeleted extends Error {
   constructor(
     readonly deleted: number,
     readonly reason: unknown,
+    /** Entries met whose names are not valid UTF-8 (see `undecodable`), which could not be removed. */
+    readonly badNames = 0,
   ) {
     super("partly deleted", { cause: reason });
   }
@@ -114,6 +116,7 @@ export async function emptyTree(root: HeldDir, options: EmptyOptions = {}): Prom
   const pending: Array<{ entries: Dirent[]; next: number }> = [{ entries: await root.entries(), next: 0 }];
   const pacer = new Pacer();
   let deleted = 0;
+  let badNames = 0;
   const counted = (name: string): void => {
     if (isServerEntry(name)) return;
     deleted++;
@@ -139,13 +142,17 @@ export async function emptyTree(root: HeldDir, options: EmptyOptions = {}): Prom
         counted(entry.name);
         continue;
       }
-      if (child === null) continue;
+      if (child === null) {
+        // Gone since the directory was read, or never reachable by this name (its directory is then not empty).
+        if (undecodable(entry.name)) badNames++;
+        continue;
+      }
       await stack.push(child, entry.name);
       pending.push({ entries: await child.entries(), next: 0 });
     }
   } catch (err) {
     await stack.release();
-    throw new PartlyDeleted(deleted, err);
+    throw new PartlyDeleted(deleted, err, badNames);
   }
 }
 

@@ -12,7 +12,11 @@ function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typ
   ].filter((part) => part !== "");
   const bytes = what.directories > 0 ? `; ${counted(what.bytes, "byte", "bytes")}` : "";
   const special = what.special > 0 ? `; ${counted(what.special, "special file", "special files")} (FIFO, socket, device) not copied` : "";
-  const detail = what.directories > 0 ? ` (${parts.join(", ")}${bytes}${special})` : "";
+  const badNames =
+    what.badNames > 0
+      ? `; ${counted(what.badNames, "entry", "entries")} whose name is not valid UTF-8 not copied (this server cannot open such a name)`
+      : "";
+  const detail = what.directories > 0 ? ` (${parts.join(", ")}${bytes}${special}${badNames})` : "";
   return text(`Successfully copied ${source} to ${destination}${detail}`);
 }
 

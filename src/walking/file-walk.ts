@@ -10,7 +10,15 @@ import { closeSync, type Dirent } from "node:fs";
 import path from "node:path";
 import { Minimatch } from "minimatch";
 import type { Shown } from "../kernel/escape.js";
-import { errnoCode, isDirectoryRefusal, type FileObjectId, type WalkPort, type WalkedOpen, type WalkedResult } from "../sandbox/index.js";
+import {
+  errnoCode,
+  isDirectoryRefusal,
+  undecodable,
+  type FileObjectId,
+  type WalkPort,
+  type WalkedOpen,
+  type WalkedResult,
+} from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { excluderOf } from "./patterns.js";
 import { joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
@@ -24,7 +32,7 @@ export type FileSkip = "gitignored" | "unreadable" | "outsideLink" | "innerLink"
 const failed = (error: unknown, name: string): FileSkip => {
   const code = errnoCode(error);
   if (code === "ENAMETOOLONG") return "pathLimit";
-  return code === "ENOENT" && name.includes("\uFFFD") ? "badName" : "unreadable";
+  return code === "ENOENT" && undecodable(name) ? "badName" : "unreadable";
 };
 
 /**

@@ -8,7 +8,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { walkedEntryFigures } from "../sandbox/index.js";
+import { undecodable, walkedEntryFigures } from "../sandbox/index.js";
 import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
@@ -114,6 +114,8 @@ export async function searchInto(
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
+  // Matches whose figures cannot be read because no string reaches them (names not valid UTF-8): noted after the walk.
+  const unsized: Shown[] = [];
   const shownPaths = new ShownPaths();
   const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
@@ -138,8 +140,11 @@ export async function searchInto(
     let known = facts;
     if (figures && known === undefined) {
       known = walkedEntryFigures(dir, reach, entry.name);
-      // Gone since its directory was read: no longer a match.
-      if (known === undefined) return;
+      // Gone since its directory was read (no longer a match), or never reachable by this name (said after the walk).
+      if (known === undefined) {
+        if (undecodable(entry.name)) unsized.push(shown);
+        return;
+      }
     }
     const value = sortBy === "size" ? known!.size : sortBy === "modified" ? known!.mtimeMs : 0;
     const line = !figures ? shown : `${shown}\t${sortBy === "size" ? String(value) : new Date(value).toISOString()}`;
@@ -176,6 +181,7 @@ export async function searchInto(
     ),
     opts,
   );
+  for (const shown of unsized) skipped.add(shown, Object.assign(new Error("name not valid UTF-8"), { code: "EILSEQ" }));
   if (ranking !== undefined) found = ranking.writeInto(sink) === 0 ? 0 : ranking.found;
   if (countOnly) sink.append(`${formatCount(found)} ${found === 1 ? "match" : "matches"}`);
   else if (found === 0) sink.append("No matches found");

@@ -153,6 +153,18 @@ describeEachStrategy("search_files sortBy, type and limit against find", () => {
     );
   });
 
+  it("a match whose name is not valid UTF-8 has no size to sort by: it is named as skipped, not left out unsaid", async (ctx) => {
+    fs.writeFileSync(path.join(root, "ok.txt"), "12345");
+    try {
+      fs.writeFileSync(Buffer.concat([Buffer.from(`${root}/caf`), Buffer.from([0xe9]), Buffer.from(".txt")]), "x");
+    } catch (error) {
+      ctx.skip(`this file system refuses a name that is not valid UTF-8 (${(error as Error).message})`);
+    }
+    expect(await search({ sortBy: "size" })).toBe(`${root}/ok.txt\t5\n\n[Skipped 1 unreadable entry: ${root}/caf\uFFFD.txt (EILSEQ)]`);
+    // Without figures to read it is listed, as search_files lists any name.
+    expect(await search({})).toBe(`${root}/caf\uFFFD.txt\n${root}/ok.txt`);
+  });
+
   it("links: one to a file inside shows its target's size, one leading outside is never listed", async () => {
     const outside = path.join(path.dirname(root), "outside");
     fs.mkdirSync(outside);

@@ -32,6 +32,21 @@ function referenceLines(bytes: Buffer, spec: QuerySpec): RefLine[] {
   });
 }
 
+/** The reference's lines around each match (`ctx` either side, as grep -C), each as `render` makes it, `--` between groups that are not adjacent. */
+function contextReference(lines: readonly RefLine[], ctx: number, render: (l: RefLine) => string): string[] {
+  const want = new Set<number>();
+  for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
+  const shown: string[] = [];
+  let prev = 0;
+  for (const l of lines) {
+    if (!want.has(l.lineNo)) continue;
+    if (shown.length > 0 && l.lineNo > prev + 1) shown.push("--");
+    shown.push(render(l));
+    prev = l.lineNo;
+  }
+  return shown;
+}
+
 const request = (over: Partial<FileRequest> = {}): FileRequest => ({
   mode: "lines",
   contextLines: 0,
@@ -123,17 +138,8 @@ describe("scanFile against the reference scan", () => {
         const spec = { query: "b" };
         const lines = referenceLines(bytes, spec);
         const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ contextLines: ctx }), { chunkSize });
-        const want = new Set<number>();
-        for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
-        const expected: string[] = [];
-        let prev = 0;
-        for (const l of lines) {
-          if (!want.has(l.lineNo)) continue;
-          if (expected.length === 0) expected.push("/f");
-          else if (l.lineNo > prev + 1) expected.push("--");
-          expected.push(`${l.lineNo}${l.match ? ":" : "-"}${clipLine(l.text, l.match ? l.occ : 0)}`);
-          prev = l.lineNo;
-        }
+        const shown = contextReference(lines, ctx, (l) => `${l.lineNo}${l.match ? ":" : "-"}${clipLine(l.text, l.match ? l.occ : 0)}`);
+        const expected = shown.length === 0 ? [] : ["/f", ...shown];
         expect(scan.text).toBe(expected.map((l) => `${l}\n`).join(""));
       }),
       { numRuns: 300 },
@@ -337,17 +343,7 @@ describe("lines longer than the piece, and occurrences (SPEC §16)", () => {
         ),
         fc.integer({ min: 1, max: 3 }),
         async (bytes, [spec, maxLineBytes], ctx) => {
-          const lines = referenceLines(bytes, spec);
-          const want = new Set<number>();
-          for (const l of lines) if (l.match) for (let k = l.lineNo - ctx; k <= l.lineNo + ctx; k++) want.add(k);
-          const expected: string[] = [];
-          let prev = 0;
-          for (const l of lines) {
-            if (!want.has(l.lineNo)) continue;
-            if (expected.length > 0 && l.lineNo > prev + 1) expected.push("--");
-            expected.push(`${l.lineNo}${l.match ? ":" : "-"}`);
-            prev = l.lineNo;
-          }
+          const expected = contextReference(referenceLines(bytes, spec), ctx, (l) => `${l.lineNo}${l.match ? ":" : "-"}`);
           const scan = await scanFile(memoryReader(bytes), compileQuery(spec), request({ contextLines: ctx }), { chunkSize: 16, maxLineBytes });
           const marks = scan.text
             .split("\n")

@@ -51,6 +51,9 @@ interface Counted extends Added {
   count: number;
 }
 
+/** A changed file's line's end when `left` other names (hard links) the call does not reach keep the old text (`would`: a dry run's); "" when none. */
+const keptElsewhere = (left: number, would = false): string => (left <= 0 ? "" : `; ${otherNamesKeep(left, would)} the previous text`);
+
 const counted = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** The file's occurrences no longer there when it came to be written: nothing to write. */
@@ -167,7 +170,7 @@ export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, 
     for (const f of found) reached.set(f.object, (reached.get(f.object) ?? 0) + 1);
     for (const f of found) {
       const left = f.links - (reached.get(f.object) as number);
-      listLine(sink, f.shown, f.count, left <= 0 ? "" : `; ${otherNamesKeep(left, true)} the previous text`);
+      listLine(sink, f.shown, f.count, keptElsewhere(left, true));
     }
     return;
   }
@@ -236,8 +239,7 @@ async function writeAll(
       const late = appendedBytes === 0 ? "" : `; ${counted(appendedBytes, "byte", "bytes")} another process appended meanwhile were kept`;
       // Names the call does not reach (outside `path`, or left out) keep the old text: an atomic rewrite replaces one name.
       const left = otherNames - later;
-      const elsewhere = left <= 0 ? "" : `; ${otherNamesKeep(left)} the previous text`;
-      outcomes[i] = { count, note: drift + late + elsewhere };
+      outcomes[i] = { count, note: drift + late + keptElsewhere(left) };
     } catch (error) {
       if (error instanceof NothingLeft) outcomes[i] = { why: "no occurrence left (the file changed after it was counted); not changed" };
       else if (error instanceof ReplacementLimit) {

@@ -129,7 +129,6 @@ export class RegionSearch {
   // A context line owed after a match that goes on past its region: shown once it ends without matching, dropped when
   // a later piece of it matches (it is then the match); `afterLeft` still counts it.
   private pending: ContextEntry | undefined;
-  private forced = false;
   private lastSkipped = 0;
   private tail: ContextEntry[] = [];
   private readonly knownLines: number | undefined;
@@ -162,8 +161,7 @@ export class RegionSearch {
     const end = r.length;
     this.finder.reset(r, { cont: this.midLine ? this.kept : 0, ownEnd: forced ? own : end });
     this.kept = forced ? own - next : 0;
-    this.forced = forced;
-    let { pos, lastEnd } = this.showing() ? this.show(r) : { pos: 0, lastEnd: -1 };
+    let { pos, lastEnd } = this.showing() ? this.show(r, forced) : { pos: 0, lastEnd: -1 };
     if (this.showing()) {
       this.lineNo += countLF(r, pos, end);
       if (this.ctx > 0) this.tail = this.tailOf(r, forced);
@@ -215,8 +213,8 @@ export class RegionSearch {
     return ls === 0 && this.midLine && this.prevMatched;
   }
 
-  // Shows the region's matches with their context until the room is used up.
-  private show(r: Buffer): Stop {
+  // Shows the region's matches with their context until the room is used up; `forced`: the region ends inside a line.
+  private show(r: Buffer, forced: boolean): Stop {
     const { finder } = this;
     const out = this.out as LinesOutput;
     const end = r.length;
@@ -224,7 +222,7 @@ export class RegionSearch {
     let lastEnd = -1;
     while (!out.exhausted) {
       const ls = finder.next(pos);
-      pos = this.trailingContext(r, pos, ls < 0 ? end : ls);
+      pos = this.trailingContext(r, pos, ls < 0 ? end : ls, forced);
       if (ls < 0 || out.exhausted) break;
       this.lineNo += countLF(r, pos, ls);
       pos = ls;
@@ -238,13 +236,13 @@ export class RegionSearch {
   }
 
   // Shows the context lines owed after the last match, from line start `pos` up to `limit`; returns where they end.
-  private trailingContext(r: Buffer, pos: number, limit: number): number {
+  private trailingContext(r: Buffer, pos: number, limit: number, forced: boolean): number {
     const out = this.out as LinesOutput;
     if (this.afterLeft > 0 && pos === 0 && pos < limit && this.midLine) {
       // The rest of an over-long line begun in a region before: the match shown there, or a context line pending,
       // shown once it ends (here, or at the file's end) without a match in its pieces.
       const le = r.indexOf(LF);
-      if (le < 0 && this.forced) return r.length;
+      if (le < 0 && forced) return r.length;
       if (this.pending !== undefined) {
         if (!out.context(this.pending.lineNo, this.pending.text)) return pos;
         this.pending = undefined;
@@ -257,7 +255,7 @@ export class RegionSearch {
     while (this.afterLeft > 0 && pos < limit) {
       const le = r.indexOf(LF, pos);
       const text = contextText(r, pos, le < 0 ? r.length : le, this.finder);
-      if (le < 0 && this.forced) {
+      if (le < 0 && forced) {
         this.pending = { lineNo: this.lineNo, text };
         return r.length;
       }

@@ -102,10 +102,12 @@ export async function deleteEntry(c: Confinement, entryPath: string, shown: stri
           const done = err instanceof PartlyDeleted ? err.deleted : entries;
           const cause = err instanceof PartlyDeleted ? err.reason : err;
           const badNames = err instanceof PartlyDeleted ? err.badNames : 0;
+          const one = badNames === 1;
           const why =
             badNames === 0
               ? ""
-              : `; ${plural(badNames)} inside ${badNames === 1 ? "has a name" : "have names"} that ${badNames === 1 ? "is" : "are"} not valid UTF-8, which this server cannot remove (rename or delete ${badNames === 1 ? "it" : "them"} in a shell)`;
+              : `; ${plural(badNames)} inside ${one ? "has a name that is" : "have names that are"} not valid UTF-8, which this server ` +
+                `cannot remove (rename or delete ${one ? "it" : "them"} in a shell)`;
           const rest = `${plural(done)} inside it ${done === 1 ? "was" : "were"} deleted, the rest is still there${why}`;
           if (errnoCode(cause) === "ECANCELED") {
             throw refused({ kind: "cancelled", action: "delete", path: shown, kept: rest }, cause);

@@ -46,7 +46,7 @@ export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./i
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen, WalkedResult } from "./open.js";
 export { otherNamesKeep, otherNamesNote } from "./replace.js";
-export { pathParameterNote, resolveRequestedPathWith, validatePathWith } from "./requested.js";
+export { resolveRequestedPathWith, validatePathWith } from "./requested.js";
 export type { Written } from "./replace.js";
 export type { RewriteEngine, RewriteSource, Rewritten } from "./rewrite.js";
 export type { FilePort, WalkPort } from "./ports.js";

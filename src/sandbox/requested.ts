@@ -15,7 +15,7 @@ import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement } from "./confinement.js";
 import { accessDenied, errnoCode, notADirectory, refused, SafeFsError, wrapError } from "./errors.js";
 import { resolveFromInside, type Resolved } from "./lookup.js";
-import { serverNameIn, undecodable } from "./names.js";
+import { serverNameIn } from "./names.js";
 import { TRAILING_SEPARATOR, WINDOWS } from "./platform/index.js";
 
 /** The two file-system calls lexical resolution needs. */
@@ -264,29 +264,4 @@ export async function entryInside(given: string, c: Confinement): Promise<Entry>
   const at = parent.kind === "found" ? path.join(parent.real, path.basename(req.absolute)) : req.absolute;
   refuseServerNames(given, at, c);
   return { path: at, wantsDir: req.wantsDir };
-}
-
-/** The parameters that name paths: their values are taken exactly as given. */
-const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
-
-/**
- * For a failed call: a note on the first path parameter that begins or ends with whitespace (kept as part of the name,
- * as a file name may hold it, and easy to miss in the error's path) or holds U+FFFD, which listings show for the bytes
- * of a name that are not valid UTF-8 (no such name can be opened by a string); "" when none does.
- */
-export function pathParameterNote(args: Readonly<Record<string, unknown>>): string {
-  for (const key of PATH_PARAMETERS) {
-    const value = args[key];
-    for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
-      if (typeof v !== "string") continue;
-      const name = Array.isArray(value) ? `${key}[${i}]` : key;
-      if (undecodable(v)) {
-        return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
-      }
-      if (v.trim() === v) continue;
-      const where = v.trimStart() === v ? "ends" : "begins";
-      return `\nNote: ${name} ${where} with whitespace, which is taken as part of the name.`;
-    }
-  }
-  return "";
 }

@@ -6,7 +6,8 @@
 import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
-import { pathParameterNote, Sandbox } from "../sandbox/index.js";
+import { Sandbox } from "../sandbox/index.js";
+import { pathParameterNote } from "../tools/shared.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";

@@ -1,7 +1,7 @@
 /** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
 import { formatCount } from "../kernel/bounded.js";
 import type { Shown } from "../kernel/escape.js";
-import type { FilePort } from "../sandbox/index.js";
+import { type FilePort, undecodable } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
@@ -60,3 +60,28 @@ export const PROGRESS_EVERY = 1000;
 
 /** `n` with its unit, singular or plural: '1 byte', '2,048 bytes'. */
 export const counted = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
+
+/** The parameters that name paths: their values are taken exactly as given. */
+const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
+
+/**
+ * For a failed call: a note on the first path parameter that begins or ends with whitespace (kept as part of the name,
+ * as a file name may hold it, and easy to miss in the error's path) or holds U+FFFD, which listings show for the bytes
+ * of a name that are not valid UTF-8 (no such name can be opened by a string); "" when none does.
+ */
+export function pathParameterNote(args: Readonly<Record<string, unknown>>): string {
+  for (const key of PATH_PARAMETERS) {
+    const value = args[key];
+    for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
+      if (typeof v !== "string") continue;
+      const name = Array.isArray(value) ? `${key}[${i}]` : key;
+      if (undecodable(v)) {
+        return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
+      }
+      if (v.trim() === v) continue;
+      const where = v.trimStart() === v ? "ends" : "begins";
+      return `\nNote: ${name} ${where} with whitespace, which is taken as part of the name.`;
+    }
+  }
+  return "";
+}

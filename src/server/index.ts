@@ -8,6 +8,7 @@ import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { Sandbox } from "../sandbox/index.js";
 import { pathParameterNote } from "../tools/shared.js";
+import { describeIssues, misnamedParameter } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -46,17 +47,6 @@ export interface ServerOptions {
 }
 
 const PROGRESS_INTERVAL_MS = 50;
-
-function describeIssues(tool: string, error: z.ZodError, args: unknown): string {
-  const parts = error.issues.map((issue) => {
-    const where = issue.path.length > 0 ? issue.path.join(".") : "arguments";
-    let seen: unknown = args;
-    for (const key of issue.path) seen = seen && typeof seen === "object" ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
-    const shown = seen === undefined ? "" : ` (got ${JSON.stringify(seen)?.slice(0, 80) ?? String(seen)})`;
-    return `${where}: ${issue.message}${shown}`;
-  });
-  return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
-}
 
 function catalogFor(catalogs: Catalogs, limits: Limits, readOnly: boolean, chosen: readonly string[] | undefined): Catalog {
   const byMode = catalogs.get(limits) ?? catalogs.set(limits, new Map()).get(limits)!;
@@ -117,6 +107,8 @@ export function buildServer(options: ServerOptions): Server {
     }
     const retired = Object.entries(entry.tool.retired ?? {}).find(([key]) => args[key] !== undefined && args[key] !== false);
     if (retired) return boundError(`Invalid arguments for ${name}: ${retired[0]}: ${retired[1]}. Nothing was written.`, max);
+    const misnamed = misnamedParameter(name, entry.tool.input, args);
+    if (misnamed !== undefined) return boundError(misnamed, max);
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
     // In the 2026-07-28 era the roots are asked through an input_required round, answered by the client's retry.

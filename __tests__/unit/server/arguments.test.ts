@@ -1,0 +1,131 @@
+/**
+ * Misnamed parameters: a name that is nearly one the call leaves out (dry_run for dryRun) is refused with the name
+ * meant, before anything is done, since ignoring it would change what the call does; other unknown names are ignored,
+ * as upstream does.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nearlyNamed } from "../../../src/server/arguments.js";
+import { currentRuntime, tempDir } from "../../support/fixtures.js";
+import { inProcess } from "../../support/in-process.js";
+
+let dir: string;
+let remove: () => Promise<void>;
+let client: Client;
+let closeAll: () => Promise<void>;
+
+beforeEach(async () => {
+  ({ dir, remove } = await tempDir("arguments-"));
+  ({ client, close: closeAll } = await inProcess([dir], { runtime: currentRuntime() }));
+});
+
+afterEach(async () => {
+  await closeAll();
+  await remove();
+});
+
+async function call(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+const textOf = (r: CallToolResult): string => (r.content[0]?.type === "text" ? r.content[0].text : "");
+
+describe("nearlyNamed", () => {
+  it.each([
+    ["dry_run", "dryRun"],
+    ["DryRun", "dryRun"],
+    ["max-depth", "maxDepth"],
+    ["output", "outputMode"],
+    ["mode", "outputMode"],
+    ["depth", "maxDepth"],
+    ["context", "contextLines"],
+    ["caseInsensitive", "caseSensitive"],
+    ["path", "paths"],
+    ["replace_all", "replaceAll"],
+    ["excludes", "exclude"],
+  ])("%s reads as %s", (given, name) => expect(nearlyNamed(given, name)).toBe(true));
+
+  it.each([
+    ["encoding", "path"],
+    ["explanation", "edits"],
+    ["lines", "limit"],
+    ["pat", "path"],
+    ["x".repeat(41), "x".repeat(41)],
+    ["recursive", "respectGitignore"],
+  ])("%s does not read as %s", (given, name) => expect(nearlyNamed(given, name)).toBe(false));
+});
+
+describe("a misnamed parameter is refused before anything is done", () => {
+  it("edit_file with dry_run writes nothing and names dryRun", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "one\ntwo\n");
+    const result = await call("edit_file", { path: file, edits: [{ oldText: "two", newText: "2" }], dry_run: true });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      "Invalid arguments for edit_file: dry_run is not a parameter of edit_file; did you mean dryRun? Nothing was done. " +
+        "Its parameters: path, edits, dryRun, diff.",
+    );
+    expect(fs.readFileSync(file, "utf8")).toBe("one\ntwo\n");
+  });
+
+  it("an edit's replace_all is named with its item, and nothing is written", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "x x\n");
+    const result = await call("edit_file", {
+      path: file,
+      edits: [
+        { oldText: "x x", newText: "y y" },
+        { oldText: "y", newText: "z", replace_all: true },
+      ],
+    });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      "Invalid arguments for edit_file: edits[1].replace_all is not a field of edits' items; did you mean " +
+        "edits[1].replaceAll? Nothing was done. The fields of edits' items: oldText, newText, replaceAll.",
+    );
+    expect(fs.readFileSync(file, "utf8")).toBe("x x\n");
+  });
+
+  it("old_text names oldText instead of the schema's missing-field message", async () => {
+    const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: [{ old_text: "a", newText: "b" }] });
+    expect(textOf(result)).toContain("edits[0].old_text is not a field of edits' items; did you mean edits[0].oldText?");
+  });
+
+  it("search_file_contents with output names outputMode", async () => {
+    fs.writeFileSync(path.join(dir, "a.txt"), "needle\n");
+    const result = await call("search_file_contents", { path: dir, query: "needle", output: "count" });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(
+      /^Invalid arguments for search_file_contents: output is not a parameter of search_file_contents; did you mean outputMode\?/,
+    );
+  });
+
+  it("write_file with contents and no content writes nothing", async () => {
+    const file = path.join(dir, "new.txt");
+    const result = await call("write_file", { path: file, contents: "text" });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toContain("contents is not a parameter of write_file; did you mean content?");
+    expect(fs.existsSync(file)).toBe(false);
+  });
+});
+
+describe("other unknown names are ignored, as upstream does", () => {
+  it("read_text_file with encoding reads the file", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "text\n");
+    const result = await call("read_text_file", { path: file, encoding: "utf-8" });
+    expect(result.isError).not.toBe(true);
+    expect(textOf(result)).toBe("text\n");
+  });
+
+  it("a name near one the call already gives is ignored too", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "one\n");
+    const result = await call("edit_file", { path: file, edits: [{ oldText: "one", newText: "1" }], dryRun: true, dry_run: true });
+    expect(result.isError).not.toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toBe("one\n");
+  });
+});

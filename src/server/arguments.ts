@@ -1,0 +1,107 @@
+/**
+ * How a tool call's arguments are refused: the schema's issues, each named by its parameter and the value given,
+ * and a misnamed parameter (dry_run for dryRun), which the schema alone would drop without a word and so change what
+ * the call does.
+ */
+import { z } from "zod";
+
+/** The schema's issues as one line, each with the parameter it concerns and the value given. */
+export function describeIssues(tool: string, error: z.ZodError, args: unknown): string {
+  const parts = error.issues.map((issue) => {
+    const where = issue.path.length > 0 ? issue.path.join(".") : "arguments";
+    let seen: unknown = args;
+    for (const key of issue.path) seen = seen && typeof seen === "object" ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
+    const shown = seen === undefined ? "" : ` (got ${JSON.stringify(seen)?.slice(0, 80) ?? String(seen)})`;
+    return `${where}: ${issue.message}${shown}`;
+  });
+  return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
+}
+
+// Hostile calls may carry thousands of keys or items: only this many are compared, and names up to this length.
+const KEYS_LOOKED_AT = 64;
+const ITEMS_LOOKED_AT = 64;
+const LONGEST_NAME = 40;
+
+/**
+ * The refusal of a call one of whose argument names is not a parameter but nearly one that the call leaves out
+ * (`dry_run`, `max_depth`, `output` for outputMode, `edits[0].replace_all`): ignored as the schema would, it would make
+ * an edit meant as a dry run write, or a search meant to count list lines. Other unknown names are ignored, as upstream
+ * does. undefined when there is none.
+ */
+export function misnamedParameter(tool: string, shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>): string | undefined {
+  const found = misnamedIn(shape, args);
+  if (found === undefined) return undefined;
+  const { list, within, given, meant, known } = found;
+  const [what, whose] = list === "" ? [`a parameter of ${tool}`, "Its parameters"] : [`a field of ${list}' items`, `The fields of ${list}' items`];
+  return (
+    `Invalid arguments for ${tool}: ${within}${given} is not ${what}; did you mean ${within}${meant}? ` +
+    `Nothing was done. ${whose}: ${known.join(", ")}.`
+  );
+}
+
+interface Misnamed {
+  /** The array parameter whose item holds the name (edits), and that item (`edits[0].`); both "" for a parameter. */
+  readonly list: string;
+  readonly within: string;
+  readonly given: string;
+  readonly meant: string;
+  readonly known: readonly string[];
+}
+
+function misnamedIn(shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>, list = "", within = ""): Misnamed | undefined {
+  const known = Object.keys(shape);
+  for (const key of Object.keys(args).slice(0, KEYS_LOOKED_AT)) {
+    const schema = shape[key];
+    if (schema === undefined) {
+      const meant = known.find((name) => !Object.hasOwn(args, name) && nearlyNamed(key, name));
+      if (meant !== undefined) return { list, within, given: key, meant, known };
+      continue;
+    }
+    const items = itemShape(schema);
+    const value = args[key];
+    if (items === undefined || !Array.isArray(value)) continue;
+    for (const [i, item] of value.slice(0, ITEMS_LOOKED_AT).entries()) {
+      if (item === null || typeof item !== "object" || Array.isArray(item)) continue;
+      const found = misnamedIn(items, item as Record<string, unknown>, key, `${key}[${i}].`);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** The shape of an array parameter's object items (edit_file's edits), else undefined. */
+function itemShape(schema: z.core.$ZodType): z.ZodRawShape | undefined {
+  let inner: unknown = schema;
+  while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault) inner = inner.unwrap();
+  if (!(inner instanceof z.ZodArray)) return undefined;
+  const element: unknown = inner.element;
+  return element instanceof z.ZodObject ? element.shape : undefined;
+}
+
+/**
+ * Whether `given` reads as a misspelling of `name`: the same but for case, `_` and `-`; one the start or end of the
+ * other (4 letters at least: output for outputMode, depth for maxDepth); or within one edit (two from 8 letters:
+ * caseInsensitive for caseSensitive).
+ */
+export function nearlyNamed(given: string, name: string): boolean {
+  if (given.length > LONGEST_NAME) return false;
+  const a = given.toLowerCase().replace(/[-_\s]/g, "");
+  const b = name.toLowerCase();
+  if (a === b) return true;
+  const shorter = Math.min(a.length, b.length);
+  if (shorter >= 4 && (a.startsWith(b) || b.startsWith(a) || a.endsWith(b) || b.endsWith(a))) return true;
+  return shorter >= 4 && editDistance(a, b) <= (shorter >= 8 ? 2 : 1);
+}
+
+/** Levenshtein distance of two short strings (one row at a time). */
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    row = next;
+  }
+  return row[b.length]!;
+}

@@ -67,8 +67,6 @@ export class LineFinder {
       pos = le + 1;
     }
     switch (this.query.strategy) {
-      case "never":
-        return -1;
       case "bytes":
         return this.literal.next(pos, false);
       case "foldedBytes":
@@ -115,7 +113,6 @@ export class LineFinder {
     const te = lines.textEnd(ls, lines.end);
     this.lastOccEnd = from;
     const strategy = this.query.strategy;
-    if (strategy === "never") return 0;
     if (strategy === "bytes" || strategy === "foldedBytes") {
       // Within the line's text only: a search of the whole region would run on to the next matching line, twice.
       const n = this.literal.count(Math.max(from, ls), te, strategy === "foldedBytes");

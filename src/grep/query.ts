@@ -3,6 +3,7 @@
  * matching plan the scanner runs (SPEC §10): what runs on bytes, what needs a
  * decoded line, and whether the plan must run isolated from the event loop.
  */
+import { queryProblem } from "./dialects.js";
 import { lineStartSource, locatorSource } from "./locator.js";
 import { requiredLiterals } from "./required-literal.js";
 import { requiredSegment } from "./required-segment.js";
@@ -30,10 +31,9 @@ export interface QuerySpec {
  *   lines holding its bytes (A-Z lowered for any case) are found as for `bytes`, and only they are
  *   decoded and tested;
  * - `segment`: a regex past ASCII without a required literal, but with a rare run of ASCII classes every
- *   match holds (required-segment.ts): lines where it hits the Latin-1 view are decoded and tested;
- * - `never`: a literal holding a line feed cannot occur inside a line.
+ *   match holds (required-segment.ts): lines where it hits the Latin-1 view are decoded and tested.
  */
-type Strategy = "bytes" | "foldedBytes" | "prefilter" | "foldedPrefilter" | "segment" | "latin1" | "latin1+wide" | "perLine" | "never";
+type Strategy = "bytes" | "foldedBytes" | "prefilter" | "foldedPrefilter" | "segment" | "latin1" | "latin1+wide" | "perLine";
 
 /** A compiled query; plain data plus regexes, rebuilt from `spec` inside a worker. */
 export interface Query {
@@ -136,11 +136,13 @@ const MAY_CROSS_LINES = /\[\^|\\[AC-Zace-vx-z0-9]|[\x00-\x1f]/;
 
 /**
  * Compiles a query.
- * @throws when `query` is empty, or is an invalid regular expression (quoting the engine's message)
+ * @throws when `query` is empty, cannot match as meant (dialects.ts), or is an invalid regular expression (quoting the engine's message)
  */
 export function compileQuery(input: QuerySpec): Query {
   const spec = { query: input.query, regex: input.regex ?? false, caseSensitive: input.caseSensitive ?? false };
   if (spec.query.length === 0) throw new Error("query must not be empty");
+  const problem = queryProblem(spec.query, spec.regex);
+  if (problem !== undefined) throw new Error(problem);
   const source = spec.regex ? spec.query : spec.query.replace(SPECIAL, "\\$&");
   const flags = spec.caseSensitive ? "" : "i";
   let lineRe: RegExp;
@@ -260,7 +262,6 @@ function rarestByte(bytes: Buffer): number {
 
 function strategyOf(spec: Required<QuerySpec>, source: string): Strategy {
   if (!spec.regex) {
-    if (spec.query.includes("\n")) return "never";
     // U+FFFD in the query can match an invalid byte, which only a decoded line shows.
     if (spec.caseSensitive && !spec.query.includes("\ufffd")) return "bytes";
     return /[^\x00-\x7f]/.test(spec.query) ? "latin1+wide" : "foldedBytes";

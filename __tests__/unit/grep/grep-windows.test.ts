@@ -32,7 +32,7 @@ const QUERIES: QuerySpec[] = [
   { query: "$", regex: true },
   { query: "x*", regex: true },
   { query: "\\bab?\\b", regex: true, caseSensitive: true },
-  { query: "a\\nb", regex: true },
+  { query: "a\\x0ab", regex: true },
   { query: "b\\s+a", regex: true },
   { query: "b[\\s.]a", regex: true },
   { query: "a.b", regex: true },

@@ -2,8 +2,11 @@
  * Limits on glob patterns (issue 5): matching costs one test per entry and per
  * brace alternative, and `{a,b}` twenty times over is a million alternatives
  * (seconds per entry, gigabytes to build), so alternatives are limited per
- * pattern and over all the patterns of a call.
+ * pattern and over all the patterns of a call. And what a pattern that matched
+ * nothing was likely meant as.
  */
+import type { Dirent } from "node:fs";
+import path from "node:path";
 import { braceExpand, Minimatch } from "minimatch";
 import { formatCount } from "../kernel/bounded.js";
 import { excludesNothing } from "./walker.js";
@@ -36,6 +39,49 @@ export function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>
       `Too many patterns: the patterns of this call expand to ${formatCount(total)} patterns in total; ` +
         `the limit is ${formatCount(MAX_TOTAL_ALTERNATIVES)}.`,
     );
+  }
+}
+
+// What only a regular expression means: `.*`, an escaped dot, `^` first, `$` last.
+const REGEX_LIKE = /\.\*|\\\.|^\^|\$$/;
+
+/**
+ * For a walk whose glob `param` matched no entry: what it was likely meant as, read from the pattern alone (globs are
+ * matched against paths relative to the walked directory, as upstream matches them); "" when nothing stands out.
+ * Starts with a line break.
+ */
+export function unmatchedPatternNote(param: string, pattern: string, root: string, deeper: DeeperMatches): string {
+  if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
+  if (path.isAbsolute(pattern)) {
+    const rel = path.relative(root, pattern);
+    const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+    const instead = inside ? `; relative, it is ${rel.split(path.sep).join("/")}` : "";
+    return `\nNote: ${param} is matched against paths relative to the directory searched, so an absolute one matches nothing${instead}.`;
+  }
+  if (REGEX_LIKE.test(pattern)) {
+    return `\nNote: ${param} is a glob, not a regular expression: * is any run of characters in a name, ** any depth of directories, as in **/*.ts.`;
+  }
+  if (deeper.found) {
+    return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`;
+  }
+  return "";
+}
+
+/** Whether a glob without `/`, matched against the entries directly inside a directory only, names one deeper down. */
+export class DeeperMatches {
+  private readonly byName: Minimatch | undefined;
+  found = false;
+
+  constructor(pattern: string | undefined) {
+    // As in **\/<pattern>, a leading # or ! is a character, not a comment or a negation.
+    const byName = pattern !== undefined && pattern !== "" && !pattern.includes("/");
+    this.byName = byName ? new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true }) : undefined;
+  }
+
+  /** Told of each entry at `rel` (relative to the walk's root) that the glob did not match; a symlink is not looked at (it may lead outside). */
+  missed(rel: string, entry: Dirent): void {
+    if (this.byName === undefined || this.found || !rel.includes(path.sep) || entry.isSymbolicLink()) return;
+    this.found = this.byName.match(entry.name);
   }
 }
 

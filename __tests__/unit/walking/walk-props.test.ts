@@ -7,6 +7,7 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../../../src/lib.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
+import { DeeperMatches, unmatchedPatternNote } from "../../../src/walking/patterns.js";
 import { createRuntime } from "../../../src/server/runtime.js";
 import { walkOptions } from "../../support/fixtures.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "../../support/walk-reference.js";
@@ -153,7 +154,15 @@ describe("streamed walks equal the in-memory reference", () => {
           const fromLib = await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes });
           expect(searchText(fromLib)).toBe(searchText(reference));
           // The tool shows control characters in names escaped (SPEC §13); lib.ts keeps upstream's raw paths.
-          const expected = searchText(reference.map(escapeControls));
+          // With no match, the tool notes what the pattern was likely meant as: here, whether **/pattern matches a
+          // deeper entry (not a link, which may lead outside) by upstream's own algorithm.
+          const deeper = new DeeperMatches(undefined);
+          if (reference.length === 0 && !pattern.includes("/")) {
+            const anyDepth = await searchReference(root, `**/${pattern}`, excludes, [root]);
+            deeper.found = anyDepth.some((p) => path.dirname(p) !== root && !fs.lstatSync(p).isSymbolicLink());
+          }
+          const note = reference.length === 0 ? unmatchedPatternNote("pattern", pattern, root, deeper) : "";
+          const expected = searchText(reference.map(escapeControls)) + note;
           const whole = bigSink();
           await searchInto(root, pattern, excludes, whole, walkOptions(runtime, [root]));
           expect(whole.render("advice")).toBe(expected);

@@ -35,7 +35,7 @@ function textOf(r: EditRefusal): string {
       return (
         `Could not find exact match for edit:\n${r.oldText}\n(edits[${r.edit}], edit ${r.edit + 1} of ${r.edits}, ` +
         "applied to the text as the edits before it left it; lines over " +
-        `${formatCount(r.maxLineBytes)} bytes are matched only exactly, not ignoring whitespace)`
+        `${formatCount(r.maxLineBytes)} bytes are matched only exactly, not ignoring whitespace)${numberedNote(r.oldText)}`
       );
     case "ambiguous": {
       const more = r.count > r.lines.length ? ", …" : "";
@@ -57,6 +57,19 @@ function textOf(r: EditRefusal): string {
         `${formatCount(r.limit)} a call); nothing was written. Split the change into calls with longer oldText.`
       );
   }
+}
+
+// A line as a numbered view shows it: search_file_contents' `12:` and `12-`, `cat -n`'s tab, an arrow or a bar.
+const NUMBERED_LINE = /^\s*\d+(?:[:\-\u2192|]|\t)/;
+
+/** For an old text found nowhere whose every line starts with a line number: that the number is not the file's text. */
+function numberedNote(oldText: string): string {
+  const lines = oldText.split("\n").filter((line) => line.trim() !== "");
+  if (lines.length === 0 || !lines.every((line) => NUMBERED_LINE.test(line))) return "";
+  return (
+    "\nIts lines start with line numbers, as search_file_contents shows them (12: for a match, 12- for context); " +
+    "oldText is the file's own text, without them (read_text_file with startLine shows it)."
+  );
 }
 
 /** The error that carries an edit's refusal, worded once. */

@@ -376,6 +376,19 @@ describe("streamEdit: endings, encoding, limits", () => {
     }
   });
 
+  it("an old text found nowhere whose every line starts with a line number says the numbers are not the file's text", async () => {
+    const raw = Buffer.from("const a = 1;\nconst b = 2;\n");
+    const refusal = (oldText: string) =>
+      run(raw, [{ oldText, newText: "x" }]).then(
+        () => "",
+        (error: unknown) => (error as Error).message,
+      );
+    for (const numbered of ["1:const a = 1;\n2-const b = 2;", "     2\tconst b = 2;", "2\u2192const b = 2;"]) {
+      expect(await refusal(numbered)).toMatch(/\nIts lines start with line numbers, as search_file_contents shows them .*without them/);
+    }
+    for (const plain of ["const c = 3;", "1:const a = 1;\nconst b"]) expect(await refusal(plain)).not.toMatch(/line numbers/);
+  });
+
   it("a file of many default-size blocks equals the reference byte for byte", async () => {
     const lines = Array.from({ length: 60000 }, (_, i) => `${i % 3 === 0 ? "\t" : ""}entry ${i} 😀 value=${(i * 7919) % 1000}`);
     const raw = Buffer.from(lines.join("\n"));

@@ -17,7 +17,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import type { Confinement, Target } from "./confinement.js";
-import { errnoCode, notRegular, refused, SafeFsError, wrapError } from "./errors.js";
+import { errnoCode, notADirectory, notRegular, refused, SafeFsError, wrapError } from "./errors.js";
 import { DIR_NOFOLLOW_FLAGS, READ_FLAGS, TEMP_FLAGS } from "./flags.js";
 import { closeQuietly } from "./held.js";
 import { sameFile } from "./identity.js";
@@ -40,6 +40,9 @@ export interface CopyOptions {
   recursive: boolean;
   source: string;
   destination: string;
+  /** Whether the source or the destination was given ending in a separator, which names a directory. */
+  sourceIsDir?: boolean;
+  destinationIsDir?: boolean;
   signal?: AbortSignal;
   /** Called with the number of entries copied so far. */
   onProgress?: (copied: number) => void;
@@ -278,8 +281,13 @@ async function copyDirectory(c: Confinement, src: Target, st: BigIntStats, held:
 async function checkCopy(c: Confinement, src: Target, dst: Target, o: CopyOptions, early = false): Promise<{ st: BigIntStats; target?: string }> {
   const st = await src.lstat();
   if (st === undefined) throw new SafeFsError(`Cannot copy ${o.source}: it does not exist`, { code: "ENOENT" });
+  if (!st.isDirectory() && o.sourceIsDir === true) throw notADirectory(o.source);
   // Before the lock, a destination with a lock is left to the holder's check, as for move_file.
   if ((await dst.lstat()) !== undefined && !(early && (await lockPresent(dst)))) throw destinationExists(o.destination);
+  // Copied by its name without the separator, the file would be made where a directory was named.
+  if (!st.isDirectory() && o.destinationIsDir === true) {
+    throw refused({ kind: "fileAsDirectory", action: "copy", path: o.source, destination: o.destination });
+  }
   if (st.isDirectory() && !o.recursive) {
     throw new SafeFsError(`Cannot copy ${o.source}: it is a directory; pass recursive: true to copy it with everything in it`, { code: "EISDIR" });
   }

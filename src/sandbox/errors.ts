@@ -4,6 +4,7 @@
  */
 import type { BigIntStats, Stats } from "node:fs";
 import { constants as osConstants } from "node:os";
+import path from "node:path";
 import { getSystemErrorMap } from "node:util";
 import { escapeControls } from "../kernel/escape.js";
 
@@ -55,6 +56,8 @@ export type Refusal =
   | { kind: "notRegular"; path: string; what: string }
   /** A path that is not a directory where one is needed (`not` "directory"), or names nothing (`not` "there"). */
   | { kind: "noDirectory"; path: string; not: "directory" | "there" }
+  /** A file moved or copied to a destination that ends in a separator, which names a directory (there is none there). */
+  | { kind: "fileAsDirectory"; action: "move" | "copy"; path: string; destination: string }
   /** A destination that already exists (moves and copies never replace one). */
   | { kind: "exists"; path: string }
   /** A file whose mode gives the server's user no write permission. */
@@ -82,6 +85,7 @@ const REFUSAL_CODES: Record<Refusal["kind"], string> = {
   outside: "EACCES",
   notRegular: "EINVAL",
   noDirectory: "ENOTDIR",
+  fileAsDirectory: "ENOTDIR",
   exists: "EEXIST",
   readOnly: "EACCES",
   changed: CHANGED,
@@ -133,6 +137,12 @@ function refusalText(r: Refusal): string {
       return `Not a regular file: ${r.path} (${r.what})`;
     case "noDirectory":
       return r.not === "directory" ? `Not a directory: ${r.path}` : `No such directory: ${r.path}`;
+    case "fileAsDirectory":
+      return (
+        `Cannot ${r.action} ${r.path} to ${r.destination}: a destination ending in a separator names a directory, and there is ` +
+        `none there; pass the file's new path, as ${path.join(r.destination, path.basename(r.path))} to put it into that ` +
+        "directory once it exists (create_directory makes it)"
+      );
     case "exists":
       return `Destination already exists: ${r.path}`;
     case "readOnly":

@@ -225,7 +225,14 @@ export class Sandbox implements FilePort, WalkPort {
     return this.runtime.locks.serialised(
       [from.path, await lockKeyOf(to.path)],
       { signal: options.signal, shown: destination, action: `copy ${source} to` },
-      () => copyEntry(this.confinement, from.path, to.path, { ...options, source, destination }),
+      () =>
+        copyEntry(this.confinement, from.path, to.path, {
+          ...options,
+          source,
+          destination,
+          sourceIsDir: from.wantsDir,
+          destinationIsDir: to.wantsDir,
+        }),
     );
   }
 

@@ -151,10 +151,11 @@ export async function moveEntry(c: Confinement, source: string, destination: str
 async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: string, early = false): Promise<BigIntStats> {
   const before = await m.from.lstat();
   if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
-  if (!before.isDirectory() && (given.sourceIsDir || given.destinationIsDir)) {
-    throw notADirectory(given.sourceIsDir ? given.source : given.destination);
-  }
+  if (!before.isDirectory() && given.sourceIsDir) throw notADirectory(given.source);
   if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
+  // rename(2) answers ENOTDIR, as if the destination were the one that is not a directory.
+  if (!before.isDirectory() && given.destinationIsDir)
+    throw refused({ kind: "fileAsDirectory", action: "move", path: given.source, destination: given.destination });
   if (before.isSymbolicLink()) await refuseLinkLeavingFrom(c, m, given);
   if (!before.isDirectory()) return before;
   const moved = path.join(m.from.dir.real, m.from.name);

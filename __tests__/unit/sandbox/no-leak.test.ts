@@ -159,13 +159,25 @@ describe.each(STRATEGIES)("SPEC §13 through the binary (%s)", (strategy) => {
         ["edit_file", { path: "plain.txt/", edits: [{ oldText: "plain", newText: "changed" }] }, "plain.txt/"],
         ["write_file", { path: "plain.txt/inner", content: "changed" }, "plain.txt/inner"],
         ["move_file", { source: "plain.txt/", destination: "elsewhere" }, "plain.txt/"],
-        ["move_file", { source: "plain.txt", destination: "elsewhere/" }, "elsewhere/"],
+        ["copy_file", { source: "plain.txt/", destination: "elsewhere" }, "plain.txt/"],
       ];
       for (const [tool, args, given] of cases) {
         const result = await run(tool, args);
         expect(result.isError, tool).toBe(true);
         expect(textOf(result), tool).toBe(`Not a directory: ${given}`);
       }
+      // A file to a name ending in a separator: a directory is named, and there is none (rename(2) says ENOTDIR).
+      for (const [tool, action] of [
+        ["move_file", "move"],
+        ["copy_file", "copy"],
+      ]) {
+        const result = await run(tool as string, { source: "plain.txt", destination: "elsewhere/" });
+        expect(result.isError, tool).toBe(true);
+        expect(textOf(result), tool).toMatch(
+          new RegExp(`^Cannot ${action} plain\\.txt to elsewhere/: a destination ending in a separator names a directory`),
+        );
+      }
+      await expect(lstat(path.join(root, "elsewhere"))).rejects.toThrow(/ENOENT/);
       expect(await readFile(path.join(root, "plain.txt"), "utf8")).toBe("plain");
       const created = await run("write_file", { path: "newfile/", content: "x" });
       expect(created.isError).toBe(true);

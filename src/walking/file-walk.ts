@@ -20,7 +20,7 @@ import {
   type WalkedResult,
 } from "../sandbox/index.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
-import { DeeperMatches, excluderOf, unmatchedPatternNote } from "./patterns.js";
+import { excluderOf, GlobOutcome } from "./patterns.js";
 import { joinDir, ShownPaths, walkTree, type Upcoming, type WalkOptions } from "./walker.js";
 
 /** Why an entry was not searched. */
@@ -162,9 +162,8 @@ class FileEntries {
   private readonly ahead = new Map<Dirent, WalkedResult>();
   // Files opened so far (for `checkedFirst`).
   private filesOpened = 0;
-  // Whether the pattern matched any file, and if not, whether it would deeper down (unmatchedPatternNote).
-  matchedAny = false;
-  readonly deeper: DeeperMatches;
+  // What the pattern met (for the note on it).
+  readonly outcome: GlobOutcome;
   // Which of the entries after one the walk will enter are opened with it: files matching the pattern, not yet opened.
   private readonly opensAhead = (entry: Dirent, rel: string): boolean =>
     entry.isFile() && !this.ahead.has(entry) && (this.matcher === undefined || this.matcher.match(rel));
@@ -184,7 +183,7 @@ class FileEntries {
     private readonly opts: WalkOptions,
   ) {
     this.matcher = pattern === undefined ? undefined : new Minimatch(pattern, { dot: true });
-    this.deeper = new DeeperMatches(pattern);
+    this.outcome = new GlobOutcome(pattern);
     this.pacer = new Pacer(opts.signal, opts.onTurn);
     this.targets = { under: root.endsWith(path.sep) ? root : root + path.sep, takes: (rel) => this.takes(rel), met: new Set() };
   }
@@ -201,10 +200,10 @@ class FileEntries {
   enter(dir: string, entry: Dirent, reach: string, rel: string, upcoming?: Upcoming): Promise<void> | undefined {
     if (entry.isDirectory()) return undefined;
     if (this.matcher !== undefined && !this.matcher.match(rel)) {
-      this.deeper.missed(rel, entry);
+      this.outcome.missed(rel, entry);
       return undefined;
     }
-    this.matchedAny = true;
+    this.outcome.matchedAny = true;
     const full = joinDir(dir, entry.name);
     const shown = this.shownPaths.entry(dir, entry.name);
     if (!entry.isSymbolicLink() && !entry.isFile()) {
@@ -265,8 +264,8 @@ class FileEntries {
 
 /**
  * Walks `root`, calling `onFile` for each selected file and `onSkip` for each entry left out; returns the
- * notes of `.gitignore` files not read and rules not applied, and of a `pattern` that matched no file
- * ("" when none), for the result to end with.
+ * notes of `.gitignore` files not read and rules not applied, and on its `pattern` (GlobOutcome) ("" when
+ * none), for the result to end with.
  * @throws when `root` cannot be read, when the allowed directories changed so that it is no longer inside
  * them, or the signal's reason when cancelled
  */
@@ -310,6 +309,5 @@ export async function walkFiles(
   if (skipped.count > skipped.pastPathLimit) onSkip("unreadable", skipped.count - skipped.pastPathLimit);
   if (skipped.pastPathLimit > 0) onSkip("pathLimit", skipped.pastPathLimit);
   if (gitignore !== undefined && gitignore.ignored + gitignore.gitDirs > 0) onSkip("gitignored", gitignore.ignored + gitignore.gitDirs);
-  const unmatched = selection.pattern === undefined || files.matchedAny ? "" : unmatchedPatternNote("pattern", selection.pattern, root, files.deeper);
-  return (gitignore?.problemsNote() ?? "") + unmatched;
+  return (gitignore?.problemsNote() ?? "") + files.outcome.note("pattern", root);
 }

@@ -12,7 +12,7 @@ import { undecodable, walkedEntryFigures } from "../sandbox/index.js";
 import { entryMatcher } from "./entry-match.js";
 import { GitignoreFilter, withGitignore } from "./gitignore.js";
 import { TopN } from "./top-n.js";
-import { DeeperMatches, excluderOf, unmatchedPatternNote } from "./patterns.js";
+import { excluderOf, GlobOutcome } from "./patterns.js";
 import { ShownPaths, walkTree, type WalkOptions } from "./walker.js";
 
 /** How search_files chooses and orders its matches. */
@@ -111,9 +111,8 @@ export async function searchInto(
   { respectGitignore = false, countOnly = false, type, sortBy, limit }: SearchOptions = {},
 ): Promise<void> {
   const matches = entryMatcher(pattern);
-  // Whether the pattern matched an entry it may list (a `type` may leave each out), and if not, what it was likely meant as.
-  let matchedAny = false;
-  const deeper = new DeeperMatches(pattern);
+  // What the pattern met: an entry it may list (a `type` may leave each out); deeper ones a slash-free pattern left out.
+  const outcome = new GlobOutcome(pattern);
   const figures = !countOnly && (sortBy === "size" || sortBy === "modified");
   const ranking = !countOnly && sortBy !== undefined ? new Ranking(sortBy, limit, sink.max + 1) : undefined;
   let found = 0;
@@ -121,7 +120,7 @@ export async function searchInto(
   const unsized: Shown[] = [];
   const shownPaths = new ShownPaths();
   const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
-    matchedAny = true;
+    outcome.matchedAny = true;
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
     if (countOnly) {
       found++;
@@ -163,7 +162,7 @@ export async function searchInto(
         // A pattern answered from the name alone needs no path relative to the root made for each entry.
         ignoresRel: matches.byName === true,
         enter(dir, entry, rel, _depth, reach) {
-          if (!matches(rel, entry.name)) return deeper.missed(rel, entry);
+          if (!matches(rel, entry.name)) return outcome.missed(rel, entry);
           // Plain entries of a real, validated directory are inside by construction;
           // only a symlink can point elsewhere, and it is never descended, so its
           // target matters only when it would be listed.
@@ -189,8 +188,8 @@ export async function searchInto(
   if (ranking !== undefined) found = ranking.writeInto(sink) === 0 ? 0 : ranking.found;
   if (countOnly) sink.append(`${formatCount(found)} ${found === 1 ? "match" : "matches"}`);
   else if (found === 0) sink.append("No matches found");
-  const unmatched = matchedAny ? "" : unmatchedPatternNote("pattern", pattern, root, deeper);
-  if (unmatched !== "") sink.append(unmatched);
+  const note = outcome.note("pattern", root);
+  if (note !== "") sink.append(note);
   else if (limit !== undefined && limit < found) sink.append(`\n(${formatCount(limit)} of ${formatCount(found)} matches shown: limit=${limit})`);
   skipped.appendNote(sink);
   gitignore?.appendNote(sink);

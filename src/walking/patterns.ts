@@ -46,42 +46,50 @@ export function checkPatterns(patterns: ReadonlyArray<readonly [string, string]>
 const REGEX_LIKE = /\.\*|\\\.|^\^|\$$/;
 
 /**
- * For a walk whose glob `param` matched no entry: what it was likely meant as, read from the pattern alone (globs are
- * matched against paths relative to the walked directory, as upstream matches them); "" when nothing stands out.
- * Starts with a line break.
+ * What a walk's glob met, for the note its result ends with: globs are matched against paths relative to the walked
+ * directory, as upstream matches them, so `*.ts` names only entries directly inside it (rg's `-g '*.ts'`, and a
+ * .gitignore line, match at any depth). Told of each entry the glob did not match, it looks (until it finds one) for a
+ * deeper entry whose name `**\/<glob>` would match.
  */
-export function unmatchedPatternNote(param: string, pattern: string, root: string, deeper: DeeperMatches): string {
-  if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
-  if (path.isAbsolute(pattern)) {
-    const rel = path.relative(root, pattern);
-    const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-    const instead = inside ? `; relative, it is ${rel.split(path.sep).join("/")}` : "";
-    return `\nNote: ${param} is matched against paths relative to the directory searched, so an absolute one matches nothing${instead}.`;
-  }
-  if (REGEX_LIKE.test(pattern)) {
-    return `\nNote: ${param} is a glob, not a regular expression: * is any run of characters in a name, ** any depth of directories, as in **/*.ts.`;
-  }
-  if (deeper.found) {
-    return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`;
-  }
-  return "";
-}
-
-/** Whether a glob without `/`, matched against the entries directly inside a directory only, names one deeper down. */
-export class DeeperMatches {
+export class GlobOutcome {
   private readonly byName: Minimatch | undefined;
-  found = false;
+  /** Whether the glob matched an entry the walk took. */
+  matchedAny = false;
+  private deeper = false;
 
-  constructor(pattern: string | undefined) {
+  constructor(private readonly pattern: string | undefined) {
     // As in **\/<pattern>, a leading # or ! is a character, not a comment or a negation.
     const byName = pattern !== undefined && pattern !== "" && !pattern.includes("/");
     this.byName = byName ? new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true }) : undefined;
   }
 
-  /** Told of each entry at `rel` (relative to the walk's root) that the glob did not match; a symlink is not looked at (it may lead outside). */
+  /** An entry at `rel` (relative to the walk's root) the glob did not match; a symlink is not looked at (it may lead outside). */
   missed(rel: string, entry: Dirent): void {
-    if (this.byName === undefined || this.found || !rel.includes(path.sep) || entry.isSymbolicLink()) return;
-    this.found = this.byName.match(entry.name);
+    if (this.byName === undefined || this.deeper || !rel.includes(path.sep) || entry.isSymbolicLink()) return;
+    this.deeper = this.byName.match(entry.name);
+  }
+
+  /**
+   * The note on the glob `param` ("" when none, else starting with a line break): a slash-free one that left out deeper
+   * entries it names; and when it matched nothing, what it was likely meant as, read from the glob alone.
+   */
+  note(param: string, root: string): string {
+    const pattern = this.pattern;
+    if (pattern === undefined || (this.matchedAny && !this.deeper)) return "";
+    if (this.deeper) {
+      return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`;
+    }
+    if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
+    if (path.isAbsolute(pattern)) {
+      const rel = path.relative(root, pattern);
+      const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
+      const instead = inside ? `; relative, it is ${rel.split(path.sep).join("/")}` : "";
+      return `\nNote: ${param} is matched against paths relative to the directory searched, so an absolute one matches nothing${instead}.`;
+    }
+    if (REGEX_LIKE.test(pattern)) {
+      return `\nNote: ${param} is a glob, not a regular expression: * is any run of characters in a name, ** any depth of directories, as in **/*.ts.`;
+    }
+    return "";
   }
 }
 

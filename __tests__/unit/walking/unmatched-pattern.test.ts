@@ -1,6 +1,6 @@
 /**
- * A glob that matched nothing is followed by what it was likely meant as (unmatchedPatternNote): empty, absolute,
- * written as a regex, or without `/` while a deeper entry's name matches it. Through the in-process server, under
+ * A glob that matched nothing is followed by what it was likely meant as (GlobOutcome): empty, absolute, written as a
+ * regex; and one without `/` that left out a deeper entry whose name it matches says so, whether or not it matched. Through the in-process server, under
  * both platform strategies, for search_files, search_file_contents and replace_in_files.
  */
 import fs, { type Dirent } from "node:fs";
@@ -8,47 +8,57 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { DeeperMatches, unmatchedPatternNote } from "../../../src/walking/patterns.js";
+import { GlobOutcome } from "../../../src/walking/patterns.js";
 import { currentRuntime, describeEachStrategy, materialize, tempDir } from "../../support/fixtures.js";
 import { inProcess } from "../../support/in-process.js";
 
 // A directory entry as a walk hands it over.
 const entry = (name: string, link = false): Dirent => ({ name, isSymbolicLink: () => link }) as Dirent;
 
-describe("unmatchedPatternNote", () => {
+// What a walk met: `matched` entries the glob took, `missed` ones it did not (rel, and whether a link).
+function outcomeOf(pattern: string, matched: boolean, missed: [string, boolean][] = []): GlobOutcome {
+  const outcome = new GlobOutcome(pattern);
+  outcome.matchedAny = matched;
+  for (const [rel, link] of missed) outcome.missed(rel, entry(path.basename(rel), link));
+  return outcome;
+}
+
+describe("GlobOutcome's note", () => {
   const root = path.resolve("/r");
-  const none = new DeeperMatches(undefined);
 
   it("names the relative form of an absolute pattern inside the directory", () => {
-    expect(unmatchedPatternNote("pattern", path.join(root, "src", "**", "*.ts"), root, none)).toBe(
+    expect(outcomeOf(path.join(root, "src", "**", "*.ts"), false).note("pattern", root)).toBe(
       "\nNote: pattern is matched against paths relative to the directory searched, so an absolute one matches nothing; relative, it is src/**/*.ts.",
     );
-    expect(unmatchedPatternNote("pattern", path.resolve("/elsewhere/*.ts"), root, none)).toMatch(/an absolute one matches nothing\.$/);
+    expect(outcomeOf(path.resolve("/elsewhere/*.ts"), false).note("pattern", root)).toMatch(/an absolute one matches nothing\.$/);
   });
 
   it.each([".*\\.ts$", "^src/", "*.ts$", "\\.md"])("%s reads as a regex", (pattern) => {
-    expect(unmatchedPatternNote("pattern", pattern, root, none)).toMatch(/is a glob, not a regular expression/);
+    expect(outcomeOf(pattern, false).note("pattern", root)).toMatch(/is a glob, not a regular expression/);
   });
 
-  it("a slash-free pattern is noted only when a deeper name matches it", () => {
-    const deeper = new DeeperMatches("*.ts");
-    deeper.missed("a.md", entry("a.md"));
-    deeper.missed(path.join("src", "b.md"), entry("b.md"));
-    // A link is not looked at: it may lead outside.
-    deeper.missed(path.join("src", "l.ts"), entry("l.ts", true));
-    expect(unmatchedPatternNote("pattern", "*.ts", root, deeper)).toBe("");
-    // A top-level name is the pattern's own business: it did not match there.
-    deeper.missed("c.ts.bak", entry("c.ts.bak"));
-    expect(deeper.found).toBe(false);
-    deeper.missed(path.join("src", "deep", "a.ts"), entry("a.ts"));
-    expect(unmatchedPatternNote("pattern", "*.ts", root, deeper)).toMatch(/holds no \/, .*; \*\*\/\*\.ts matches deeper ones too\.$/);
+  it("a pattern that matched, with nothing deeper left out, has no note", () => {
+    expect(outcomeOf(".*\\.ts$", true).note("pattern", root)).toBe("");
+    expect(outcomeOf("", true).note("pattern", root)).toBe("");
+  });
+
+  it("a slash-free pattern is noted when a deeper name matches it, whether or not it matched at the top", () => {
+    const deep = path.join("src", "deep", "a.ts");
+    // A top-level name is the pattern's own business, a link is not looked at (it may lead outside).
+    const notDeeper: [string, boolean][] = [
+      ["a.md", false],
+      [path.join("src", "b.md"), false],
+      ["c.ts.bak", false],
+      [path.join("src", "l.ts"), true],
+    ];
+    expect(outcomeOf("*.ts", false, notDeeper).note("pattern", root)).toBe("");
+    const note = /^\nNote: pattern holds no \/, .*; \*\*\/\*\.ts matches deeper ones too\.$/;
+    expect(outcomeOf("*.ts", false, [...notDeeper, [deep, false]]).note("pattern", root)).toMatch(note);
+    expect(outcomeOf("*.ts", true, [[deep, false]]).note("pattern", root)).toMatch(note);
   });
 
   it("a pattern with a / is not looked for deeper", () => {
-    const deeper = new DeeperMatches("src/*.ts");
-    deeper.missed(path.join("src", "deep", "a.ts"), entry("a.ts"));
-    expect(deeper.found).toBe(false);
-    expect(unmatchedPatternNote("pattern", "src/*.ts", root, deeper)).toBe("");
+    expect(outcomeOf("src/*.ts", false, [[path.join("src", "deep", "a.ts"), false]]).note("pattern", root)).toBe("");
   });
 });
 
@@ -80,6 +90,16 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
       "No matches found\nNote: pattern holds no /, so it is matched against the entries directly inside the directory searched; **/*.ts matches deeper ones too.",
     );
     expect(await call("search_files", { path: dir, pattern: "**/*.ts" })).toBe(path.join(dir, "src", "deep", "a.ts"));
+  });
+
+  it("search_files: *.md matched at the top and left out a deeper one: listed, then noted", async () => {
+    fs.writeFileSync(path.join(dir, "src", "deep", "c.md"), "x\n");
+    expect(await call("search_files", { path: dir, pattern: "*.md" })).toBe(
+      `${path.join(dir, "top.md")}\nNote: pattern holds no /, so it is matched against the entries directly inside the directory searched; **/*.md matches deeper ones too.`,
+    );
+    expect(await call("search_file_contents", { path: dir, query: "x", pattern: "*.md", outputMode: "count" })).toMatch(
+      /^Found 1 matching line \(1 occurrence\) in 1 file; searched 1 file\.\nNote: pattern holds no \/.*\*\*\/\*\.md matches deeper ones too\.$/,
+    );
   });
 
   it("search_files: no note where nothing at any depth matches, or the pattern matched an entry a type left out", async () => {

@@ -7,7 +7,7 @@ import { TextSink } from "../../../src/kernel/bounded.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { searchFilesWithValidation, setAllowedDirectories } from "../../../src/lib.js";
 import { searchInto, treeInto } from "../../../src/walking/index.js";
-import { DeeperMatches, unmatchedPatternNote } from "../../../src/walking/patterns.js";
+import { GlobOutcome } from "../../../src/walking/patterns.js";
 import { createRuntime } from "../../../src/server/runtime.js";
 import { walkOptions } from "../../support/fixtures.js";
 import { bigSink, buildTreeInMemory, capWithEntries, lineEnds, searchReference, searchText } from "../../support/walk-reference.js";
@@ -154,15 +154,19 @@ describe("streamed walks equal the in-memory reference", () => {
           const fromLib = await searchFilesWithValidation(root, pattern, [root], { excludePatterns: excludes });
           expect(searchText(fromLib)).toBe(searchText(reference));
           // The tool shows control characters in names escaped (SPEC §13); lib.ts keeps upstream's raw paths.
-          // With no match, the tool notes what the pattern was likely meant as: here, whether **/pattern matches a
-          // deeper entry (not a link, which may lead outside) by upstream's own algorithm.
-          const deeper = new DeeperMatches(undefined);
-          if (reference.length === 0 && !pattern.includes("/")) {
-            const anyDepth = await searchReference(root, `**/${pattern}`, excludes, [root]);
-            deeper.found = anyDepth.some((p) => path.dirname(p) !== root && !fs.lstatSync(p).isSymbolicLink());
-          }
-          const note = reference.length === 0 ? unmatchedPatternNote("pattern", pattern, root, deeper) : "";
-          const expected = searchText(reference.map(escapeControls)) + note;
+          // The tool ends with a note on the pattern: here, whether a slash-free one left out a deeper entry that **\/pattern
+          // matches by upstream's own algorithm (not one it matched itself, as ** does, nor a link, which may lead outside);
+          // with no match, the pattern's form.
+          const anyDepth = pattern.includes("/") || pattern === "" ? [] : await searchReference(root, `**/${pattern}`, excludes, [root]);
+          const matched = new Set(reference);
+          const deeper = anyDepth.some((p) => !matched.has(p) && path.dirname(p) !== root && !fs.lstatSync(p).isSymbolicLink());
+          const note = deeper
+            ? `\nNote: pattern holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`
+            : reference.length > 0
+              ? ""
+              : new GlobOutcome(pattern).note("pattern", root);
+          const listed = searchText(reference.map(escapeControls));
+          const expected = listed + note;
           const whole = bigSink();
           await searchInto(root, pattern, excludes, whole, walkOptions(runtime, [root]));
           expect(whole.render("advice")).toBe(expected);
@@ -171,7 +175,7 @@ describe("streamed walks equal the in-memory reference", () => {
           const capped = new TextSink(max);
           await searchInto(root, pattern, excludes, capped, walkOptions(runtime, [root]));
           expect(capped.total).toBe(expected.length);
-          expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", reference.length === 0 ? [] : lineEnds(expected)));
+          expect(capped.render("advice")).toBe(capWithEntries(expected, max, "advice", reference.length === 0 ? [] : lineEnds(listed)));
         },
       ),
       { numRuns: 60 },

@@ -1,7 +1,8 @@
 /**
- * How a tool call's arguments are refused: the schema's issues, each named by its parameter and the value given,
- * and a misnamed parameter (dry_run for dryRun), which the schema alone would drop without a word and so change what
- * the call does.
+ * How a tool call's arguments are read before the schema, and refused: an array some clients send as its JSON text
+ * (`edits`) is taken as that array; a misnamed parameter (dry_run for dryRun), which the schema alone would
+ * drop without a word and so change what the call does, is refused; so are the schema's issues, each named by its
+ * parameter and the value given.
  */
 import { z } from "zod";
 
@@ -69,13 +70,43 @@ function misnamedIn(shape: z.ZodRawShape, args: Readonly<Record<string, unknown>
   return undefined;
 }
 
-/** The shape of an array parameter's object items (edit_file's edits), else undefined. */
-function itemShape(schema: z.core.$ZodType): z.ZodRawShape | undefined {
+/** A parameter's schema without its optional and default wrappers. */
+function unwrapped(schema: z.core.$ZodType): unknown {
   let inner: unknown = schema;
   while (inner instanceof z.ZodOptional || inner instanceof z.ZodDefault) inner = inner.unwrap();
+  return inner;
+}
+
+/** The shape of an array parameter's object items (edit_file's edits), else undefined. */
+function itemShape(schema: z.core.$ZodType): z.ZodRawShape | undefined {
+  const inner = unwrapped(schema);
   if (!(inner instanceof z.ZodArray)) return undefined;
   const element: unknown = inner.element;
   return element instanceof z.ZodObject ? element.shape : undefined;
+}
+
+/**
+ * The arguments with an array parameter sent as the JSON text of an array (`"edits": "[{…}]"`) taken as that array:
+ * several clients send edit_file's edits so, and every such call failed with "expected array, received string".
+ * Any other text is left for the schema to refuse (SPEC §3: a number sent as text is an error), and so is every other
+ * kind of parameter. `args` itself when nothing is taken.
+ */
+export function textTaken(shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  let taken: Record<string, unknown> | undefined;
+  for (const [key, schema] of Object.entries(shape)) {
+    const given = args[key];
+    if (typeof given !== "string" || !(unwrapped(schema) instanceof z.ZodArray) || !given.trimStart().startsWith("[")) continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(given);
+    } catch {
+      continue;
+    }
+    if (!Array.isArray(value)) continue;
+    taken ??= { ...args };
+    taken[key] = value;
+  }
+  return taken ?? args;
 }
 
 /**

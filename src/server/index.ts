@@ -8,7 +8,7 @@ import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { Sandbox } from "../sandbox/index.js";
 import { pathParameterNote } from "../tools/shared.js";
-import { describeIssues, misnamedParameter } from "./arguments.js";
+import { describeIssues, misnamedParameter, textTaken } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -95,9 +95,10 @@ export function buildServer(options: ServerOptions): Server {
   }));
 
   server.setRequestHandler("tools/call", async (request, ctx): Promise<CallToolResult | InputRequiredResult> => {
-    const { name, arguments: args = {} } = request.params;
+    const { name, arguments: given = {} } = request.params;
     const entry = tools.get(name);
     if (!entry) return boundError(`Unknown tool: ${name}. Call tools/list for the available tools.`, max);
+    const args = textTaken(entry.tool.input, given);
     if (entry.tool.annotations.readOnlyHint !== true && !mayWrite(ctx.http?.authInfo)) {
       return boundError(
         `${name} changes files, which needs write access (OAuth scope fs:write, or a token not marked read-only); ` +

@@ -8,7 +8,8 @@ import path from "node:path";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { nearlyNamed } from "../../../src/server/arguments.js";
+import { z } from "zod";
+import { nearlyNamed, textTaken } from "../../../src/server/arguments.js";
 import { currentRuntime, tempDir } from "../../support/fixtures.js";
 import { inProcess } from "../../support/in-process.js";
 
@@ -127,5 +128,48 @@ describe("other unknown names are ignored, as upstream does", () => {
     const result = await call("edit_file", { path: file, edits: [{ oldText: "one", newText: "1" }], dryRun: true, dry_run: true });
     expect(result.isError).not.toBe(true);
     expect(fs.readFileSync(file, "utf8")).toBe("one\n");
+  });
+});
+
+describe("an array sent as its JSON text", () => {
+  const shape = {
+    path: z.string(),
+    edits: z.array(z.object({ oldText: z.string() })),
+    head: z.number().int().optional(),
+    paths: z.array(z.string()).default([]),
+  };
+
+  it("is taken as the array it spells; a string parameter is never touched", () => {
+    const given = { path: "[1]", edits: ' [{"oldText":"a"}]', paths: ["x"] };
+    expect(textTaken(shape, given)).toEqual({ path: "[1]", edits: [{ oldText: "a" }], paths: ["x"] });
+  });
+
+  it("other text, and other kinds sent as text, are left for the schema to refuse; the arguments themselves come back", () => {
+    for (const given of [{ edits: "[not json" }, { edits: '{"oldText":"a"}' }, { paths: "/d/a.txt" }, { head: "12" }, { edits: "[1" }]) {
+      expect(textTaken(shape, given)).toBe(given);
+    }
+    const typed = { path: "a", edits: [{ oldText: "a" }], head: 3 };
+    expect(textTaken(shape, typed)).toBe(typed);
+  });
+});
+
+describe("edit_file with edits sent as JSON text, as several clients send them", () => {
+  it("applies the edits; a dry run writes nothing", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "one\ntwo\n");
+    const edits = JSON.stringify([{ oldText: "two", newText: "2" }]);
+    const dry = await call("edit_file", { path: file, edits, dryRun: true });
+    expect(dry.isError).not.toBe(true);
+    expect(textOf(dry)).toContain("+2");
+    expect(fs.readFileSync(file, "utf8")).toBe("one\ntwo\n");
+    const done = await call("edit_file", { path: file, edits });
+    expect(done.isError).not.toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toBe("one\n2\n");
+  });
+
+  it("text that is not the JSON of an array is refused naming edits", async () => {
+    const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: "two -> 2" });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/^Invalid arguments for edit_file: edits: Invalid input: expected array, received string/);
   });
 });

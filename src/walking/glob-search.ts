@@ -188,9 +188,9 @@ export async function searchInto(
   if (ranking !== undefined) found = ranking.writeInto(sink) === 0 ? 0 : ranking.found;
   if (countOnly) sink.append(`${formatCount(found)} ${found === 1 ? "match" : "matches"}`);
   else if (found === 0) sink.append("No matches found");
+  else if (limit !== undefined && limit < found) sink.append(`\n(${formatCount(limit)} of ${formatCount(found)} matches shown: limit=${limit})`);
   const note = outcome.note("pattern", root);
   if (note !== "") sink.append(note);
-  else if (limit !== undefined && limit < found) sink.append(`\n(${formatCount(limit)} of ${formatCount(found)} matches shown: limit=${limit})`);
   skipped.appendNote(sink);
   gitignore?.appendNote(sink);
 }

@@ -102,6 +102,15 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
     );
   });
 
+  it("search_files: with a limit, the limit's line and then the note", async () => {
+    fs.writeFileSync(path.join(dir, "second.md"), "x\n");
+    fs.writeFileSync(path.join(dir, "src", "deep", "c.md"), "x\n");
+    expect(await call("search_files", { path: dir, pattern: "*.md", limit: 1, sortBy: "name" })).toBe(
+      `${path.join(dir, "second.md")}\n(1 of 2 matches shown: limit=1)\nNote: pattern holds no /, so it is matched against the entries ` +
+        "directly inside the directory searched; **/*.md matches deeper ones too.",
+    );
+  });
+
   it("search_files: no note where nothing at any depth matches, or the pattern matched an entry a type left out", async () => {
     expect(await call("search_files", { path: dir, pattern: "*.py" })).toBe("No matches found");
     expect(await call("search_files", { path: dir, pattern: "*.md", type: "directory" })).toBe("No matches found");

@@ -102,12 +102,18 @@ export function textTaken(shape: z.ZodRawShape, args: Readonly<Record<string, un
     } catch {
       continue;
     }
-    if (!Array.isArray(value)) continue;
+    // No parameter's items nest deeper than an edit's fields; text nested deeper, which the message's own depth limit
+    // never saw, is left as text (checked, it would overflow the stack where the refusal shows the value).
+    if (!Array.isArray(value) || !value.every(flat)) continue;
     taken ??= { ...args };
     taken[key] = value;
   }
   return taken ?? args;
 }
+
+// A scalar, or an object or array of scalars.
+const scalar = (v: unknown): boolean => v === null || typeof v !== "object";
+const flat = (v: unknown): boolean => scalar(v) || Object.values(v as object).every(scalar);
 
 /**
  * Whether `given` reads as a misspelling of `name`: the same but for case, `_` and `-`; one the start or end of the

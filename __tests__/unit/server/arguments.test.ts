@@ -145,7 +145,15 @@ describe("an array sent as its JSON text", () => {
   });
 
   it("other text, and other kinds sent as text, are left for the schema to refuse; the arguments themselves come back", () => {
-    for (const given of [{ edits: "[not json" }, { edits: '{"oldText":"a"}' }, { paths: "/d/a.txt" }, { head: "12" }, { edits: "[1" }]) {
+    const deep = `[${"[".repeat(100_000)}${"]".repeat(100_000)}]`;
+    for (const given of [
+      { edits: "[not json" },
+      { edits: '{"oldText":"a"}' },
+      { paths: "/d/a.txt" },
+      { head: "12" },
+      { edits: "[1" },
+      { edits: deep },
+    ]) {
       expect(textTaken(shape, given)).toBe(given);
     }
     const typed = { path: "a", edits: [{ oldText: "a" }], head: 3 };
@@ -165,6 +173,15 @@ describe("edit_file with edits sent as JSON text, as several clients send them",
     const done = await call("edit_file", { path: file, edits });
     expect(done.isError).not.toBe(true);
     expect(fs.readFileSync(file, "utf8")).toBe("one\n2\n");
+  });
+
+  it("text nested past any parameter's items is refused naming edits, the session kept", async () => {
+    for (const edits of [`${"[".repeat(100_000)}${"]".repeat(100_000)}`, `[{"oldText":${"[".repeat(100_000)}${"]".repeat(100_000)}}]`]) {
+      const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits });
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toMatch(/^Invalid arguments for edit_file: edits: Invalid input: expected array, received string/);
+    }
+    expect(textOf(await call("list_allowed_directories", {}))).toContain(dir);
   });
 
   it("text that is not the JSON of an array is refused naming edits", async () => {

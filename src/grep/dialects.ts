@@ -42,7 +42,7 @@ export function queryProblem(query: string, regex: boolean): string | undefined 
       if (foreign !== undefined && (e === "p" || e === "P" ? query[i + 1] === "{" : true)) return `query: ${foreign}.`;
       if (e === "n" && !inClass) return `query: \\n ${ONE_LINE}`;
     } else if (inClass) {
-      const posix = POSIX_CLASS.exec(query.slice(i, i + 10));
+      const posix = c === "[" && query[i + 1] === ":" ? POSIX_CLASS.exec(query.slice(i, i + 10)) : null;
       if (posix !== null) {
         return `query: [:${posix[1]}:] is a POSIX class, which JavaScript does not have (it reads a set of those characters): write [A-Z], [a-z], [0-9], \\s or \\w instead.`;
       }

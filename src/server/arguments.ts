@@ -5,6 +5,7 @@
  * parameter and the value given.
  */
 import { z } from "zod";
+import { escapeControls } from "../kernel/escape.js";
 
 /** The schema's issues as one line, each with the parameter it concerns and the value given. */
 export function describeIssues(tool: string, error: z.ZodError, args: unknown): string {
@@ -35,7 +36,7 @@ export function misnamedParameter(tool: string, shape: z.ZodRawShape, args: Read
   const { list, within, given, meant, known } = found;
   const [what, whose] = list === "" ? [`a parameter of ${tool}`, "Its parameters"] : [`a field of ${list}' items`, `The fields of ${list}' items`];
   return (
-    `Invalid arguments for ${tool}: ${within}${given} is not ${what}; did you mean ${within}${meant}? ` +
+    `Invalid arguments for ${tool}: ${within}${escapeControls(given)} is not ${what}; did you mean ${within}${meant}? ` +
     `Nothing was done. ${whose}: ${known.join(", ")}.`
   );
 }

@@ -90,6 +90,11 @@ describe("a misnamed parameter is refused before anything is done", () => {
     expect(fs.readFileSync(file, "utf8")).toBe("x x\n");
   });
 
+  it("a misnamed parameter with a line break in its name is shown escaped", async () => {
+    const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: [{ oldText: "a", newText: "b" }], "dry_run\nFAKE": true });
+    expect(textOf(result)).toMatch(/^Invalid arguments for edit_file: dry_run\\nFAKE is not a parameter of edit_file; did you mean dryRun\?/);
+  });
+
   it("old_text names oldText instead of the schema's missing-field message", async () => {
     const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: [{ old_text: "a", newText: "b" }] });
     expect(textOf(result)).toContain("edits[0].old_text is not a field of edits' items; did you mean edits[0].oldText?");

@@ -9,6 +9,7 @@ import type { Dirent } from "node:fs";
 import path from "node:path";
 import { braceExpand, Minimatch } from "minimatch";
 import { formatCount } from "../kernel/bounded.js";
+import { escapeControls } from "../kernel/escape.js";
 import { excludesNothing } from "./walker.js";
 
 const MAX_ALTERNATIVES = 1_000;
@@ -77,13 +78,13 @@ export class GlobOutcome {
     const pattern = this.pattern;
     if (pattern === undefined || (this.matchedAny && !this.deeper)) return "";
     if (this.deeper) {
-      return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`;
+      return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${escapeControls(pattern)} matches deeper ones too.`;
     }
     if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
     if (path.isAbsolute(pattern)) {
       const rel = path.relative(root, pattern);
       const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-      const instead = inside ? `; relative, it is ${rel.split(path.sep).join("/")}` : "";
+      const instead = inside ? `; relative, it is ${escapeControls(rel.split(path.sep).join("/"))}` : "";
       return `\nNote: ${param} is matched against paths relative to the directory searched, so an absolute one matches nothing${instead}.`;
     }
     if (REGEX_LIKE.test(pattern)) {

@@ -57,6 +57,11 @@ describe("GlobOutcome's note", () => {
     expect(outcomeOf("*.ts", true, [[deep, false]]).note("pattern", root)).toMatch(note);
   });
 
+  it("a pattern with a line break is shown escaped", () => {
+    expect(outcomeOf("a\nb*", false, [[path.join("src", "a\nbc"), false]]).note("pattern", root)).toContain("; **/a\\nb* matches deeper ones too.");
+    expect(outcomeOf(path.join(root, "a\nb"), false).note("pattern", root)).toMatch(/; relative, it is a\\nb\.$/);
+  });
+
   it("a pattern with a / is not looked for deeper", () => {
     expect(outcomeOf("src/*.ts", false, [[path.join("src", "deep", "a.ts"), false]]).note("pattern", root)).toBe("");
   });

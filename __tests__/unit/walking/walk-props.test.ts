@@ -161,7 +161,7 @@ describe("streamed walks equal the in-memory reference", () => {
           const matched = new Set(reference);
           const deeper = anyDepth.some((p) => !matched.has(p) && path.dirname(p) !== root && !fs.lstatSync(p).isSymbolicLink());
           const note = deeper
-            ? `\nNote: pattern holds no /, so it is matched against the entries directly inside the directory searched; **/${pattern} matches deeper ones too.`
+            ? `\nNote: pattern holds no /, so it is matched against the entries directly inside the directory searched; **/${escapeControls(pattern)} matches deeper ones too.`
             : reference.length > 0
               ? ""
               : new GlobOutcome(pattern).note("pattern", root);

@@ -5,18 +5,42 @@
  * parameter and the value given.
  */
 import { z } from "zod";
+import { formatCount } from "../kernel/bounded.js";
 import { escapeControls } from "../kernel/escape.js";
 
-/** The schema's issues as one line, each with the parameter it concerns and the value given. */
+// The issues a refusal names: past these, the same mistake over many items (an array of numbers for edits) says
+// nothing more, and a model would read it 50,000 characters long.
+const ISSUES_NAMED = 10;
+
+/** The schema's issues as one line, each with the parameter it concerns and the value given (the first ten). */
 export function describeIssues(tool: string, error: z.ZodError, args: unknown): string {
-  const parts = error.issues.map((issue) => {
+  const more = error.issues.length - ISSUES_NAMED;
+  const parts = error.issues.slice(0, ISSUES_NAMED).map((issue) => {
     const where = issue.path.length > 0 ? issue.path.join(".") : "arguments";
     let seen: unknown = args;
     for (const key of issue.path) seen = seen && typeof seen === "object" ? (seen as Record<PropertyKey, unknown>)[key] : undefined;
     const shown = seen === undefined ? "" : ` (got ${JSON.stringify(seen)?.slice(0, 80) ?? String(seen)})`;
     return `${where}: ${issue.message}${shown}`;
   });
-  return `Invalid arguments for ${tool}: ${parts.join("; ")}`;
+  return `Invalid arguments for ${tool}: ${parts.join("; ")}${more > 0 ? `; and ${formatCount(more)} more` : ""}`;
+}
+
+/** The most items an array parameter may hold: more would cost the schema's check seconds and gigabytes. */
+export const MAX_ITEMS = 10_000;
+
+/** The refusal of an array parameter holding more than MAX_ITEMS items, checked before the schema; undefined when none does. */
+export function tooManyItems(tool: string, shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>): string | undefined {
+  // The parameters only: other names are dropped unread, and a call may carry thousands.
+  for (const key of Object.keys(shape)) {
+    const value = args[key];
+    if (Array.isArray(value) && value.length > MAX_ITEMS) {
+      return (
+        `Invalid arguments for ${tool}: ${escapeControls(key)} holds ${formatCount(value.length)} items; the limit is ` +
+        `${formatCount(MAX_ITEMS)} a call. Nothing was done; split the work into calls.`
+      );
+    }
+  }
+  return undefined;
 }
 
 // Hostile calls may carry thousands of keys or items: only this many are compared, and names up to this length.

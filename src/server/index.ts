@@ -8,7 +8,7 @@ import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { Sandbox } from "../sandbox/index.js";
 import { pathParameterNote } from "../tools/shared.js";
-import { describeIssues, misnamedParameter, textTaken } from "./arguments.js";
+import { describeIssues, misnamedParameter, textTaken, tooManyItems } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -108,8 +108,8 @@ export function buildServer(options: ServerOptions): Server {
     }
     const retired = Object.entries(entry.tool.retired ?? {}).find(([key]) => args[key] !== undefined && args[key] !== false);
     if (retired) return boundError(`Invalid arguments for ${name}: ${retired[0]}: ${retired[1]}. Nothing was written.`, max);
-    const misnamed = misnamedParameter(name, entry.tool.input, args);
-    if (misnamed !== undefined) return boundError(misnamed, max);
+    const refusal = tooManyItems(name, entry.tool.input, args) ?? misnamedParameter(name, entry.tool.input, args);
+    if (refusal !== undefined) return boundError(refusal, max);
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);
     // In the 2026-07-28 era the roots are asked through an input_required round, answered by the client's retry.

@@ -195,3 +195,30 @@ describe("edit_file with edits sent as JSON text, as several clients send them",
     expect(textOf(result)).toMatch(/^Invalid arguments for edit_file: edits: Invalid input: expected array, received string/);
   });
 });
+
+describe("many items", () => {
+  it("an array parameter over 10,000 items is refused before the schema, naming it and the limit", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "one\n");
+    const edits = Array.from({ length: 10_001 }, () => ({ oldText: "one", newText: "1" }));
+    const result = await call("edit_file", { path: file, edits });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toBe(
+      "Invalid arguments for edit_file: edits holds 10,001 items; the limit is 10,000 a call. Nothing was done; split the work into calls.",
+    );
+    expect(fs.readFileSync(file, "utf8")).toBe("one\n");
+    // Sent as JSON text, the same.
+    expect(textOf(await call("read_multiple_files", { paths: JSON.stringify(Array.from({ length: 10_001 }, () => file)) }))).toMatch(
+      /^Invalid arguments for read_multiple_files: paths holds 10,001 items; the limit is 10,000/,
+    );
+  });
+
+  it("the same mistake over many items is named ten times, then counted", async () => {
+    const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: Array.from({ length: 12 }, (_, i) => i) });
+    const text = textOf(result);
+    expect(text.match(/expected object, received number/g)).toHaveLength(10);
+    expect(text).toMatch(
+      /^Invalid arguments for edit_file: edits\.0: .*; edits\.9: Invalid input: expected object, received number \(got 9\); and 2 more$/,
+    );
+  });
+});

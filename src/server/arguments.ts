@@ -26,7 +26,7 @@ export function describeIssues(tool: string, error: z.ZodError, args: unknown): 
 }
 
 /** The most items an array parameter may hold: more would cost the schema's check seconds and gigabytes. */
-export const MAX_ITEMS = 10_000;
+const MAX_ITEMS = 10_000;
 
 /** The refusal of an array parameter holding more than MAX_ITEMS items, checked before the schema; undefined when none does. */
 export function tooManyItems(tool: string, shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>): string | undefined {

@@ -167,7 +167,8 @@ describe("errors are capped too", () => {
   });
 
   it("argument validation errors", async () => {
-    const edits = Array.from({ length: 50 }, () => ({ oldText: 1, newText: 2 }));
+    // Ten issues are named, each with 80 characters of the value given: past the cap of 1,000.
+    const edits = Array.from({ length: 50 }, () => ({ oldText: ["x".repeat(200)], newText: 2 }));
     expectCappedError(await call(small.client, "edit_file", { path: p("e.txt"), edits }));
   });
 

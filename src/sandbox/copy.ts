@@ -22,7 +22,7 @@ import { DIR_NOFOLLOW_FLAGS, READ_FLAGS, TEMP_FLAGS } from "./flags.js";
 import { closeQuietly } from "./held.js";
 import { sameFile } from "./identity.js";
 import { leadsOutside } from "./lookup.js";
-import { destinationExists, renameDirectoryInto } from "./move.js";
+import { destinationExists, destinationTaken, renameDirectoryInto } from "./move.js";
 import { isServerEntry, undecodable } from "./names.js";
 import { openRegularIn } from "./open.js";
 import type { HeldDir } from "./strategy.js";
@@ -283,7 +283,8 @@ async function checkCopy(c: Confinement, src: Target, dst: Target, o: CopyOption
   if (st === undefined) throw new SafeFsError(`Cannot copy ${o.source}: it does not exist`, { code: "ENOENT" });
   if (!st.isDirectory() && o.sourceIsDir === true) throw notADirectory(o.source);
   // Before the lock, a destination with a lock is left to the holder's check, as for move_file.
-  if ((await dst.lstat()) !== undefined && !(early && (await lockPresent(dst)))) throw destinationExists(o.destination);
+  const there = await dst.lstat();
+  if (there !== undefined && !(early && (await lockPresent(dst)))) throw destinationTaken(o.destination, there, o);
   // Copied by its name without the separator, the file would be made where a directory was named.
   if (!st.isDirectory() && o.destinationIsDir === true) {
     throw refused({ kind: "fileAsDirectory", action: "copy", path: o.source, destination: o.destination });
@@ -322,7 +323,7 @@ async function copyHeld(c: Confinement, src: Target, held: HeldLock, o: CopyOpti
 export async function copyEntry(c: Confinement, source: string, destination: string, o: CopyOptions): Promise<Copied> {
   const from = path.resolve(source);
   const to = path.resolve(destination);
-  if (c.isAllowedDirectory(to)) throw destinationExists(o.destination);
+  if (c.isAllowedDirectory(to)) throw destinationTaken(o.destination, "directory", o);
   if (isPathWithinAllowedDirectories(path.dirname(to), [from])) {
     throw refused({ kind: "intoItself", action: "copy", path: o.source, destination: o.destination });
   }

@@ -58,8 +58,11 @@ export type Refusal =
   | { kind: "noDirectory"; path: string; not: "directory" | "there" }
   /** A file moved or copied to a destination that ends in a separator, which names a directory (there is none there). */
   | { kind: "fileAsDirectory"; action: "move" | "copy"; path: string; destination: string }
-  /** A destination that already exists (moves and copies never replace one). */
-  | { kind: "exists"; path: string }
+  /**
+   * A destination that already exists (moves and copies never replace one); `into`, when it is a directory: the
+   * destination that puts the source inside it (what `mv` and `cp` make of such a destination, which these tools do not).
+   */
+  | { kind: "exists"; path: string; into?: string }
   /** A file whose mode gives the server's user no write permission. */
   | { kind: "readOnly"; path: string; action: string; mode: string; uid: string; gid: string }
   /** A file another writer changed while an edit of it read it: nothing was written. */
@@ -144,7 +147,9 @@ function refusalText(r: Refusal): string {
         "directory once it exists (create_directory makes it)"
       );
     case "exists":
-      return `Destination already exists: ${r.path}`;
+      return r.into === undefined
+        ? `Destination already exists: ${r.path}`
+        : `Destination already exists: ${r.path}, a directory: to put ${path.basename(r.into)} inside it, pass destination ${r.into}`;
     case "readOnly":
       return (
         `Cannot ${r.action} ${r.path}: it is read-only for this server's user (mode ${r.mode}, owner uid ${r.uid}, ` +

@@ -22,6 +22,15 @@ export function destinationExists(destination: string, cause?: unknown): SafeFsE
   return refused({ kind: "exists", path: destination }, cause);
 }
 
+/**
+ * The refusal of a destination found taken (`there`: its lstat, or "directory" for an allowed directory): a directory's
+ * names the destination that puts `source` inside it, both as the call gave them.
+ */
+export function destinationTaken(shown: string, there: BigIntStats | "directory", given: { source: string; destination: string }): SafeFsError {
+  const isDir = there === "directory" || there.isDirectory();
+  return refused({ kind: "exists", path: shown, ...(isDir && { into: path.join(given.destination, path.basename(given.source)) }) });
+}
+
 /** The two ends of one move, each in its opened parent. */
 interface MoveEnds {
   from: Target;
@@ -121,7 +130,7 @@ async function refuseLinkLeavingFrom(c: Confinement, { from, to }: MoveEnds, giv
  * anything at the destination; `given` is how move_file named them.
  */
 export async function moveEntry(c: Confinement, source: string, destination: string, given: AsGiven, signal?: AbortSignal): Promise<void> {
-  if (c.isAllowedDirectory(path.resolve(destination))) throw destinationExists(destination);
+  if (c.isAllowedDirectory(path.resolve(destination))) throw destinationTaken(destination, "directory", given);
   const holds = c.allowedUnder(path.resolve(source));
   if (holds !== undefined) throw refused({ kind: "holdsAllowed", action: "move", path: given.source, allowed: holds, itself: false });
   const context = `Cannot move ${source} to ${destination}`;
@@ -152,7 +161,8 @@ async function checkMove(c: Confinement, m: MoveEnds, given: AsGiven, context: s
   const before = await m.from.lstat();
   if (!before) throw new SafeFsError(`${context}: the source does not exist`, { code: "ENOENT" });
   if (!before.isDirectory() && given.sourceIsDir) throw notADirectory(given.source);
-  if ((await m.to.lstat()) !== undefined && !(early && (await lockPresent(m.to)))) throw destinationExists(m.to.shown);
+  const there = await m.to.lstat();
+  if (there !== undefined && !(early && (await lockPresent(m.to)))) throw destinationTaken(m.to.shown, there, given);
   // rename(2) answers ENOTDIR, as if the destination were the one that is not a directory.
   if (!before.isDirectory() && given.destinationIsDir)
     throw refused({ kind: "fileAsDirectory", action: "move", path: given.source, destination: given.destination });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import type { Copied } from "../sandbox/index.js";
 import { defineTool } from "./context.js";
-import { PROGRESS_EVERY, counted, intoDirectoryNoted, text } from "./shared.js";
+import { PROGRESS_EVERY, counted, text } from "./shared.js";
 
 function copied(source: Shown, destination: Shown, what: Copied): ReturnType<typeof text> {
   const parts = [
@@ -33,12 +33,11 @@ export const copyFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
   async handler({ source, destination, recursive }, ctx) {
-    const copying = ctx.sandbox.copy(source, destination, {
+    const what = await ctx.sandbox.copy(source, destination, {
       recursive,
       signal: ctx.signal,
       onProgress: (n) => n % PROGRESS_EVERY === 0 && ctx.progress(n),
     });
-    const what = await intoDirectoryNoted(ctx.sandbox, source, destination, copying);
     return copied(escapeControls(source), escapeControls(destination), what);
   },
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { defineTool } from "./context.js";
-import { intoDirectoryNoted, text } from "./shared.js";
+import { text } from "./shared.js";
 
 const moved = (source: Shown, destination: Shown) => text(`Successfully moved ${source} to ${destination}`);
 
@@ -19,7 +19,7 @@ export const moveFile = defineTool({
   annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false, openWorldHint: false },
   advice: "shorten the paths",
   async handler({ source, destination }, ctx) {
-    await intoDirectoryNoted(ctx.sandbox, source, destination, ctx.sandbox.move(source, destination, ctx.signal));
+    await ctx.sandbox.move(source, destination, ctx.signal);
     return moved(escapeControls(source), escapeControls(destination));
   },
 });

@@ -1,8 +1,7 @@
 /** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
-import path from "node:path";
 import { formatCount } from "../kernel/bounded.js";
-import { escapeControls, type Shown } from "../kernel/escape.js";
-import { type FilePort, refusalOf, undecodable } from "../sandbox/index.js";
+import type { Shown } from "../kernel/escape.js";
+import { type FilePort, undecodable } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
@@ -85,24 +84,4 @@ export function pathParameterNote(args: Readonly<Record<string, unknown>>): stri
     }
   }
   return "";
-}
-
-/**
- * Runs a move or copy; when it is refused because the destination exists and that is a directory, the refusal adds the
- * destination that puts the source inside it (what `mv` and `cp` make of such a destination, which these tools do not).
- */
-export async function intoDirectoryNoted<T>(sandbox: FilePort, source: string, destination: string, running: Promise<T>): Promise<T> {
-  try {
-    return await running;
-  } catch (error) {
-    if (refusalOf(error)?.kind !== "exists") throw error;
-    const found = await sandbox.inspect(destination).catch(() => undefined);
-    await found?.handle?.close();
-    if (found?.stats.isDirectory() !== true) throw error;
-    const name = path.basename(source);
-    const inside = escapeControls(path.join(destination, name));
-    throw new Error(`${(error as Error).message}, a directory: to put ${escapeControls(name)} inside it, pass destination ${inside}`, {
-      cause: error,
-    });
-  }
 }

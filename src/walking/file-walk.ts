@@ -203,7 +203,7 @@ class FileEntries {
       this.outcome.missed(rel, entry);
       return undefined;
     }
-    this.outcome.matchedAny = true;
+    this.outcome.matched();
     const full = joinDir(dir, entry.name);
     const shown = this.shownPaths.entry(dir, entry.name);
     if (!entry.isSymbolicLink() && !entry.isFile()) {

@@ -120,7 +120,7 @@ export async function searchInto(
   const unsized: Shown[] = [];
   const shownPaths = new ShownPaths();
   const record = (dir: string, entry: Dirent, reach: string | undefined, facts?: Facts): void => {
-    outcome.matchedAny = true;
+    outcome.matched();
     if (type !== undefined && (type === "directory") !== (facts?.isDir ?? entry.isDirectory())) return;
     if (countOnly) {
       found++;

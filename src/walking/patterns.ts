@@ -54,14 +54,18 @@ const REGEX_LIKE = /\.\*|\\\.|^\^|\$$/;
  */
 export class GlobOutcome {
   private readonly byName: Minimatch | undefined;
-  /** Whether the glob matched an entry the walk took. */
-  matchedAny = false;
+  private matchedAny = false;
   private deeper = false;
 
   constructor(private readonly pattern: string | undefined) {
     // As in **\/<pattern>, a leading # or ! is a character, not a comment or a negation.
     const byName = pattern !== undefined && pattern !== "" && !pattern.includes("/");
     this.byName = byName ? new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true }) : undefined;
+  }
+
+  /** The glob matched an entry the walk took. */
+  matched(): void {
+    this.matchedAny = true;
   }
 
   /** An entry at `rel` (relative to the walk's root) the glob did not match; a symlink is not looked at (it may lead outside). */

@@ -18,7 +18,7 @@ const entry = (name: string, link = false): Dirent => ({ name, isSymbolicLink: (
 // What a walk met: `matched` entries the glob took, `missed` ones it did not (rel, and whether a link).
 function outcomeOf(pattern: string, matched: boolean, missed: [string, boolean][] = []): GlobOutcome {
   const outcome = new GlobOutcome(pattern);
-  outcome.matchedAny = matched;
+  if (matched) outcome.matched();
   for (const [rel, link] of missed) outcome.missed(rel, entry(path.basename(rel), link));
   return outcome;
 }

@@ -60,39 +60,60 @@ describe("nearlyNamed", () => {
 });
 
 describe("a misnamed parameter is refused before anything is done", () => {
-  it("edit_file with dry_run writes nothing and names dryRun", async () => {
+  // An edit_file call on a file holding `content` is refused with `refusal`, and the file keeps its text.
+  async function refusedUnchanged(content: string, args: Record<string, unknown>, refusal: string): Promise<void> {
     const file = path.join(dir, "a.txt");
-    fs.writeFileSync(file, "one\ntwo\n");
-    const result = await call("edit_file", { path: file, edits: [{ oldText: "two", newText: "2" }], dry_run: true });
+    fs.writeFileSync(file, content);
+    const result = await call("edit_file", { path: file, ...args });
     expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe(
+    expect(textOf(result)).toBe(refusal);
+    expect(fs.readFileSync(file, "utf8")).toBe(content);
+  }
+
+  it("edit_file with dry_run writes nothing and names dryRun", async () => {
+    await refusedUnchanged(
+      "one\ntwo\n",
+      { edits: [{ oldText: "two", newText: "2" }], dry_run: true },
       "Invalid arguments for edit_file: dry_run is not a parameter of edit_file; did you mean dryRun? Nothing was done. " +
         "Its parameters: path, edits, dryRun, diff.",
     );
-    expect(fs.readFileSync(file, "utf8")).toBe("one\ntwo\n");
   });
 
   it("an edit's replace_all is named with its item, and nothing is written", async () => {
-    const file = path.join(dir, "a.txt");
-    fs.writeFileSync(file, "x x\n");
-    const result = await call("edit_file", {
-      path: file,
-      edits: [
-        { oldText: "x x", newText: "y y" },
-        { oldText: "y", newText: "z", replace_all: true },
-      ],
-    });
-    expect(result.isError).toBe(true);
-    expect(textOf(result)).toBe(
+    await refusedUnchanged(
+      "x x\n",
+      {
+        edits: [
+          { oldText: "x x", newText: "y y" },
+          { oldText: "y", newText: "z", replace_all: true },
+        ],
+      },
       "Invalid arguments for edit_file: edits[1].replace_all is not a field of edits' items; did you mean " +
         "edits[1].replaceAll? Nothing was done. The fields of edits' items: oldText, newText, replaceAll.",
     );
-    expect(fs.readFileSync(file, "utf8")).toBe("x x\n");
   });
 
   it("a misnamed parameter with a line break in its name is shown escaped", async () => {
     const result = await call("edit_file", { path: path.join(dir, "a.txt"), edits: [{ oldText: "a", newText: "b" }], "dry_run\nFAKE": true });
     expect(textOf(result)).toMatch(/^Invalid arguments for edit_file: dry_run\\nFAKE is not a parameter of edit_file; did you mean dryRun\?/);
+  });
+
+  it("only the first 64 names and the first 64 items are looked at (a hostile call may carry thousands)", async () => {
+    const file = path.join(dir, "a.txt");
+    fs.writeFileSync(file, "one\n");
+    const names = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`other${i}`, i]));
+    const edits = [{ oldText: "one", newText: "1" }];
+    // dry_run as the 64th name is refused; as the 65th it is ignored, as any unknown name: no dry run, the file is written.
+    expect(textOf(await call("edit_file", { ...names(61), path: file, edits, dry_run: true }))).toMatch(/dry_run is not a parameter/);
+    const past = await call("edit_file", { ...names(62), path: file, edits, dry_run: true });
+    expect(past.isError).not.toBe(true);
+    expect(fs.readFileSync(file, "utf8")).toBe("1\n");
+    const items = (n: number) => [
+      ...Array.from({ length: n }, () => ({ oldText: "1", newText: "1" })),
+      { oldText: "1", newText: "1", replace_all: true },
+    ];
+    expect(textOf(await call("edit_file", { path: file, edits: items(63), dryRun: true }))).toMatch(/edits\[63\]\.replace_all is not a field/);
+    expect(textOf(await call("edit_file", { path: file, edits: items(64), dryRun: true }))).not.toMatch(/replace_all/);
   });
 
   it("old_text names oldText instead of the schema's missing-field message", async () => {

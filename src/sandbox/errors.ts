@@ -105,6 +105,10 @@ function codeOf(r: Refusal): string {
   return REFUSAL_CODES[r.kind];
 }
 
+/** Why every path is refused when there is no allowed directory (list_allowed_directories says it too). */
+export const NO_DIRECTORIES =
+  "this server has no allowed directories: none were named on its command line, and the client has given no valid MCP roots";
+
 /** The one wording of each refusal. */
 function refusalText(r: Refusal): string {
   switch (r.kind) {
@@ -123,7 +127,9 @@ function refusalText(r: Refusal): string {
     case "allowedAtServerName":
       return `Cannot change ${r.path}: one of the allowed directories (${r.allowed}) sits at a name this server keeps for its own temp and lock files; nothing was changed`;
     case "outside":
-      return `Access denied - path outside allowed directories: ${r.path} not in ${r.allowed.join(", ")}`;
+      return r.allowed.length === 0
+        ? `Access denied - path outside allowed directories: ${r.path}: ${NO_DIRECTORIES}`
+        : `Access denied - path outside allowed directories: ${r.path} not in ${r.allowed.join(", ")}`;
     case "linkWouldLeave":
       return (
         `Access denied - the symlink ${r.path} would lead outside the allowed directories (${r.allowed.join(", ")}) from its new ` +

@@ -41,7 +41,7 @@ export { walkedEntryFigures } from "./directories.js";
 export { isServerEntry, undecodable } from "./names.js";
 
 export { __testHooks } from "./confinement.js";
-export { errnoCode, isDirectoryRefusal, reason, refusalOf } from "./errors.js";
+export { errnoCode, isDirectoryRefusal, NO_DIRECTORIES, reason, refusalOf } from "./errors.js";
 export { sameVersion, versionOf, type FileObjectId, type FileVersion } from "./identity.js";
 export type { LinkVerdict } from "./lookup.js";
 export type { WalkedOpen, WalkedResult } from "./open.js";

@@ -40,7 +40,7 @@ export interface RootsFollower {
   forCall(ctx: ServerContext): Promise<CallDirectories>;
 }
 
-/** How long a session's first call waits for the client's roots before going on with the directories it has. */
+/** How long a call waits for the client's roots, asked and not yet answered, before going on with the directories it has. */
 const ROOTS_TIMEOUT_MS = 10_000;
 
 /** The key of the roots request in an input_required round. */
@@ -134,16 +134,23 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
   if (mode === "replace") {
     // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.
     let latest = 0;
+    // The roots asked for and not yet applied: a call that arrives meanwhile (a client's first call, sent right after
+    // `initialized`, before its answer to roots/list) waits for them, rather than running with the directories they
+    // replace (none, when the command line named none). It waits ROOTS_TIMEOUT_MS at most, as the question does.
+    let pending: Promise<void> | undefined;
     // 2026-07-28 over stdio: whether the next call must ask (no directory on the command line, roots not yet had).
     let modernStale = directories.length === 0;
-    const replace = async (): Promise<void> => {
+    const replace = (): Promise<void> => {
       const request = ++latest;
-      try {
-        const { roots } = await server.listRoots();
-        if (request === latest) await apply(roots);
-      } catch (error) {
-        failed(error);
-      }
+      const asked = server
+        .listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })
+        .then(({ roots }) => (request === latest ? apply(roots) : undefined))
+        .catch(failed)
+        .finally(() => {
+          if (pending === asked) pending = undefined;
+        });
+      pending = asked;
+      return asked;
     };
     server.setNotificationHandler("notifications/roots/list_changed", async () => {
       if (!isModern()) await replace();
@@ -157,7 +164,10 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
     return {
       async forCall(ctx) {
         const client = modernClient(ctx);
-        if (client === undefined) return { allowed: current };
+        if (client === undefined) {
+          await pending;
+          return { allowed: current };
+        }
         if (!client.roots) {
           if (!described) describeStart(allowed, log);
           described = true;

@@ -54,6 +54,56 @@ describe("roots", () => {
 });
 
 /**
+ * Replace mode with no directory on the command line: a client's first call, sent right after `initialized` and so
+ * before its answer to roots/list, waits for that answer instead of running with no allowed directory (it was refused
+ * "not in " an empty list); with no valid root, the refusal and list_allowed_directories say there are none.
+ */
+describeEachStrategy("roots before the first call", (strategy) => {
+  it("a call sent right after initialization runs in the roots the client gives", async () => {
+    const root = path.join(base, "first root");
+    const server = await inProcess([], {
+      strategy,
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+      prepare: (client) => client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(root).href }] })),
+    });
+    try {
+      const [read, listed] = await Promise.all([
+        call(server.client, "read_text_file", { path: path.join(root, "f.txt") }),
+        call(server.client, "list_allowed_directories"),
+      ]);
+      expect(read.isError).toBeFalsy();
+      expect(textOf(read)).toBe("first root");
+      expect(textOf(listed)).toBe(`Allowed directories:\n${root}`);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("with no valid root, a call's refusal and list_allowed_directories say there is no allowed directory", async () => {
+    const server = await inProcess([], {
+      strategy,
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+      prepare: (client) =>
+        client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(path.join(base, "missing")).href }] })),
+    });
+    try {
+      const read = await call(server.client, "read_text_file", { path: path.join(base, "start", "f.txt") });
+      expect(read.isError).toBe(true);
+      expect(textOf(read)).toBe(
+        `Access denied - path outside allowed directories: ${path.join(base, "start", "f.txt")}: this server has no allowed directories: ` +
+          "none were named on its command line, and the client has given no valid MCP roots",
+      );
+      expect(textOf(await call(server.client, "list_allowed_directories"))).toMatch(
+        /^Allowed directories:\n\(none: this server has no allowed directories: /,
+      );
+      expect(server.stderr()).toContain("No valid root directories");
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/**
  * Narrow mode (an HTTP session), in process: a root that is a symlink inside the startup directories
  * leading outside them is ignored and said so, instead of narrowing the session to a spelling every
  * call is then denied (issue 28 row 16). A symlinked root leading inside is kept, in both spellings.

@@ -25,6 +25,7 @@ import {
   type Server,
   type ServerContext,
 } from "@modelcontextprotocol/server";
+import { formatCount } from "../kernel/bounded.js";
 import { isPathWithinAllowedDirectories } from "../path-validation.js";
 import { getValidRootDirectories } from "../roots-utils.js";
 
@@ -42,6 +43,12 @@ export interface RootsFollower {
 
 /** How long a call waits for the client's roots, asked and not yet answered, before going on with the directories it has. */
 const ROOTS_TIMEOUT_MS = 10_000;
+
+/**
+ * Roots a client's list is read to: each is resolved on disk (about 70 µs), and a call may wait for them, so 300,000
+ * roots held a call 20 s. A client offers a few; the rest of a longer list are ignored, and the log says so.
+ */
+const MAX_ROOTS = 1000;
 
 /** The key of the roots request in an input_required round. */
 const ROOTS_KEY = "roots";
@@ -114,7 +121,11 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
   let allowed: readonly string[] = [...directories];
   const current = () => allowed;
   /** The directories the roots give, or undefined (logged) when they give none. */
-  const resolve = async (roots: readonly { uri: string }[], ceiling: readonly string[] | undefined): Promise<string[] | undefined> => {
+  const resolve = async (given: readonly { uri: string }[], ceiling: readonly string[] | undefined): Promise<string[] | undefined> => {
+    const roots = given.slice(0, MAX_ROOTS);
+    if (roots.length < given.length) {
+      log(`The client gave ${formatCount(given.length)} roots; using the first ${formatCount(MAX_ROOTS)} and ignoring the rest`);
+    }
     const next = ceiling === undefined ? await getValidRootDirectories(roots) : await narrowEach(roots, ceiling, log);
     if (next.length === 0) {
       log("No valid root directories provided by client; keeping the current allowed directories");

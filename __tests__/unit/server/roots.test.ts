@@ -101,6 +101,26 @@ describeEachStrategy("roots before the first call", (strategy) => {
       await server.close();
     }
   });
+
+  it("reads a client's list to its first 1,000 roots, and says so", async () => {
+    // 300,000 roots, each resolved on disk, held a call 20 s.
+    const missing = { uri: pathToFileURL(path.join(base, "missing")).href };
+    const server = await inProcess([path.join(base, "start")], {
+      strategy,
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+      prepare: (client) =>
+        client.setRequestHandler(ListRootsRequestSchema, () => ({
+          roots: [...Array.from({ length: 1000 }, () => missing), { uri: pathToFileURL(path.join(base, "first root")).href }],
+        })),
+    });
+    try {
+      expect(textOf(await call(server.client, "list_allowed_directories"))).toBe(`Allowed directories:\n${path.join(base, "start")}`);
+      expect(server.stderr()).toContain("The client gave 1,001 roots; using the first 1,000 and ignoring the rest");
+      expect(server.stderr()).toContain("No valid root directories");
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 /**

@@ -252,6 +252,47 @@ describe("malformed JSON-RPC on the wire", () => {
   });
 });
 
+describe("objects of many names", () => {
+  it("past 1,000 names in an object of a message's first levels it is refused before any schema reads them", async () => {
+    // 500,000 argument names held the server 4 s in the SDK's schemas, every other call waiting.
+    const raw = await startRaw([root]);
+    const names = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`x${i}`, i]));
+    try {
+      const args = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", ...names(1000) } });
+      expect(args.result).toEqual({
+        content: [
+          {
+            type: "text",
+            text: "Invalid arguments for read_text_file: arguments holds more than 1,000 names; the limit is 1,000 in one object. Nothing was done; send only the tool's parameters.",
+          },
+        ],
+        isError: true,
+        resultType: "complete",
+      });
+      const meta = await raw.request("tools/list", { _meta: names(1001) });
+      expect(meta.error).toEqual({
+        code: -32602,
+        message: "Invalid params for tools/list: params._meta holds more than 1,000 names; the limit is 1,000 in one object. Nothing was done.",
+      });
+      const deeper = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", extra: names(5000) } });
+      expect((deeper.result as CallToolResult).content[0]).toMatchObject({
+        text: expect.stringMatching(/^Invalid params for tools\/call: params\.arguments\.extra holds more than 1,000 names/),
+      });
+      // At the bound (1,000 names with path), unknown names are ignored as upstream does; deeper levels are not counted.
+      const within = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", ...names(999) } });
+      expect(within.result).toEqual({ content: [{ type: "text", text: "alpha\n" }] });
+      const below = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", extra: { deeper: names(5000) } } });
+      expect(below.result).toEqual({ content: [{ type: "text", text: "alpha\n" }] });
+      // A notification so crowded is dropped, and the connection goes on.
+      raw.write(`${JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 1, ...names(2000) } })}\n`);
+      expect((await raw.request("ping", {})).result).toEqual({});
+    } finally {
+      raw.child.stdin!.end();
+      expect(await raw.exited(10_000)).toBe(0);
+    }
+  });
+});
+
 describe("many calls at once", () => {
   it("200 concurrent tool calls on one connection are all answered correctly", async () => {
     const dir = path.join(root, "many");

@@ -9,6 +9,7 @@
 import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type SpecTypeName, specTypeSchemas } from "@modelcontextprotocol/server";
 import { formatCount } from "../kernel/bounded.js";
 import type { ScannedHead } from "./line-scan.js";
+import { MAX_NAMES, NAMED_LEVELS } from "./wire-limits.js";
 
 /** A line turned into what the transport does with it (a refused batch: several replies, and what could not be answered). */
 export type Verdict =
@@ -99,6 +100,8 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
     return head.id === undefined ? noIdReply(ErrorCode.ParseError, reason) : refusal(head, ErrorCode.ParseError, reason);
   }
   if (Array.isArray(value)) return refuseBatch(value);
+  const crowded = isObject(value) ? crowdedObject(value, "", 0) : undefined;
+  if (crowded !== undefined) return tooManyNames(head, value as Record<string, unknown>, crowded);
   const parsed = check("JSONRPCMessage", value);
   const object = isObject(value) ? value : undefined;
   const method = typeof object?.method === "string" ? object.method : undefined;
@@ -123,6 +126,50 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
   const base = check("Request", object);
   if (base.ok) return refusal({ id, method }, ErrorCode.InvalidRequest, `Invalid Request: ${describe(parsed.issues, value)}`);
   return refusal({ id, method }, ErrorCode.InvalidParams, `Invalid params for ${method}: ${describe(base.issues, value)}`);
+}
+
+/**
+ * Where the first object of the message's first NAMED_LEVELS levels holding more than MAX_NAMES names is (`""` for the
+ * message itself, else its path: `params.arguments`), or undefined. Counting stops at the bound; the work is at most
+ * the names of those levels, each read once.
+ */
+function crowdedObject(object: Record<string, unknown>, where: string, level: number): string | undefined {
+  let names = 0;
+  for (const _ in object) {
+    if (++names > MAX_NAMES) return where;
+  }
+  if (level === NAMED_LEVELS) return undefined;
+  for (const key in object) {
+    const inner = object[key];
+    const found = isObject(inner) ? crowdedObject(inner, `${where}${where === "" ? "" : "."}${shownKey(key)}`, level + 1) : undefined;
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+// A name as a refusal shows it: as is when it looks like a parameter's, else quoted and cut to 40 characters.
+const shownKey = (key: string): string => (/^[\w$-]{1,40}$/.test(key) ? key : JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
+
+/** The refusal of a message with too many names in one object (a tool error for tools/call), before any schema reads them. */
+function tooManyNames(head: ScannedHead, message: Record<string, unknown>, where: string): Verdict {
+  const limit = `more than ${formatCount(MAX_NAMES)} names; the limit is ${formatCount(MAX_NAMES)} in one object`;
+  const params = isObject(message.params) ? message.params : undefined;
+  const tool = typeof params?.name === "string" && /^[\w.-]{1,64}$/.test(params.name) ? params.name : undefined;
+  if (head.method === "tools/call" && where === "params.arguments" && tool !== undefined) {
+    return refusal(
+      head,
+      ErrorCode.InvalidParams,
+      `Invalid arguments for ${tool}: arguments holds ${limit}. Nothing was done; send only the tool's parameters.`,
+      true,
+    );
+  }
+  const what = where === "" ? "the message" : where;
+  return refusal(
+    head,
+    ErrorCode.InvalidParams,
+    `Invalid params for ${head.method ?? "the request"}: ${what} holds ${limit}. Nothing was done.`,
+    true,
+  );
 }
 
 function invalidRequest(reason: string): Verdict {

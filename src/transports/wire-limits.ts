@@ -43,6 +43,16 @@ export const MAX_REQUEST_LINE_BYTES = 100 * 1024 * 1024;
  */
 export const MAX_MESSAGE_DEPTH = 1000;
 
+/**
+ * The most names one object may hold in a message's first levels: the message, its params (or result), their
+ * objects (arguments, _meta, capabilities) and those objects' own. The SDK's schemas read every name there, several
+ * times, before any handler runs: 500,000 argument names held the server 4 s. A request needs a few dozen.
+ */
+export const MAX_NAMES = 1000;
+
+/** Levels below the message whose objects MAX_NAMES bounds (params 1, arguments 2, an argument's object 3). */
+export const NAMED_LEVELS = 3;
+
 /** Unsent output (bytes) above which no further request is started. */
 export const OUTPUT_HIGH_WATER = 4 * 1024 * 1024;
 

@@ -47,9 +47,57 @@ function sourceOf(spec: ReplaceSpec): string {
   return `${before}(?:${core})${after}`;
 }
 
+const DIGIT = /^[0-9]$/;
+
+/**
+ * Why a regex replacement would not insert what it seems to, or undefined. JavaScript writes a reference to a group the
+ * query lacks as its text (`$3` with one group, `$0`, `$<name>` with no named group) and `\1` (sed's) as a backslash and
+ * a digit, so each wrote that text into every file in silence; and `$<name>` naming no group of a query that has named
+ * groups inserts nothing. `empty` is the query's match of nothing: its groups.
+ */
+function replacementProblem(replacement: string, empty: RegExpExecArray): string | undefined {
+  const groups = empty.length - 1;
+  const names = Object.keys(empty.groups ?? {});
+  const has = groups === 0 ? "the query has no group" : `the query has ${groups === 1 ? "1 group, $1" : `${groups} groups, $1 to $${groups}`}`;
+  const dollar = "nothing was written. Write $$ for a $ of the text.";
+  for (let i = 0; i < replacement.length; i++) {
+    const next = replacement[i + 1] ?? "";
+    if (replacement[i] === "\\" && DIGIT.test(next)) {
+      return (
+        `replacement: \\${next} is sed's way to insert a group, and here it would be written as it stands; nothing was written. ` +
+        `Write $${next} for the group; for a backslash before a digit, use edit_file or regex: false.`
+      );
+    }
+    if (replacement[i] !== "$") continue;
+    if (next !== "" && "$&`'".includes(next)) {
+      i++;
+    } else if (DIGIT.test(next)) {
+      // As JavaScript reads them: two digits when they name a group, else one.
+      const two = Number(replacement.slice(i + 1, i + 3));
+      if (DIGIT.test(replacement[i + 2] ?? "") && two >= 1 && two <= groups) i += 2;
+      else if (Number(next) >= 1 && Number(next) <= groups) i++;
+      else if (next === "0")
+        return "replacement: $0 would be written as it stands; nothing was written. Write $& for the whole match, or $$0 for the text $0.";
+      else return `replacement: $${next} names no group (${has}) and would be written as it stands; ${dollar}`;
+    } else if (next === "<") {
+      const close = replacement.indexOf(">", i + 2);
+      const name = close === -1 ? undefined : replacement.slice(i + 2, close);
+      if (name !== undefined && !names.includes(name)) {
+        const shown = `$<${name.length > 40 ? `${name.slice(0, 40)}…` : name}>`;
+        return names.length === 0
+          ? `replacement: ${shown} names no group (the query names none) and would be written as it stands; ${dollar}`
+          : `replacement: ${shown} names no group (the query's are ${names.map((n) => `$<${n}>`).join(", ")}) and would insert nothing; ${dollar}`;
+      }
+      if (close !== -1) i = close;
+    }
+  }
+  return undefined;
+}
+
 /**
  * Compiles `spec`.
- * @throws when the query is empty or holds a line break, or is an invalid regex (quoting the engine's message)
+ * @throws when the query is empty or holds a line break, or is an invalid regex (quoting the engine's message), or a
+ * regex replacement refers to a group the query lacks or is written as sed's (replacementProblem)
  */
 export function compileReplacer(spec: ReplaceSpec): Replacer {
   if (spec.query.length === 0) throw new Error("query must not be empty");
@@ -61,6 +109,10 @@ export function compileReplacer(spec: ReplaceSpec): Replacer {
   const query = compileQuery(plainLiteral ? { query: spec.query, caseSensitive } : { query: source, regex: true, caseSensitive });
   const flags = caseSensitive ? "" : "i";
   const all = new RegExp(source, `g${flags}`);
+  if (spec.regex === true) {
+    const problem = replacementProblem(spec.replacement, new RegExp(`${source}|`, flags).exec("") as RegExpExecArray);
+    if (problem !== undefined) throw new Error(problem);
+  }
   // A literal's replacement is literal: `$` is not special without regex: true.
   const replacement = spec.regex === true ? spec.replacement : spec.replacement.replaceAll("$", "$$$$");
   const literalBytes = plainLiteral && caseSensitive ? Buffer.from(spec.query, "utf8") : undefined;

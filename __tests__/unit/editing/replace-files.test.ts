@@ -85,13 +85,22 @@ const argsArb = fc.oneof(
     caseSensitive: fc.boolean(),
     wholeWord: fc.boolean(),
   }),
-  fc.record({
-    query: fc.constantFrom("f(o+)", "(?<w>[a-z]+)_", "^x", "o$"),
-    replacement: fc.constantFrom("[$1]", "<$<w>>", "$&$&", "-"),
-    regex: fc.constant(true),
-    caseSensitive: fc.boolean(),
-    wholeWord: fc.boolean(),
-  }),
+  fc
+    .record({
+      // Each query with the replacements whose groups it has (one naming a group it lacks is refused: tested below).
+      pair: fc.constantFrom(
+        ...[
+          ["f(o+)", ["[$1]", "$&$&", "-", "$$1$`"]],
+          ["(?<w>[a-z]+)_", ["[$1]", "<$<w>>", "$&$&", "-"]],
+          ["^x", ["$&$&", "-", "$'"]],
+          ["o$", ["$&$&", "-"]],
+        ].flatMap(([query, replacements]) => (replacements as string[]).map((replacement) => ({ query: query as string, replacement }))),
+      ),
+      regex: fc.constant(true),
+      caseSensitive: fc.boolean(),
+      wholeWord: fc.boolean(),
+    })
+    .map(({ pair, ...rest }) => ({ ...pair, ...rest })),
 );
 
 function layOut(
@@ -316,6 +325,45 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect((await run({ query: "", replacement: "" })).text).toBe("query must not be empty");
     expect((await run({ query: "(", replacement: "", regex: true })).text).toMatch(/^query is not a valid regular expression/);
     expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo\n");
+  });
+
+  it("refuses a regex replacement naming a group the query lacks, or written as sed's, naming it and writing nothing", async () => {
+    // JavaScript writes each of these as it stands (or, `$<x>` with other named groups, as nothing), in every file.
+    fs.writeFileSync(path.join(root, "a.txt"), "a1 b2\n");
+    const refused: Array<[string, string, RegExp]> = [
+      ["([a-z])([0-9])", "\\2\\1", /^replacement: \\2 is sed's way to insert a group.*nothing was written\. Write \$2 for the group/],
+      ["([a-z])", "<$3>", /^replacement: \$3 names no group \(the query has 1 group, \$1\) and would be written as it stands; nothing was written\./],
+      ["[a-z]", "$1", /^replacement: \$1 names no group \(the query has no group\)/],
+      ["([a-z])([0-9])", "$9", /^replacement: \$9 names no group \(the query has 2 groups, \$1 to \$2\)/],
+      ["([a-z])", "$0", /^replacement: \$0 would be written as it stands; nothing was written\. Write \$& for the whole match/],
+      ["([a-z])", "$<x>", /^replacement: \$<x> names no group \(the query names none\)/],
+      ["(?<l>[a-z])(?<d>[0-9])", "$<x>", /^replacement: \$<x> names no group \(the query's are \$<l>, \$<d>\) and would insert nothing/],
+    ];
+    for (const [query, replacement, message] of refused) {
+      const result = await run({ query, replacement, regex: true });
+      expect(result.isError).toBe(true);
+      expect(result.text).toMatch(message);
+    }
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("a1 b2\n");
+    // What JavaScript reads as written: $$, $&, $` and $', two digits naming a group, else one and a digit; ${…}
+    // and a $< never closed are text; a backslash before anything but a digit is text.
+    const accepted: Array<[string, string]> = [
+      ["(?<l>[a-z])(?<d>[0-9])", "$<d>$<l>$$1$&$`$'$<"],
+      // biome-ignore lint/suspicious/noTemplateCurlyInString: the text ${x}, as a template literal in a replaced file holds it.
+      ["([a-z])", "${x}$1"],
+      ["([a-z])", "$10$01"],
+      ["([a-z])", "\\n\\$1"],
+    ];
+    for (const [query, replacement] of accepted) {
+      fs.writeFileSync(path.join(root, "a.txt"), "a1 b2\n");
+      const result = await run({ query, replacement, regex: true });
+      expect(result.isError).toBe(false);
+      expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe(`${"a1 b2".replace(new RegExp(query, "g"), replacement)}\n`);
+    }
+    // Without regex the replacement is text, whatever it holds.
+    fs.writeFileSync(path.join(root, "a.txt"), "a1 b2\n");
+    expect((await run({ query: "a1", replacement: "\\1$3$0" })).isError).toBe(false);
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("\\1$3$0 b2\n");
   });
 
   it("one file named by path; pattern and excludePatterns choose the files", async () => {

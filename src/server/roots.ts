@@ -143,32 +143,38 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
   const isModern = () => (server.getNegotiatedProtocolVersion() ?? "") >= "2026";
 
   if (mode === "replace") {
-    // Answers to overlapping roots/list requests can arrive out of order; only the latest request counts.
-    let latest = 0;
-    // The roots asked for and not yet applied: a call that arrives meanwhile (a client's first call, sent right after
-    // `initialized`, before its answer to roots/list) waits for them, rather than running with the directories they
-    // replace (none, when the command line named none). It waits ROOTS_TIMEOUT_MS at most, as the question does.
-    let pending: Promise<void> | undefined;
+    // One roots/list question at a time: a list_changed while one is asked (its answer may predate the change) asks
+    // once more when it is answered. A question per notification let 200,000 of them hold 1.4 GB of requests.
+    // A call that arrives while one is asked (a client's first call, sent right after `initialized`, before its
+    // answer) waits for it, rather than running with the directories it replaces (none, when the command line named
+    // none): ROOTS_TIMEOUT_MS at most, as the question does.
+    let asking: Promise<void> | undefined;
+    let again = false;
     // 2026-07-28 over stdio: whether the next call must ask (no directory on the command line, roots not yet had).
     let modernStale = directories.length === 0;
-    const replace = (): Promise<void> => {
-      const request = ++latest;
-      const asked = server
+    const replace = (): void => {
+      if (asking !== undefined) {
+        again = true;
+        return;
+      }
+      asking = server
         .listRoots(undefined, { timeout: ROOTS_TIMEOUT_MS })
-        .then(({ roots }) => (request === latest ? apply(roots) : undefined))
+        .then(({ roots }) => apply(roots))
         .catch(failed)
         .finally(() => {
-          if (pending === asked) pending = undefined;
+          asking = undefined;
+          if (again) {
+            again = false;
+            replace();
+          }
         });
-      pending = asked;
-      return asked;
     };
-    server.setNotificationHandler("notifications/roots/list_changed", async () => {
-      if (!isModern()) await replace();
+    server.setNotificationHandler("notifications/roots/list_changed", () => {
+      if (!isModern()) replace();
       else if (directories.length === 0) modernStale = true;
     });
     server.oninitialized = () => {
-      if (server.getClientCapabilities()?.roots) void replace();
+      if (server.getClientCapabilities()?.roots) replace();
       else describeStart(allowed, log);
     };
     let described = false;
@@ -176,7 +182,7 @@ export function followRoots(server: Server, mode: RootsMode, directories: readon
       async forCall(ctx) {
         const client = modernClient(ctx);
         if (client === undefined) {
-          await pending;
+          await asking;
           return { allowed: current };
         }
         if (!client.roots) {

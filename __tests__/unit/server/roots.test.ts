@@ -102,6 +102,40 @@ describeEachStrategy("roots before the first call", (strategy) => {
     }
   });
 
+  it("a list_changed while the roots are asked asks once more when they are answered, not once a notification", async () => {
+    // A question per notification: 200,000 of them held 1.4 GB of requests waiting for answers.
+    let asked = 0;
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let roots = [{ uri: pathToFileURL(path.join(base, "first root")).href }];
+    const server = await inProcess([path.join(base, "start")], {
+      strategy,
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+      prepare: (client) =>
+        client.setRequestHandler(ListRootsRequestSchema, async () => {
+          asked++;
+          await gate;
+          return { roots };
+        }),
+    });
+    try {
+      await expect.poll(() => asked).toBe(1);
+      roots = [{ uri: pathToFileURL(path.join(base, "second%root")).href }];
+      for (let i = 0; i < 1000; i++) await server.client.sendRootsListChanged();
+      expect(asked).toBe(1);
+      release();
+      // A call waits for the question asked when it arrived.
+      expect(textOf(await call(server.client, "list_allowed_directories"))).toBe(`Allowed directories:\n${path.join(base, "second%root")}`);
+      await expect.poll(() => asked).toBe(2);
+      expect(textOf(await call(server.client, "list_allowed_directories"))).toBe(`Allowed directories:\n${path.join(base, "second%root")}`);
+      expect(asked).toBe(2);
+    } finally {
+      await server.close();
+    }
+  });
+
   it("reads a client's list to its first 1,000 roots, and says so", async () => {
     // 300,000 roots, each resolved on disk, held a call 20 s.
     const missing = { uri: pathToFileURL(path.join(base, "missing")).href };

@@ -6,7 +6,7 @@
 import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredResult, Server } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
-import { Sandbox } from "../sandbox/index.js";
+import { errnoCode, Sandbox } from "../sandbox/index.js";
 import { pathParameterNote } from "../tools/shared.js";
 import { describeIssues, misnamedParameter, textTaken, tooManyItems } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
@@ -159,7 +159,7 @@ async function pathNoted<T>(args: Readonly<Record<string, unknown>>, running: Pr
   try {
     return await running;
   } catch (error) {
-    const note = pathParameterNote(args);
+    const note = pathParameterNote(args, errnoCode(error) === "ENOENT");
     if (note === "") throw error;
     throw new Error(`${error instanceof Error ? error.message : String(error)}${note}`, { cause: error });
   }

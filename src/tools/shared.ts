@@ -1,6 +1,6 @@
 /** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
 import { formatCount } from "../kernel/bounded.js";
-import type { Shown } from "../kernel/escape.js";
+import { escapeControls, type Shown } from "../kernel/escape.js";
 import { type FilePort, undecodable } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
@@ -64,12 +64,18 @@ export const counted = (n: number, one: string, many: string): string => `${form
 /** The parameters that name paths: their values are taken exactly as given. */
 const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
 
+// A glob's special characters (`[` and `{` are left out: real names hold them, as Next.js's `[id].tsx`).
+const GLOB = /[*?]/;
+// A compiler's or grep's location after a name: `src/a.ts:12`, `src/a.ts:12:5`.
+const LOCATION = /^(.+?):(\d+)(?::\d+)?$/;
+
 /**
  * For a failed call: a note on the first path parameter that begins or ends with whitespace (kept as part of the name,
  * as a file name may hold it, and easy to miss in the error's path) or holds U+FFFD, which listings show for the bytes
- * of a name that are not valid UTF-8 (no such name can be opened by a string); "" when none does.
+ * of a name that are not valid UTF-8 (no such name can be opened by a string); and when nothing was `missing` at the
+ * path, on one written as a glob (`src/*.ts`: a path is a name) or ending in a line number (`a.ts:12`). "" when none.
  */
-export function pathParameterNote(args: Readonly<Record<string, unknown>>): string {
+export function pathParameterNote(args: Readonly<Record<string, unknown>>, missing: boolean): string {
   for (const key of PATH_PARAMETERS) {
     const value = args[key];
     for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
@@ -78,10 +84,35 @@ export function pathParameterNote(args: Readonly<Record<string, unknown>>): stri
       if (undecodable(v)) {
         return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
       }
-      if (v.trim() === v) continue;
-      const where = v.trimStart() === v ? "ends" : "begins";
-      return `\nNote: ${name} ${where} with whitespace, which is taken as part of the name.`;
+      if (v.trim() !== v) return `\nNote: ${name} ${v.trimStart() === v ? "ends" : "begins"} with whitespace, which is taken as part of the name.`;
+      if (!missing) continue;
+      const glob = globNote(name, v);
+      if (glob !== undefined) return glob;
+      const at = LOCATION.exec(v);
+      if (at !== null) {
+        return (
+          `\nNote: ${name} ends in :${at[2]}, which is taken as part of the name; to read ${escapeControls(at[1] as string)} from line ` +
+          `${at[2]}, call read_text_file with that path and startLine ${at[2]}.`
+        );
+      }
     }
   }
   return "";
+}
+
+// A path holding * or ?: the directory before its first such segment, and the rest as the pattern to pass instead.
+function globNote(name: string, value: string): string | undefined {
+  const segments = value.split(/(?<=[\\/])/);
+  const first = segments.findIndex((segment) => GLOB.test(segment));
+  if (first === -1) return undefined;
+  const dir =
+    segments
+      .slice(0, first)
+      .join("")
+      .replace(/[\\/]+$/, "") || ".";
+  const pattern = segments.slice(first).join("").replaceAll("\\", "/");
+  return (
+    `\nNote: ${name} holds ${value.includes("*") ? "*" : "?"}, and a path is taken as a name, not as a glob; to take files by a glob, ` +
+    `pass path ${escapeControls(dir)} and pattern ${escapeControls(pattern)} to search_files or search_file_contents.`
+  );
 }

@@ -135,6 +135,30 @@ describe("every tool, success and failure", () => {
     expect(await readFile(`${p("spaced")} `, "utf8")).toBe("x");
   });
 
+  const escapeRe = (text: string): string => text.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
+
+  it("a path not found written as a glob, or ending in a line number, says what to pass instead; found, or failing otherwise, it does not", async () => {
+    const glob = await run("read_text_file", { path: p("sub", "*.md") });
+    expectError(glob, /no such file or directory/);
+    expect(textOf(glob)).toMatch(
+      new RegExp(
+        `\\nNote: path holds \\*, and a path is taken as a name, not as a glob; to take files by a glob, pass path ${escapeRe(p("sub"))} ` +
+          "and pattern \\*\\.md to search_files or search_file_contents\\.$",
+      ),
+    );
+    const deep = await run("search_files", { path: p("**", "*.md"), pattern: "*" });
+    expect(textOf(deep)).toContain(`pass path ${root} and pattern **/*.md to search_files`);
+    const located = await run("get_file_info", { path: `${p("a.txt")}:12:5` });
+    expect(textOf(located)).toMatch(
+      /\nNote: path ends in :12, which is taken as part of the name; to read .*a\.txt from line 12, call read_text_file with that path and startLine 12\.$/,
+    );
+    // A refusal other than a missing name gets no such note: outside, as a glob, is still only "Access denied".
+    expect(textOf(await run("read_text_file", { path: path.join(outside, "*.txt") }))).not.toContain("Note:");
+    // Names that hold these characters are names: written, found and read without a note.
+    expect(expectOk(await run("write_file", { path: p("odd*?.txt:3"), content: "odd" }))).not.toContain("Note:");
+    expect(expectOk(await run("read_text_file", { path: p("odd*?.txt:3") }))).toBe("odd");
+  });
+
   it("read_text_file head, tail, offset and limit", async () => {
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), head: 1 }))).toBe("hello");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 2 }))).toBe("world\n");

@@ -7,7 +7,7 @@
  */
 import { formatCount, TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { ContentSearch, RegexTooCostlyError, type ScanWorkers } from "../grep/index.js";
+import { ContentSearch, literalNote, RegexTooCostlyError, type ScanWorkers } from "../grep/index.js";
 import { type FilePort, otherNamesKeep } from "../sandbox/index.js";
 import { checkPatterns, walkFiles, type WalkOptions } from "../walking/index.js";
 import { compileReplacer, ReplacementLimit, replaceStream, type ReplaceSpec } from "./line-replace.js";
@@ -157,7 +157,10 @@ export async function replaceInFiles(sandbox: FilePort, args: ReplaceFilesArgs, 
     );
   }
   if (total === 0) {
-    sink.append(`No occurrences found; searched ${counted(searched, "file", "files")}; nothing was written.${skips ? `\n${skips}` : ""}${notes}`);
+    const literal = args.regex === true ? "" : literalNote(args.query);
+    sink.append(
+      `No occurrences found; searched ${counted(searched, "file", "files")}; nothing was written.${skips ? `\n${skips}` : ""}${notes}${literal}`,
+    );
     return;
   }
   if (args.dryRun) {

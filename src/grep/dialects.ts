@@ -5,6 +5,8 @@
  * a set of `[:uper` then `]`, `\<` as `<`) or refuses with a bare "Invalid group" (`(?i)`).
  */
 
+import { escapeControls } from "../kernel/escape.js";
+
 /** What other dialects' escapes mean, and what to write instead; JavaScript reads each as the character alone. */
 const FOREIGN_ESCAPES: Readonly<Record<string, string>> = {
   "<": "\\< (GNU's start of a word) is read by JavaScript as <: write \\b for a word edge, or < for the character",
@@ -59,4 +61,29 @@ export function queryProblem(query: string, regex: boolean): string | undefined 
     }
   }
   return undefined;
+}
+
+// What a regex writes and a text seldom holds: an alternation, `.*` or `.+`, an escape of a class or of a character a
+// regex must escape, a character range, or `^` before a word (a `$` at the end is left out: prices and shells end so).
+const REGEX_LOOK: ReadonlyArray<readonly [RegExp, (m: string) => string]> = [
+  [/\\[wdsbWDSB.()[\]{}|+*?]/, (m) => m],
+  [/\.[*+]/, (m) => m],
+  [/\[[^\]]*[a-zA-Z0-9]-[a-zA-Z0-9][^\]]*\]/, (m) => m],
+  [/[^|]\|[^|]/, () => "|"],
+  [/^\^[\w\\([]/, () => "^ at its start"],
+];
+
+/**
+ * For a text query (regex: false) that found nothing: a note when it is written as a regex (`foo|bar`, `get.*Path`,
+ * `\w+`), which was searched for as those very characters; "" otherwise.
+ */
+export function literalNote(query: string): string {
+  for (const [look, shown] of REGEX_LOOK) {
+    const m = look.exec(query);
+    if (m !== null) {
+      const what = escapeControls(shown(m[0]));
+      return `\nNote: query holds ${what.length > 20 ? `${what.slice(0, 20)}…` : what}, as a regex does, and was searched for as text (regex: false); pass regex: true to search for the pattern.`;
+    }
+  }
+  return "";
 }

@@ -2,7 +2,7 @@
 import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { escapeControls } from "../kernel/escape.js";
-import { CHECKED_FIRST, compileQuery, ContentSearch, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
+import { CHECKED_FIRST, compileQuery, ContentSearch, literalNote, MAX_CONTEXT_LINES, RegexTooCostlyError, type OutputMode } from "../grep/index.js";
 import { checkPatterns, walkFiles } from "../walking/index.js";
 import { defineTool, READ_ONLY, walkOptions, type ToolContext } from "./context.js";
 import { EXCLUDE_DOC, FILES_GLOB_DOC, GITIGNORE_ON_DOC, REGEX_DOC, searchDescriptors } from "./shared.js";
@@ -70,6 +70,7 @@ async function searchContents(args: Args, ctx: ToolContext): Promise<void> {
       await search.drain();
     }
     search.finish();
+    if (!args.regex && search.totals.matchingLines === 0) notes += literalNote(args.query);
     // What no .gitignore rule could say (a file unread, a rule too costly) follows the totals.
     if (notes !== "") ctx.bounds.sink.append(notes);
   } catch (error) {

@@ -3,7 +3,7 @@
  * (dialects.ts): each refused regex is shown first to be read by JavaScript otherwise than its dialect means.
  */
 import { describe, expect, it } from "vitest";
-import { queryProblem } from "../../../src/grep/dialects.js";
+import { literalNote, queryProblem } from "../../../src/grep/dialects.js";
 import { compileQuery } from "../../../src/grep/query.js";
 
 describe("queryProblem", () => {
@@ -57,5 +57,28 @@ describe("queryProblem", () => {
 
   it("a literal is never read as a regex", () => {
     for (const literal of ["\\p{L}", "[[:upper:]]", "(?i)x", "\\<a\\>", "a\\nb"]) expect(queryProblem(literal, false)).toBeUndefined();
+  });
+});
+
+describe("literalNote", () => {
+  it.each([
+    // a text query written as a regex, a line the regex matches, what the note names
+    ["foo|bar", "bar baz", "|"],
+    ["function.*Path", "function getPath(", ".*"],
+    ["get\\w+\\(", "getPath(x)", "\\w"],
+    ["[a-z]+ two", "one two", "[a-z]"],
+    ["^bar", "bar two", "^ at its start"],
+    ["a\\.b", "a.b", "\\."],
+  ])("%s: searched as text it misses %s; the note names %s", (query, line, named) => {
+    // As text the query is not in the line; as a regex it matches it: the note points at what was meant.
+    expect(line.includes(query)).toBe(false);
+    expect(new RegExp(query).test(line)).toBe(true);
+    expect(literalNote(query)).toBe(
+      `\nNote: query holds ${named}, as a regex does, and was searched for as text (regex: false); pass regex: true to search for the pattern.`,
+    );
+  });
+
+  it.each(["a || b", "price: $", "x = y", "[x]", "C:\\Users", "^", "?? or ...", "a-b"])("%s reads as text: no note", (query) => {
+    expect(literalNote(query)).toBe("");
   });
 });

@@ -159,6 +159,20 @@ describe("every tool, success and failure", () => {
     expect(expectOk(await run("read_text_file", { path: p("odd*?.txt:3") }))).toBe("odd");
   });
 
+  it("a text query written as a regex that found nothing is followed by a note; found, or a regex, it is not", async () => {
+    const note = "\nNote: query holds |, as a regex does, and was searched for as text (regex: false); pass regex: true to search for the pattern.";
+    const missed = expectOk(await run("search_file_contents", { path: root, query: "hello|world", outputMode: "count" }));
+    expect(missed).toMatch(/^Found 0 matching lines/);
+    expect(missed.endsWith(note)).toBe(true);
+    expect(expectOk(await run("search_file_contents", { path: root, query: "hello|world", regex: true, outputMode: "count" }))).not.toContain(
+      "Note:",
+    );
+    expect(expectOk(await run("search_file_contents", { path: p("a.txt"), query: "hel", outputMode: "count" }))).not.toContain("Note:");
+    const replaced = expectOk(await run("replace_in_files", { path: p("a.txt"), query: "hello|world", replacement: "x", dryRun: true }));
+    expect(replaced).toMatch(/^No occurrences found; searched 1 file; nothing was written\./);
+    expect(replaced.endsWith(note)).toBe(true);
+  });
+
   it("read_text_file head, tail, offset and limit", async () => {
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), head: 1 }))).toBe("hello");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 2 }))).toBe("world\n");

@@ -277,7 +277,8 @@ export async function walkFiles(
   opts: WalkOptions,
 ): Promise<string> {
   const gitignore = selection.respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
-  const excluded = excluderOf(selection.excludePatterns);
+  const excluder = excluderOf(selection.excludePatterns);
+  const { excluded } = excluder;
   const files = new FileEntries(
     root,
     selection.pattern,
@@ -309,5 +310,5 @@ export async function walkFiles(
   if (skipped.count > skipped.pastPathLimit) onSkip("unreadable", skipped.count - skipped.pastPathLimit);
   if (skipped.pastPathLimit > 0) onSkip("pathLimit", skipped.pastPathLimit);
   if (gitignore !== undefined && gitignore.ignored + gitignore.gitDirs > 0) onSkip("gitignored", gitignore.ignored + gitignore.gitDirs);
-  return (gitignore?.problemsNote() ?? "") + files.outcome.note("pattern", root);
+  return (gitignore?.problemsNote() ?? "") + files.outcome.note("pattern", root) + excluder.note(root);
 }

@@ -154,11 +154,12 @@ export async function searchInto(
     ranking.add({ line, shown, key: value });
   };
   const gitignore = respectGitignore ? new GitignoreFilter(root, opts.sandbox) : undefined;
+  const excluder = excluderOf(excludePatterns);
   const skipped = await walkTree(
     root,
     withGitignore(
       {
-        excluded: excluderOf(excludePatterns),
+        excluded: excluder.excluded,
         // A pattern answered from the name alone needs no path relative to the root made for each entry.
         ignoresRel: matches.byName === true,
         enter(dir, entry, rel, _depth, reach) {
@@ -189,7 +190,7 @@ export async function searchInto(
   if (countOnly) sink.append(`${formatCount(found)} ${found === 1 ? "match" : "matches"}`);
   else if (found === 0) sink.append("No matches found");
   else if (limit !== undefined && limit < found) sink.append(`\n(${formatCount(limit)} of ${formatCount(found)} matches shown: limit=${limit})`);
-  const note = outcome.note("pattern", root);
+  const note = outcome.note("pattern", root) + excluder.note(root);
   if (note !== "") sink.append(note);
   skipped.appendNote(sink);
   gitignore?.appendNote(sink);

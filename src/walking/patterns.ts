@@ -86,9 +86,8 @@ export class GlobOutcome {
     }
     if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
     if (path.isAbsolute(pattern)) {
-      const rel = path.relative(root, pattern);
-      const inside = rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel);
-      const instead = inside ? `; relative, it is ${escapeControls(rel.split(path.sep).join("/"))}` : "";
+      const rel = relativeInside(root, pattern);
+      const instead = rel === undefined ? "" : `; relative, it is ${escapeControls(rel)}`;
       return `\nNote: ${param} is matched against paths relative to the directory searched, so an absolute one matches nothing${instead}.`;
     }
     if (REGEX_LIKE.test(pattern)) {
@@ -98,12 +97,54 @@ export class GlobOutcome {
   }
 }
 
+// `abs` relative to `root` with / between names, when it lies inside it; else undefined.
+function relativeInside(root: string, abs: string): string | undefined {
+  const rel = path.relative(root, abs);
+  return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel.split(path.sep).join("/") : undefined;
+}
+
+/** A walk's exclude globs: what it asks of each path, and the note on those that left out nothing, written as paths are. */
+export interface Excluder {
+  readonly excluded: (rel: string) => boolean;
+  /** "" or, starting with a line break, a note on the first exclude that left out nothing and is written `./x`, `x/` or absolute. */
+  note(root: string): string;
+}
+
+const NO_EXCLUDES: Excluder = { excluded: excludesNothing, note: () => "" };
+
 /**
- * A walk's `excluded` from its exclude globs, matched against the path relative to the root (search_files' rules, dotfiles
- * included); `excludesNothing` when there are none, so the walk builds no relative path to ask it with.
+ * A walk's excludes, matched against the path relative to the root (search_files' rules, dotfiles included);
+ * `excludesNothing` when there are none, so the walk builds no relative path to ask it with. Each pattern that excludes an
+ * entry is marked, at no further cost: one written as a path or a .gitignore line is (`./dist`, `node_modules/`,
+ * `/build`) matches no relative path, and left out nothing in silence.
  */
-export function excluderOf(patterns: readonly string[]): (rel: string) => boolean {
-  if (patterns.length === 0) return excludesNothing;
+export function excluderOf(patterns: readonly string[]): Excluder {
+  if (patterns.length === 0) return NO_EXCLUDES;
   const matchers = patterns.map((p) => new Minimatch(p, { dot: true }));
-  return (rel) => matchers.some((m) => m.match(rel));
+  const hit = patterns.map(() => false);
+  return {
+    excluded(rel) {
+      for (let i = 0; i < matchers.length; i++) {
+        if ((matchers[i] as Minimatch).match(rel)) {
+          hit[i] = true;
+          return true;
+        }
+      }
+      return false;
+    },
+    note(root) {
+      for (const [i, pattern] of patterns.entries()) {
+        if (hit[i]) continue;
+        const meant = path.isAbsolute(pattern)
+          ? (relativeInside(root, pattern) ?? pattern.replace(/^[\\/]+/, ""))
+          : pattern.replace(/^\.[\\/]/, "").replace(/[\\/]+$/, "");
+        if (meant === pattern || meant === "") continue;
+        const shown = escapeControls(meant);
+        const forms = meant.includes("/") ? `write ${shown}` : `${shown} leaves out the entry directly inside it, **/${shown} any`;
+        const how = path.isAbsolute(pattern) ? "" : ", without ./ before or / after";
+        return `\nNote: excludePatterns[${i}] ${escapeControls(pattern)} left out nothing: excludes are matched against paths relative to the directory searched${how}; ${forms}.`;
+      }
+      return "";
+    },
+  };
 }

@@ -141,4 +141,31 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
       "Found 0 matching lines in 0 files; searched 1 file.",
     );
   });
+  it("an exclude written as a path or a .gitignore line (./x, x/, /x, absolute) that left out nothing is noted with what to write", async () => {
+    fs.mkdirSync(path.join(dir, "src", "node_modules"));
+    fs.writeFileSync(path.join(dir, "src", "node_modules", "m.md"), "x\n");
+    const gitignoreHabit = await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["node_modules/"] });
+    expect(gitignoreHabit).toBe(
+      `${path.join(dir, "src", "node_modules", "m.md")}\n${path.join(dir, "top.md")}\nNote: excludePatterns[0] node_modules/ left out nothing: excludes are ` +
+        "matched against paths relative to the directory searched, without ./ before or / after; node_modules leaves out the entry directly " +
+        "inside it, **/node_modules any.",
+    );
+    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["**/node_modules"] })).toBe(path.join(dir, "top.md"));
+    expect(await call("search_file_contents", { path: dir, query: "x", outputMode: "count", excludePatterns: ["./src/"] })).toMatch(
+      /^Found 4 matching lines \(4 occurrences\) in 4 files; searched 4 files\.\nNote: excludePatterns\[0\] \.\/src\/ left out nothing: .*; src leaves out/,
+    );
+    expect(
+      await call("replace_in_files", {
+        path: dir,
+        query: "x",
+        replacement: "y",
+        dryRun: true,
+        excludePatterns: ["top.md", path.join(dir, "src", "deep")],
+      }),
+    ).toMatch(
+      /\nNote: excludePatterns\[1\] .* left out nothing: excludes are matched against paths relative to the directory searched; write src\/deep\.\n/,
+    );
+    // One that left out an entry, or one written as excludes are, has no note.
+    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["src", "nothing-here"] })).toBe(path.join(dir, "top.md"));
+  });
 });

@@ -313,16 +313,31 @@ describe("applyFileEdits", () => {
 });
 
 describe("applyEdits (whitespace-tolerant matching)", () => {
-  it("keeps the first line's indentation; later lines follow upstream's rule (verbatim unless old and new are both indented)", () => {
+  it("keeps the first line's indentation, and each later line the indentation of the line its old one matched", () => {
     const content = "function f() {\n    if (x) {\n        go();\n    }\n}\n";
     const out = applyEdits(content, [{ oldText: "if (x) {\n    go();\n}", newText: "if (y) {\n    stop();\n    go();\n}" }]);
-    expect(out).toBe("function f() {\n    if (y) {\n    stop();\n    go();\n}\n}\n");
+    // Upstream's rule re-based them on the first line's: "    stop();\n    go();\n}", the block's nesting lost.
+    expect(out).toBe("function f() {\n    if (y) {\n        stop();\n        go();\n    }\n}\n");
+  });
+
+  it("keeps Python's nesting when the old text differs only in a trailing space, and follows a tab-indented file", () => {
+    const python = "def f():\n    if x:\n        y = 1\n    return y\n";
+    const edited = applyEdits(python, [
+      { oldText: "def f():\n    if x:\n        y = 1 ", newText: "def f():\n    if x:\n        y = 2\n    else:\n        y = 0" },
+    ]);
+    expect(edited).toBe("def f():\n    if x:\n        y = 2\n    else:\n        y = 0\n    return y\n");
+    // Spaces in the old and new text, tabs in the file: each level in tabs, a new deeper one too.
+    const tabs = "f() {\n\tif (x) {\n\t\treturn 1;\n\t}\n}\n";
+    const out = applyEdits(tabs, [
+      { oldText: "    if (x) {\n        return 1;\n    }", newText: "    if (y) {\n        if (z) {\n            return 2;\n        }\n    }" },
+    ]);
+    expect(out).toBe("f() {\n\tif (y) {\n\t\tif (z) {\n\t\t\treturn 2;\n\t\t}\n\t}\n}\n");
   });
 
   it("re-bases an indented new line relative to the indented old line", () => {
     const content = "  a\n    b\n";
     const out = applyEdits(content, [{ oldText: "a\n  b", newText: "A\n    B" }]);
-    expect(out).toBe("  A\n    B\n");
+    expect(out).toBe("  A\n      B\n");
   });
 
   it("matches lines whose only difference is surrounding whitespace", () => {

@@ -1,5 +1,5 @@
 import { formatPatch, type StructuredPatch, structuredPatch } from "diff";
-import { LinePattern, rebase } from "./tolerant.js";
+import { leadingWhitespace, LinePattern, rebase } from "./tolerant.js";
 
 /** One text replacement requested by edit_file / applyFileEdits. */
 export interface EditOperation {
@@ -118,7 +118,8 @@ function replaceWhitespaceTolerant(content: string, oldText: string, newText: st
   const contentLines = content.split("\n");
   const i = pattern.findIn(contentLines);
   if (i === -1) return undefined;
-  contentLines.splice(i, pattern.oldLines.length, rebase(contentLines[i] ?? "", pattern.oldLines, newText));
+  const indents = contentLines.slice(i, i + pattern.oldLines.length).map(leadingWhitespace);
+  contentLines.splice(i, pattern.oldLines.length, rebase(indents, pattern.oldLines, newText));
   return contentLines.join("\n");
 }
 

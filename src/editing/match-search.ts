@@ -8,7 +8,7 @@
  */
 import type { Patch, PatchedDoc } from "./patched-doc.js";
 import type { SourceIndex } from "./source-index.js";
-import { type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
+import { leadingWhitespace, type LineMatch, type LinePattern, TolerantFinder } from "./tolerant.js";
 
 const LF = 0x0a;
 // Every edit looks into the window of every patch before it: a kept window costs an indexOf, and a pause (a clock
@@ -35,12 +35,15 @@ export interface FirstPass<T> {
   kept: readonly T[];
 }
 
-/** A whitespace-tolerant match in document offsets, with its first line (for the indentation). */
+/** A whitespace-tolerant match in document offsets, with each of its lines' indentation (for newText's). */
 export interface DocLineMatch {
   start: number;
   end: number;
-  firstLine: string;
+  indents: string[];
 }
+
+// The leading whitespace of each line of `lines`, whole lines joined by line feeds.
+const indentsOf = (lines: Buffer): string[] => lines.toString("utf8").split("\n").map(leadingWhitespace);
 
 interface WindowLine {
   start: number;
@@ -237,11 +240,9 @@ export class EditSearch {
     const seen = new Map<number, DocLineMatch>();
     for (const m of hint.kept) {
       if (!doc.linesIntact(m.lineStart, m.lineEnd)) continue;
-      const lines = await this.index.range(m.lineStart, m.lineEnd);
-      const firstEnd = lines.indexOf(LF);
-      const firstLine = lines.toString("utf8", 0, firstEnd === -1 ? lines.length : firstEnd);
+      const indents = indentsOf(await this.index.range(m.lineStart, m.lineEnd));
       const start = doc.toDoc(m.lineStart);
-      seen.set(start, { start, end: doc.toDoc(m.lineEnd), firstLine });
+      seen.set(start, { start, end: doc.toDoc(m.lineEnd), indents });
     }
     const starts = doc.docStarts();
     for (let i = 0; i < doc.patches.length && seen.size < 2; i++) {
@@ -251,7 +252,8 @@ export class EditSearch {
         const first = w.lines[at];
         const last = w.lines[at + pattern.pattern.length - 1];
         if (first === undefined || last === undefined) continue;
-        seen.set(ds + first.start, { start: ds + first.start, end: ds + last.end, firstLine: first.text ?? "" });
+        const indents = w.lines.slice(at, at + pattern.pattern.length).map((line) => leadingWhitespace(line.text ?? ""));
+        seen.set(ds + first.start, { start: ds + first.start, end: ds + last.end, indents });
       }
       await this.pause();
     }
@@ -282,11 +284,7 @@ export class EditSearch {
     }
     finder.finish(length);
     const found: DocLineMatch[] = [];
-    for (const m of kept) {
-      const first = await doc.slice(m.lineStart, Math.min(m.lineEnd, m.lineStart + this.maxLineBytes + 1));
-      const end = first.indexOf(LF);
-      found.push({ start: m.lineStart, end: m.lineEnd, firstLine: first.toString("utf8", 0, end === -1 ? first.length : end) });
-    }
+    for (const m of kept) found.push({ start: m.lineStart, end: m.lineEnd, indents: indentsOf(await doc.slice(m.lineStart, m.lineEnd)) });
     return { found, count };
   }
 

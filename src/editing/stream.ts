@@ -145,8 +145,8 @@ async function applyAll(edits: PreparedEdit[], given: readonly EditOperation[], 
     if (match.kind === "none") {
       throw new EditRefused({ kind: "notFound", edit: k, edits: edits.length, oldText: given[k]?.oldText ?? "", maxLineBytes: search.maxLineBytes });
     }
-    const { start, end, firstLine } = match.at;
-    search.replace(start, end, Buffer.from(rebase(firstLine, edit.lines.oldLines, edit.newText)));
+    const { start, end, indents } = match.at;
+    search.replace(start, end, Buffer.from(rebase(indents, edit.lines.oldLines, edit.newText)));
     replacements++;
     counts.push(1);
   }

@@ -8,7 +8,7 @@ import type { NormBlock } from "./source-index.js";
 
 const LF = 0x0a;
 
-function leadingWhitespace(line: string): string {
+export function leadingWhitespace(line: string): string {
   return /^\s*/.exec(line)?.[0] ?? "";
 }
 
@@ -70,22 +70,51 @@ export class LinePattern {
 }
 
 /**
- * newText re-indented for a match whose first line is `firstLine`: its first line takes that line's
- * indentation; a later one is re-based only when both it and the old line at its place are indented
- * (upstream's rule), otherwise taken verbatim.
+ * newText re-indented for a match whose lines have `fileIndents` (their leading whitespace): its first line takes the
+ * first matched line's, as upstream's does. A later line written with an old line's indentation takes the indentation
+ * of the line that one matched (the line at its place first): the old text may indent with spaces where the file has
+ * tabs, or be off by a level, and each line keeps its depth. A depth the old text did not have extends the deepest one
+ * it had that it starts with, the rest in tabs where the file indents with them; a line neither extends is verbatim.
+ * (Upstream re-based every later line on the first line's indentation: a block whose first line is less indented than
+ * the rest lost its nesting, Python's meaning with it.)
  */
-export function rebase(firstLine: string, oldLines: readonly string[], newText: string): string {
-  const baseIndent = leadingWhitespace(firstLine);
-  return newText
-    .split("\n")
+export function rebase(fileIndents: readonly string[], oldLines: readonly string[], newText: string): string {
+  const oldIndents = oldLines.map(leadingWhitespace);
+  const toFile = new Map<string, string>();
+  oldIndents.forEach((mine, k) => {
+    if ((oldLines[k] ?? "").trim() !== "" && !toFile.has(mine)) toFile.set(mine, fileIndents[k] ?? "");
+  });
+  const newLines = newText.split("\n");
+  const step = spaceStep([...oldIndents, ...newLines.map(leadingWhitespace)]);
+  return newLines
     .map((line, j) => {
-      if (j === 0) return baseIndent + line.trimStart();
-      const oldIndent = leadingWhitespace(oldLines[j] ?? "");
-      const newIndent = leadingWhitespace(line);
-      if (oldIndent === "" || newIndent === "") return line;
-      return baseIndent + " ".repeat(Math.max(0, newIndent.length - oldIndent.length)) + line.trimStart();
+      const mine = leadingWhitespace(line);
+      const body = line.slice(mine.length);
+      if (j === 0) return (fileIndents[0] ?? "") + body;
+      if (body === "") return line;
+      const here = oldIndents[j] === mine && (oldLines[j] ?? "").trim() !== "" ? fileIndents[j] : undefined;
+      const known = here ?? toFile.get(mine);
+      if (known !== undefined) return known + body;
+      let deepest: string | undefined;
+      for (const indent of toFile.keys()) if (mine.startsWith(indent) && (deepest === undefined || indent.length > deepest.length)) deepest = indent;
+      if (deepest === undefined) return line;
+      const into = toFile.get(deepest) ?? "";
+      const rest = mine.slice(deepest.length);
+      const tabs = into.includes("\t") && /^ +$/.test(rest) ? "\t".repeat(Math.max(1, Math.round(rest.length / step))) : rest;
+      return into + tabs + body;
     })
     .join("\n");
+}
+
+// The smallest difference between two indentations of spaces only (a level, in spaces), 4 when there are not two.
+function spaceStep(indents: readonly string[]): number {
+  const depths = [...new Set(indents.filter((i) => /^ *$/.test(i)).map((i) => i.length))].sort((a, b) => a - b);
+  let step = 0;
+  for (let i = 1; i < depths.length; i++) {
+    const d = (depths[i] as number) - (depths[i - 1] as number);
+    if (step === 0 || d < step) step = d;
+  }
+  return step === 0 ? 4 : step;
 }
 
 /** A whitespace-tolerant match in original offsets: lines [lineStart, lineEnd) (lineEnd before its LF). */

@@ -301,8 +301,9 @@ describe("streamEdit: endings, encoding, limits", () => {
     const raw = Buffer.from("keep\r\n    if (a) {\r\n        go();\r\n    }\r\nend\r\n");
     const edits = [{ oldText: "if (a) {\n    go();\n}", newText: "if (b) {\n    stop();\n}" }];
     const { out, diff } = await run(raw, edits);
-    // Upstream's re-basing: "}" has no indentation in newText, so it is taken verbatim.
-    expect(out.toString("utf8")).toBe("keep\r\n    if (b) {\r\n    stop();\r\n}\r\nend\r\n");
+    // Each new line takes the indentation of the line its old one matched: the block keeps its nesting (upstream's
+    // re-basing wrote "    stop();" and "}" one level out).
+    expect(out.toString("utf8")).toBe("keep\r\n    if (b) {\r\n        stop();\r\n    }\r\nend\r\n");
     expect(diff).toBe(refDiff(raw, edits));
   });
 

@@ -1,6 +1,6 @@
 /**
- * Whitespace-tolerant matching, written once (lines equal after trim(), newText re-based on the
- * matched line's indentation): edits.ts applies it to a text in memory, the streaming engine over
+ * Whitespace-tolerant matching, written once (lines equal after trim(), newText re-indented by the
+ * matched lines' indentation): edits.ts applies it to a text in memory, the streaming engine over
  * a window of lines or over the whole file as it streams by. The KMP automaton over line ids keeps
  * every search linear (the naive window-by-window comparison was O(lines × oldLines)).
  */

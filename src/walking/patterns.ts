@@ -115,8 +115,8 @@ const NO_EXCLUDES: Excluder = { excluded: excludesNothing, note: () => "" };
 /**
  * A walk's excludes, matched against the path relative to the root (search_files' rules, dotfiles included);
  * `excludesNothing` when there are none, so the walk builds no relative path to ask it with. Each pattern that excludes an
- * entry is marked, at no further cost: one written as a path or a .gitignore line is (`./dist`, `node_modules/`,
- * `/build`) matches no relative path, and left out nothing in silence.
+ * entry is marked, at no further cost: one written as a path is, or as a .gitignore line is (`./dist`, `node_modules/`,
+ * `/build`), matches no relative path, and left out nothing in silence.
  */
 export function excluderOf(patterns: readonly string[]): Excluder {
   if (patterns.length === 0) return NO_EXCLUDES;
@@ -135,8 +135,10 @@ export function excluderOf(patterns: readonly string[]): Excluder {
     note(root) {
       for (const [i, pattern] of patterns.entries()) {
         if (hit[i]) continue;
+        // An absolute one outside the root is taken as a .gitignore line's anchored name (`/build`) when it has one name.
+        const anchored = pattern.replace(/^[\\/]+/, "");
         const meant = path.isAbsolute(pattern)
-          ? (relativeInside(root, pattern) ?? pattern.replace(/^[\\/]+/, ""))
+          ? (relativeInside(root, pattern) ?? (/[\\/]/.test(anchored) ? pattern : anchored))
           : pattern.replace(/^\.[\\/]/, "").replace(/[\\/]+$/, "");
         if (meant === pattern || meant === "") continue;
         const shown = escapeControls(meant);

@@ -165,6 +165,14 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
     ).toMatch(
       /\nNote: excludePatterns\[1\] .* left out nothing: excludes are matched against paths relative to the directory searched; write src\/deep\.\n/,
     );
+    // An absolute one outside the directory: a single name is taken as a .gitignore line's anchored one; a longer one
+    // is not rewritten into a relative path that names something else.
+    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: [path.sep + "src"] })).toMatch(
+      /; src leaves out the entry directly inside it, \*\*\/src any\.$/,
+    );
+    expect(
+      await call("search_files", { path: path.join(dir, "src"), pattern: "**/*.md", excludePatterns: [path.join(dir, "elsewhere")] }),
+    ).not.toContain("Note:");
     // One that left out an entry, or one written as excludes are, has no note.
     expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["src", "nothing-here"] })).toBe(path.join(dir, "top.md"));
   });

@@ -136,10 +136,11 @@ export function excluderOf(patterns: readonly string[]): Excluder {
       for (const [i, pattern] of patterns.entries()) {
         if (hit[i]) continue;
         // An absolute one outside the root is taken as a .gitignore line's anchored name (`/build`) when it has one name.
-        const anchored = pattern.replace(/^[\\/]+/, "");
+        // Only / separates a glob's names: a backslash escapes the character after it (a trailing one, nothing).
+        const anchored = pattern.replace(/^\/+/, "");
         const meant = path.isAbsolute(pattern)
-          ? (relativeInside(root, pattern) ?? (/[\\/]/.test(anchored) ? pattern : anchored))
-          : pattern.replace(/^\.[\\/]/, "").replace(/[\\/]+$/, "");
+          ? (relativeInside(root, pattern) ?? (anchored.includes("/") ? pattern : anchored))
+          : pattern.replace(/^\.\//, "").replace(/\/+$/, "");
         if (meant === pattern || meant === "") continue;
         const shown = escapeControls(meant);
         const forms = meant.includes("/") ? `write ${shown}` : `${shown} leaves out the entry directly inside it, **/${shown} any`;

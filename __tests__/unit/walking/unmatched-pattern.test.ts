@@ -167,13 +167,15 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
     );
     // An absolute one outside the directory: a single name is taken as a .gitignore line's anchored one; a longer one
     // is not rewritten into a relative path that names something else.
-    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: [path.sep + "src"] })).toMatch(
+    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: [`${path.sep}src`] })).toMatch(
       /; src leaves out the entry directly inside it, \*\*\/src any\.$/,
     );
     expect(
       await call("search_files", { path: path.join(dir, "src"), pattern: "**/*.md", excludePatterns: [path.join(dir, "elsewhere")] }),
     ).not.toContain("Note:");
     // One that left out an entry, or one written as excludes are (a trailing backslash escapes, it separates nothing), has no note.
-    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["src", "nothing-here", "trailing\\"] })).toBe(path.join(dir, "top.md"));
+    expect(await call("search_files", { path: dir, pattern: "**/*.md", excludePatterns: ["src", "nothing-here", "trailing\\"] })).toBe(
+      path.join(dir, "top.md"),
+    );
   });
 });

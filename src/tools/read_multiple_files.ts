@@ -2,7 +2,9 @@ import { z } from "zod";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { streamInto } from "../reading/index.js";
+import { errnoCode } from "../sandbox/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
+import { pathNote } from "./shared.js";
 
 /** read_multiple_files: several files in upstream's join format, one combined cap. */
 export const readMultipleFiles = defineTool({
@@ -43,7 +45,10 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       ctx.signal.throwIfAborted();
       // A failure after some content was written starts its error line on a line of its own.
       const message = error instanceof Error ? error.message : String(error);
-      sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}`);
+      // Unlike a failed call's, a file's failure is a line of the result: its path's note follows it (whitespace,
+      // a glob, a line number), as pathParameterNote's follows a failed call.
+      const note = started ? "" : pathNote(`paths[${i}]`, requested, errnoCode(error) === "ENOENT");
+      sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}${note}`);
     }
     sink.endPart();
   }

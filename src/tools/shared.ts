@@ -80,24 +80,29 @@ export function pathParameterNote(args: Readonly<Record<string, unknown>>, missi
     const value = args[key];
     for (const [i, v] of (Array.isArray(value) ? value : [value]).entries()) {
       if (typeof v !== "string") continue;
-      const name = Array.isArray(value) ? `${key}[${i}]` : key;
-      if (undecodable(v)) {
-        return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
-      }
-      if (v.trim() !== v) return `\nNote: ${name} ${v.trimStart() === v ? "ends" : "begins"} with whitespace, which is taken as part of the name.`;
-      if (!missing) continue;
-      const glob = globNote(name, v);
-      if (glob !== undefined) return glob;
-      const at = LOCATION.exec(v);
-      if (at !== null) {
-        return (
-          `\nNote: ${name} ends in :${at[2]}, which is taken as part of the name; to read ${escapeControls(at[1] as string)} from line ` +
-          `${at[2]}, call read_text_file with that path and startLine ${at[2]}.`
-        );
-      }
+      const note = pathNote(Array.isArray(value) ? `${key}[${i}]` : key, v, missing);
+      if (note !== "") return note;
     }
   }
   return "";
+}
+
+/** pathParameterNote's note on one path parameter `name` holding `value`; "" when none. */
+export function pathNote(name: string, value: string, missing: boolean): string {
+  if (undecodable(value)) {
+    return `\nNote: ${name} holds \uFFFD, which listings show in place of bytes of a name that are not valid UTF-8; this server cannot open such a name.`;
+  }
+  if (value.trim() !== value)
+    return `\nNote: ${name} ${value.trimStart() === value ? "ends" : "begins"} with whitespace, which is taken as part of the name.`;
+  if (!missing) return "";
+  const glob = globNote(name, value);
+  if (glob !== undefined) return glob;
+  const at = LOCATION.exec(value);
+  if (at === null) return "";
+  return (
+    `\nNote: ${name} ends in :${at[2]}, which is taken as part of the name; to read ${escapeControls(at[1] as string)} from line ` +
+    `${at[2]}, call read_text_file with that path and startLine ${at[2]}.`
+  );
 }
 
 // A path holding * or ?: the directory before its first such segment, and the rest as the pattern to pass instead.

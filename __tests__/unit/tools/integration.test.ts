@@ -123,8 +123,15 @@ describe("every tool, success and failure", () => {
     expect(textOf(begins).endsWith("\nNote: path begins with whitespace, which is taken as part of the name.")).toBe(true);
     const moved = await run("move_file", { source: p("a.txt"), destination: `${p("nowhere", "x.txt")}\n` });
     expect(textOf(moved)).toContain("Note: destination ends with whitespace");
-    const many = await run("read_multiple_files", { paths: [p("a.txt"), `${p("sub", "b.md")}\t`] });
-    expect(textOf(many)).not.toContain("Note:");
+    // In read_multiple_files a file's failure is a line of the result: the note follows that line, naming paths[i].
+    const many = expectOk(await run("read_multiple_files", { paths: [p("a.txt"), `${p("sub", "b.md")}\t`, p("*.md")] }));
+    expect(many).toContain(
+      `${p("sub", "b.md")}\\t: Error - Cannot open ${p("sub", "b.md")}\\t: no such file or directory (ENOENT)\nNote: paths[1] ends with whitespace, which is taken as part of the name.\n---\n`,
+    );
+    expect(many).toMatch(
+      /\nNote: paths\[2\] holds \*, and a path is taken as a name, not as a glob; .*pattern \*\.md to search_files or search_file_contents\.$/,
+    );
+    expect(many.startsWith(`${p("a.txt")}:\nhello\nworld\n`)).toBe(true);
     expect(textOf(await run("get_file_info", { path: p("missing.txt") }))).not.toContain("Note:");
     expect(expectOk(await run("write_file", { path: `${p("spaced")} `, content: "x" }))).not.toContain("Note:");
     // A name as listings show one that is not valid UTF-8.

@@ -281,6 +281,13 @@ describe("objects of many names", () => {
       // At the bound (1,000 names with path), unknown names are ignored as upstream does; deeper levels are not counted.
       const within = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", ...names(999) } });
       expect(within.result).toEqual({ content: [{ type: "text", text: "alpha\n" }] });
+      // A name in the path is shown escaped and cut at 40 characters.
+      const long = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", [`${"k".repeat(60)}\n`]: names(1001) } });
+      expect((long.result as CallToolResult).content[0]).toMatchObject({
+        text: expect.stringMatching(
+          new RegExp(`^Invalid params for tools/call: params\\.arguments\\.${"k".repeat(40)}… holds more than 1,000 names`),
+        ),
+      });
       const below = await raw.request("tools/call", { name: "read_text_file", arguments: { path: "a.txt", extra: { deeper: names(5000) } } });
       expect(below.result).toEqual({ content: [{ type: "text", text: "alpha\n" }] });
       // A notification so crowded is dropped, and the connection goes on.

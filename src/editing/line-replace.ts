@@ -5,6 +5,7 @@
  * without an occurrence are copied byte for byte.
  */
 import { formatCount } from "../kernel/bounded.js";
+import { shortened } from "../kernel/escape.js";
 import { compileQuery, type Query } from "../grep/index.js";
 import { BINARY_PROBE_BYTES, looksBinary } from "../kernel/binary.js";
 import type { ByteSource } from "./source-index.js";
@@ -83,7 +84,7 @@ function replacementProblem(replacement: string, empty: RegExpExecArray): string
       const close = replacement.indexOf(">", i + 2);
       const name = close === -1 ? undefined : replacement.slice(i + 2, close);
       if (name !== undefined && !names.includes(name)) {
-        const shown = `$<${name.length > 40 ? `${name.slice(0, 40)}…` : name}>`;
+        const shown = `$<${shortened(name, 40)}>`;
         return names.length === 0
           ? `replacement: ${shown} names no group (the query names none) and would be written as it stands; ${dollar}`
           : `replacement: ${shown} names no group (the query's are ${names.map((n) => `$<${n}>`).join(", ")}) and would insert nothing; ${dollar}`;

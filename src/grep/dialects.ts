@@ -5,7 +5,7 @@
  * a set of `[:uper` then `]`, `\<` as `<`) or refuses with a bare "Invalid group" (`(?i)`).
  */
 
-import { escapeControls } from "../kernel/escape.js";
+import { shortened } from "../kernel/escape.js";
 
 /** What other dialects' escapes mean, and what to write instead; JavaScript reads each as the character alone. */
 const FOREIGN_ESCAPES: Readonly<Record<string, string>> = {
@@ -81,8 +81,7 @@ export function literalNote(query: string): string {
   for (const [look, shown] of REGEX_LOOK) {
     const m = look.exec(query);
     if (m !== null) {
-      const what = escapeControls(shown(m[0]));
-      return `\nNote: query holds ${what.length > 20 ? `${what.slice(0, 20)}…` : what}, as a regex does, and was searched for as text (regex: false); pass regex: true to search for the pattern.`;
+      return `\nNote: query holds ${shortened(shown(m[0]), 20)}, as a regex does, and was searched for as text (regex: false); pass regex: true to search for the pattern.`;
     }
   }
   return "";

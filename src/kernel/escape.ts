@@ -7,6 +7,7 @@
  * they are; the price is that a name holding a literal backslash-n looks like
  * one holding a line break, which forges nothing.
  */
+import { isHigh } from "./bounded.js";
 
 declare const SHOWN: unique symbol;
 declare const SHOWN_JSON: unique symbol;
@@ -57,6 +58,16 @@ function hex(ch: string, width: number): string {
 export function escapeControls(text: string): Shown {
   if (!holds(text, CONTROL, false)) return text as Shown;
   return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
+}
+
+/**
+ * `text` as a message quotes what a caller sent: escaped, and cut to its first `max` characters with "…" after
+ * (never between the two halves of a surrogate pair).
+ */
+export function shortened(text: string, max: number): Shown {
+  if (text.length <= max) return escapeControls(text);
+  const end = isHigh(text.charCodeAt(max - 1)) ? max - 1 : max;
+  return `${escapeControls(text.slice(0, end))}…` as Shown;
 }
 
 /** The length of `jsonName(name)`, without making it for a name with nothing to escape (a capped tree counts every entry's). */

@@ -8,6 +8,7 @@
  */
 import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type SpecTypeName, specTypeSchemas } from "@modelcontextprotocol/server";
 import { formatCount } from "../kernel/bounded.js";
+import { shortened } from "../kernel/escape.js";
 import type { ScannedHead } from "./line-scan.js";
 import { MAX_NAMES, NAMED_LEVELS } from "./wire-limits.js";
 
@@ -141,14 +142,11 @@ function crowdedObject(object: Record<string, unknown>, where: string, level: nu
   if (level === NAMED_LEVELS) return undefined;
   for (const key in object) {
     const inner = object[key];
-    const found = isObject(inner) ? crowdedObject(inner, `${where}${where === "" ? "" : "."}${shownKey(key)}`, level + 1) : undefined;
+    const found = isObject(inner) ? crowdedObject(inner, `${where}${where === "" ? "" : "."}${shortened(key, 40)}`, level + 1) : undefined;
     if (found !== undefined) return found;
   }
   return undefined;
 }
-
-// A name as a refusal shows it: as is when it looks like a parameter's, else quoted and cut to 40 characters.
-const shownKey = (key: string): string => (/^[\w$-]{1,40}$/.test(key) ? key : JSON.stringify(key.length > 40 ? `${key.slice(0, 40)}…` : key));
 
 /** The refusal of a message with too many names in one object (a tool error for tools/call), before any schema reads them. */
 function tooManyNames(head: ScannedHead, message: Record<string, unknown>, where: string): Verdict {

@@ -338,6 +338,8 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
       ["([a-z])", "$0", /^replacement: \$0 would be written as it stands; nothing was written\. Write \$& for the whole match/],
       ["([a-z])", "$<x>", /^replacement: \$<x> names no group \(the query names none\)/],
       ["(?<l>[a-z])(?<d>[0-9])", "$<x>", /^replacement: \$<x> names no group \(the query's are \$<l>, \$<d>\) and would insert nothing/],
+      // A long name is cut at 40 characters, a control character in it escaped.
+      ["([a-z])", `$<${"n".repeat(50)}\n>`, new RegExp(`^replacement: \\$<${"n".repeat(40)}…> names no group \\(the query names none\\)`)],
     ];
     for (const [query, replacement, message] of refused) {
       const result = await run({ query, replacement, regex: true });

@@ -69,6 +69,8 @@ describe("literalNote", () => {
     ["[a-z]+ two", "one two", "[a-z]"],
     ["^bar", "bar two", "^ at its start"],
     ["a\\.b", "a.b", "\\."],
+    // Shown cut at 20 characters.
+    ["[a-zA-Z0-9_.,;:!?@#%&-]+ end", "word end", "[a-zA-Z0-9_.,;:!?@#%…"],
   ])("%s: searched as text it misses %s; the note names %s", (query, line, named) => {
     // As text the query is not in the line; as a regex it matches it: the note points at what was meant.
     expect(line.includes(query)).toBe(false);

@@ -8,7 +8,7 @@
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { escapeControls, jsonName, jsonNameLength, type Shown, type ShownJson } from "../../../src/kernel/escape.js";
+import { escapeControls, jsonName, jsonNameLength, shortened, type Shown, type ShownJson } from "../../../src/kernel/escape.js";
 import { fileEntry } from "../../../src/grep/format.js";
 
 describe("Shown", () => {
@@ -83,5 +83,16 @@ describe("plain ASCII checked by a loop, the rest by the patterns", () => {
     );
     expect(jsonNameLength('a"b')).toBe(6);
     expect(jsonNameLength("a\u0001")).toBe(9);
+  });
+});
+
+describe("shortened", () => {
+  it("escapes, and past the bound cuts to it with an ellipsis, never between a surrogate pair's halves", () => {
+    expect(shortened("a\nb", 40)).toBe("a\\nb");
+    expect(shortened("x".repeat(40), 40)).toBe("x".repeat(40));
+    expect(shortened("x".repeat(41), 40)).toBe(`${"x".repeat(40)}…`);
+    // An emoji across the bound: its high half would be the 40th character, so the cut comes before it.
+    expect(shortened(`${"x".repeat(39)}😀tail`, 40)).toBe(`${"x".repeat(39)}…`);
+    expect(shortened(`${"\t".repeat(41)}`, 40)).toBe(`${"\\t".repeat(40)}…`);
   });
 });

@@ -136,13 +136,11 @@ export function classifyLine(text: string, head: ScannedHead): Verdict {
  */
 function crowdedObject(object: Record<string, unknown>, where: string, level: number): string | undefined {
   let names = 0;
-  for (const _ in object) {
-    if (++names > MAX_NAMES) return where;
-  }
-  if (level === NAMED_LEVELS) return undefined;
   for (const key in object) {
+    if (++names > MAX_NAMES) return where;
     const inner = object[key];
-    const found = isObject(inner) ? crowdedObject(inner, `${where}${where === "" ? "" : "."}${shortened(key, 40)}`, level + 1) : undefined;
+    if (level === NAMED_LEVELS || !isObject(inner)) continue;
+    const found = crowdedObject(inner, `${where}${where === "" ? "" : "."}${shortened(key, 40)}`, level + 1);
     if (found !== undefined) return found;
   }
   return undefined;

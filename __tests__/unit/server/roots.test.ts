@@ -53,6 +53,22 @@ describe("roots", () => {
   });
 });
 
+describe("roots never answered", () => {
+  it("a call waits for the roots asked at most the question's 10 s, then runs with the directories it has", async () => {
+    // A client that declares roots and never answers roots/list: the call is held by the wait, not for good.
+    const server = await inProcess([path.join(base, "start")], {
+      capabilities: { capabilities: { roots: { listChanged: true } } },
+      prepare: (client) => client.setRequestHandler(ListRootsRequestSchema, () => new Promise<never>(() => undefined)),
+    });
+    try {
+      expect(textOf(await call(server.client, "list_allowed_directories"))).toBe(`Allowed directories:\n${path.join(base, "start")}`);
+      expect(server.stderr()).toContain("Failed to request roots from client");
+    } finally {
+      await server.close();
+    }
+  }, 25_000);
+});
+
 /**
  * Replace mode with no directory on the command line: a client's first call, sent right after `initialized` and so
  * before its answer to roots/list, waits for that answer instead of running with no allowed directory (it was refused

@@ -7,7 +7,8 @@ import { type AuthInfo, type CacheHint, type CallToolResult, type InputRequiredR
 import { z } from "zod";
 import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { errnoCode, Sandbox } from "../sandbox/index.js";
-import { pathParameterNote } from "../tools/shared.js";
+import { nearNameNote } from "../tools/near-name.js";
+import { PATH_PARAMETERS, pathParameterNote } from "../tools/shared.js";
 import { describeIssues, misnamedParameter, textTaken, tooManyItems } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
@@ -127,6 +128,7 @@ export function buildServer(options: ServerOptions): Server {
     const result = await runBounded(max, entry.tool.advice, (bounds) =>
       pathNoted(
         args,
+        sandbox,
         entry.tool.handler(parsed.data, {
           limits,
           sandbox,
@@ -154,12 +156,22 @@ export function buildServer(options: ServerOptions): Server {
   return server;
 }
 
-/** A handler's failure, with a note on a path parameter that explains it (pathParameterNote). */
-async function pathNoted<T>(args: Readonly<Record<string, unknown>>, running: Promise<T>): Promise<T> {
+/**
+ * A handler's failure, with a note on a path parameter that explains it: pathParameterNote's, or for a path that
+ * named nothing, nearNameNote's on the first path parameter one of whose names differs from an entry's only in
+ * letter case or Unicode form.
+ */
+async function pathNoted<T>(args: Readonly<Record<string, unknown>>, sandbox: Sandbox, running: Promise<T>): Promise<T> {
   try {
     return await running;
   } catch (error) {
-    const note = pathParameterNote(args, errnoCode(error) === "ENOENT");
+    const missing = errnoCode(error) === "ENOENT";
+    let note = pathParameterNote(args, missing);
+    for (const key of missing && note === "" ? PATH_PARAMETERS : []) {
+      const value = args[key];
+      if (typeof value === "string") note = await nearNameNote(sandbox, sandbox, key, value);
+      if (note !== "") break;
+    }
     if (note === "") throw error;
     throw new Error(`${error instanceof Error ? error.message : String(error)}${note}`, { cause: error });
   }

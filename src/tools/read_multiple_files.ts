@@ -4,6 +4,7 @@ import { escapeControls, type Shown } from "../kernel/escape.js";
 import { streamInto } from "../reading/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
+import { nearNameNote } from "./near-name.js";
 import { pathNote } from "./shared.js";
 
 /** read_multiple_files: several files in upstream's join format, one combined cap. */
@@ -47,7 +48,9 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       const message = error instanceof Error ? error.message : String(error);
       // Unlike a failed call's, a file's failure is a line of the result: its path's note follows it (whitespace,
       // a glob, a line number), as pathParameterNote's follows a failed call.
-      const note = started ? "" : pathNote(`paths[${i}]`, requested, errnoCode(error) === "ENOENT");
+      const missing = !started && errnoCode(error) === "ENOENT";
+      let note = started ? "" : pathNote(`paths[${i}]`, requested, missing);
+      if (missing && note === "") note = await nearNameNote(ctx.sandbox, ctx.walks, `paths[${i}]`, requested);
       sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}${note}`);
     }
     sink.endPart();

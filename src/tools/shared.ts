@@ -62,7 +62,7 @@ export const PROGRESS_EVERY = 1000;
 export const counted = (n: number, one: string, many: string): string => `${formatCount(n)} ${n === 1 ? one : many}`;
 
 /** The parameters that name paths: their values are taken exactly as given. */
-const PATH_PARAMETERS = ["path", "source", "destination", "paths"];
+export const PATH_PARAMETERS = ["path", "source", "destination", "paths"] as const;
 
 // A glob's special characters (`[` and `{` are left out: real names hold them, as Next.js's `[id].tsx`).
 const GLOB = /[*?]/;

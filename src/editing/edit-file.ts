@@ -28,7 +28,11 @@ export async function editFileThrough(
   withDiff = true,
 ): Promise<string> {
   let size = 0;
-  const { value, appendedBytes, otherNames } = await sandbox.rewrite(path, { dryRun, signal }, async (source, sink, sig) => {
+  // An edit whose newText is its oldText changes nothing: when every edit is one, the file is only checked (its
+  // matches found, the diff made), as a dry run is, not rewritten to the same bytes under a new inode and time.
+  const idle = edits.flatMap((e, k) => (e.newText === e.oldText ? [`edits[${k}]`] : []));
+  const unchanged = idle.length === edits.length;
+  const { value, appendedBytes, otherNames } = await sandbox.rewrite(path, { dryRun: dryRun || unchanged, signal }, async (source, sink, sig) => {
     size = source.size;
     const write = sink === null ? undefined : (chunk: Buffer) => sink.write(chunk);
     // The path appears in the diff's header lines, so a name with a line break is shown escaped.
@@ -48,7 +52,15 @@ export async function editFileThrough(
     appendedBytes === 0
       ? ""
       : `\nNote: ${formatBytes(appendedBytes)} that another process appended to ${value.shown} during the edit were kept at the end of the file.`;
-  return value.text + late + otherNamesNote(value.shown, otherNames, dryRun);
+  return value.text + late + (unchanged ? "" : otherNamesNote(value.shown, otherNames, dryRun)) + idleNote(idle, unchanged && !dryRun);
+}
+
+/** The note on the edits (`idle`) whose newText equals their oldText; `all`: they were every edit of a call that would write. */
+function idleNote(idle: readonly string[], all: boolean): string {
+  if (all)
+    return `\nNote: ${idle.length === 1 ? "the edit's newText equals its oldText" : "every edit's newText equals its oldText"}, so the file was left as it was (not rewritten).`;
+  if (idle.length === 0) return "";
+  return `\nNote: ${idle.join(", ")}: newText equals oldText, so ${idle.length === 1 ? "it changes" : "they change"} nothing.`;
 }
 
 /** edit_file's one line instead of the diff (SPEC §22), naming the path as given; replaceAll counts follow it. */

@@ -114,6 +114,11 @@ export function compileReplacer(spec: ReplaceSpec): Replacer {
     const problem = replacementProblem(spec.replacement, new RegExp(`${source}|`, flags).exec("") as RegExpExecArray);
     if (problem !== undefined) throw new Error(problem);
   }
+  if (caseSensitive && (spec.regex === true ? spec.replacement === "$&" : spec.replacement === spec.query)) {
+    throw new Error(
+      `replacement ${spec.regex === true ? "$& puts back each match as it is" : "equals query"}, so no occurrence would change; nothing was written. Put the new text in replacement.`,
+    );
+  }
   // A literal's replacement is literal: `$` is not special without regex: true.
   const replacement = spec.regex === true ? spec.replacement : spec.replacement.replaceAll("$", "$$$$");
   const literalBytes = plainLiteral && caseSensitive ? Buffer.from(spec.query, "utf8") : undefined;

@@ -7,7 +7,7 @@
  * call wait 21.7 s (each edit re-split the whole file; the loop never yielded).
  */
 import { createHash } from "node:crypto";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tempDir } from "../../support/fixtures.js";
@@ -83,6 +83,33 @@ describe("edit_file through the server", () => {
     expect(next.isError ?? false, textOf(next)).toBe(false);
     expect(await sha(file)).toBe(before);
     expect((await readdir(dir)).filter((n) => n.endsWith(".tmp"))).toEqual([]);
+  });
+
+  it("edits whose newText equals their oldText: the file is not rewritten (same inode and time), and the note says so", async () => {
+    const file = path.join(dir, "same.txt");
+    await writeFile(file, "one\ntwo\n");
+    const before = await stat(file);
+    const same = await call(server.client, "edit_file", { path: file, edits: [{ oldText: "one", newText: "one" }] });
+    expect(same.isError ?? false, textOf(same)).toBe(false);
+    expect(textOf(same).endsWith("\nNote: the edit's newText equals its oldText, so the file was left as it was (not rewritten).")).toBe(true);
+    const after = await stat(file);
+    expect([after.ino, after.mtimeMs]).toEqual([before.ino, before.mtimeMs]);
+    // Its oldText is still looked for: one that is not there fails as any edit's.
+    const missing = await call(server.client, "edit_file", { path: file, edits: [{ oldText: "three", newText: "three" }] });
+    expect(missing.isError).toBe(true);
+    // Beside an edit that changes something, the idle one is named and the other applied.
+    const mixed = await call(server.client, "edit_file", {
+      path: file,
+      edits: [
+        { oldText: "one", newText: "one" },
+        { oldText: "two", newText: "2" },
+      ],
+      diff: false,
+    });
+    expect(textOf(mixed)).toBe(
+      `Successfully edited ${file}: 2 edits, 2 replacements, lines 1-2\nNote: edits[0]: newText equals oldText, so it changes nothing.`,
+    );
+    expect(await readFile(file, "utf8")).toBe("one\n2\n");
   });
 
   it.each([

@@ -79,12 +79,15 @@ const fileArb = fc.record({
   binary: fc.boolean(),
 });
 const argsArb = fc.oneof(
-  fc.record({
-    query: fc.constantFrom("foo", "Foo", "o.", "$1"),
-    replacement: fc.constantFrom("bar", "$1", "", "x\ny", "$&"),
-    caseSensitive: fc.boolean(),
-    wholeWord: fc.boolean(),
-  }),
+  fc
+    .record({
+      query: fc.constantFrom("foo", "Foo", "o.", "$1"),
+      replacement: fc.constantFrom("bar", "$1", "", "x\ny", "$&"),
+      caseSensitive: fc.boolean(),
+      wholeWord: fc.boolean(),
+    })
+    // A replacement equal to a case-sensitive query is refused (tested below).
+    .filter((a) => !(a.caseSensitive && a.query === a.replacement)),
   fc
     .record({
       // Each query with the replacements whose groups it has (one naming a group it lacks is refused: tested below).
@@ -317,6 +320,23 @@ describeEachStrategy("replace_in_files against a naive replace", (_, runtime) =>
     expect(grown.text).toContain(`${root}/a.txt: not changed: it would pass the limit of 3 replacements a call (the file grew after it was counted)`);
     expect(grown.text).toContain(`${root}/b.txt: 1 replacement`);
     expect(grown.text.split("\n")[0]).toMatch(/^Replaced 1 occurrence in 1 file; searched 2 files\. Not changed: 1 file/);
+  });
+
+  it("refuses a replacement that would change no occurrence, writing nothing; one that would in another case runs", async () => {
+    fs.writeFileSync(path.join(root, "a.txt"), "foo Foo\n");
+    const same = await run({ query: "foo", replacement: "foo" });
+    expect(same).toEqual({
+      isError: true,
+      text: "replacement equals query, so no occurrence would change; nothing was written. Put the new text in replacement.",
+    });
+    const whole = await run({ query: "f(o)o", replacement: "$&", regex: true });
+    expect(whole.isError).toBe(true);
+    expect(whole.text).toMatch(/^replacement \$& puts back each match as it is, so no occurrence would change; nothing was written\./);
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo Foo\n");
+    // Case-insensitive, the query's own spelling replaces the other's.
+    const folded = await run({ query: "foo", replacement: "foo", caseSensitive: false });
+    expect(folded.text.split("\n")[0]).toBe("Replaced 2 occurrences in 1 file; searched 1 file.");
+    expect(fs.readFileSync(path.join(root, "a.txt"), "utf8")).toBe("foo foo\n");
   });
 
   it("refuses a query with a line break, an empty query and an invalid regex, naming them", async () => {

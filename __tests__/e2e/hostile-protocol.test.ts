@@ -300,6 +300,44 @@ describe("objects of many names", () => {
   });
 });
 
+describe("request ids", () => {
+  it("a request with the id of one not answered yet is refused, not run: 30 calls of one id run one", async () => {
+    // Admitted by id, each ran beside the first uncounted: 100 searches of one id ran at once (805 MB, EMFILE).
+    const raw = await startRaw([root]);
+    try {
+      const call = (n: number) =>
+        `${JSON.stringify({ jsonrpc: "2.0", id: "dup", method: "tools/call", params: { name: "read_text_file", arguments: { path: "a.txt", head: n } } })}\n`;
+      const answers = raw.answers("dup", 30);
+      // One write of under 4 KiB reaches the server as one read: all 30 are received before the first can be answered.
+      const lines = Array.from({ length: 30 }, (_, i) => call(i + 1)).join("");
+      expect(lines.length).toBeLessThan(4096);
+      raw.write(lines);
+      const got = await answers;
+      const refused = got.filter((m) => m.error !== undefined);
+      expect(got.filter((m) => m.result !== undefined)).toEqual([
+        { jsonrpc: "2.0", id: "dup", result: { content: [{ type: "text", text: "alpha" }] } },
+      ]);
+      expect(refused).toHaveLength(29);
+      expect(refused[0]).toEqual({
+        jsonrpc: "2.0",
+        id: "dup",
+        error: {
+          code: -32600,
+          message:
+            'Invalid Request: id "dup" is the id of a request this server has not answered yet; this request was not run. Give each request an id of its own.',
+        },
+      });
+      // Answered, the id is free again; the connection goes on.
+      const again = raw.answers("dup", 1);
+      raw.write(call(1));
+      expect((await again)[0]?.result).toEqual({ content: [{ type: "text", text: "alpha" }] });
+    } finally {
+      raw.child.stdin!.end();
+      expect(await raw.exited(10_000)).toBe(0);
+    }
+  });
+});
+
 describe("many calls at once", () => {
   it("200 concurrent tool calls on one connection are all answered correctly", async () => {
     const dir = path.join(root, "many");

@@ -186,6 +186,8 @@ export interface RawServer {
   write(data: string | Buffer): void;
   /** Resolves with the first notification of `method` the server sends from now on (rejects after `ms`). */
   notification(method: string, ms?: number): Promise<Record<string, unknown>>;
+  /** Resolves with the first `count` messages of id `id` (a string: ids `request` does not use) from now on (rejects after `ms`). */
+  answers(id: string, count: number, ms?: number): Promise<Record<string, unknown>[]>;
   /** Sends a request and resolves with the response carrying its id (rejects after `ms`). */
   request(method: string, params: unknown, ms?: number): Promise<{ result?: unknown; error?: { code: number; message: string } }>;
   /** Resolves with the exit code (or signal name) once the process has exited, or "timeout" after `ms`. */
@@ -227,6 +229,19 @@ export async function startRaw(args: readonly string[]): Promise<RawServer> {
           clearTimeout(timer);
           watchers.delete(watch);
           resolve(message);
+        };
+        watchers.add(watch);
+      });
+    },
+    answers(id, count, ms = 10_000) {
+      return new Promise((resolve, reject) => {
+        const got: Record<string, unknown>[] = [];
+        const timer = setTimeout(() => reject(new Error(`${got.length} of ${count} answers of id ${id} within ${ms} ms`)), ms);
+        const watch = (message: Record<string, unknown>): void => {
+          if (message.id !== id || got.push(message) < count) return;
+          clearTimeout(timer);
+          watchers.delete(watch);
+          resolve(got);
         };
         watchers.add(watch);
       });

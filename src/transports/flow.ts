@@ -38,6 +38,8 @@ export function requestKey(id: RequestId): string {
 /** Admits requests (whatever the transport keeps of one, `T`) in order, within the bounds; the transport reports answers, cancels and drained output. */
 export class RequestFlow<T> {
   private readonly waiting: Waiting<T>[] = [];
+  /** The keys of `waiting`, to tell a request id in use at once. */
+  private readonly waitingKeys = new Set<string>();
   private waitingBytes = 0;
   private readonly running = new Map<string, RequestId>();
   /** The light ones among `running`: they do not count against `maxInFlight`. */
@@ -89,18 +91,34 @@ export class RequestFlow<T> {
     return this.running.has(requestKey(id));
   }
 
-  /** Queues the received request `id` of `bytes` bytes and starts what may start; a `light` one starts at once. */
-  admit(id: RequestId, item: T, bytes: number, light = false): void {
-    if (this.stopped) return;
+  /**
+   * True while a request `id` waits or runs. A second request with its id is not admitted: it would run beside
+   * the first uncounted (the flow knows a request by its id), so a client reusing one id could start any number.
+   */
+  inUse(id: RequestId): boolean {
+    const key = requestKey(id);
+    return this.running.has(key) || this.waitingKeys.has(key);
+  }
+
+  /**
+   * Queues the received request `id` of `bytes` bytes and starts what may start; a `light` one starts at once.
+   * False, with nothing done, when `id` is in use (inUse): the transport refuses the request.
+   */
+  admit(id: RequestId, item: T, bytes: number, light = false): boolean {
+    if (this.stopped) return true;
+    if (this.inUse(id)) return false;
+    const key = requestKey(id);
     if (light) {
-      this.running.set(requestKey(id), id);
-      this.light.add(requestKey(id));
+      this.running.set(key, id);
+      this.light.add(key);
       this.start(item);
-      return;
+      return true;
     }
-    this.waiting.push({ item, id, key: requestKey(id), bytes });
+    this.waiting.push({ item, id, key, bytes });
+    this.waitingKeys.add(key);
     this.waitingBytes += bytes;
     this.pump();
+    return true;
   }
 
   /** Records that `id` was answered; the next request may start. */
@@ -114,7 +132,7 @@ export class RequestFlow<T> {
     const key = requestKey(id);
     const wasRunning = this.running.delete(key);
     this.light.delete(key);
-    const at = this.waiting.findIndex((w) => w.key === key);
+    const at = this.waitingKeys.delete(key) ? this.waiting.findIndex((w) => w.key === key) : -1;
     if (at !== -1) this.waitingBytes -= this.waiting.splice(at, 1)[0]?.bytes ?? 0;
     if (wasRunning || at !== -1) queueMicrotask(this.pump);
     return wasRunning || at !== -1;
@@ -124,6 +142,7 @@ export class RequestFlow<T> {
   stop(): void {
     this.stopped = true;
     this.waiting.length = 0;
+    this.waitingKeys.clear();
     this.waitingBytes = 0;
     this.running.clear();
     this.light.clear();
@@ -134,6 +153,7 @@ export class RequestFlow<T> {
     if (this.stopped) return;
     while (this.waiting.length > 0 && this.running.size - this.light.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
       const next = this.waiting.shift() as Waiting<T>;
+      this.waitingKeys.delete(next.key);
       this.waitingBytes -= next.bytes;
       this.running.set(next.key, next.id);
       this.start(next.item);

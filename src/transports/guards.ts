@@ -6,7 +6,13 @@
  * method's schema with -32603 and a dump of the validation issues; here both
  * get -32602 (or -32700/-32600) naming what was wrong.
  */
-import { type JSONRPCMessage, ProtocolErrorCode as ErrorCode, type SpecTypeName, specTypeSchemas } from "@modelcontextprotocol/server";
+import {
+  type JSONRPCMessage,
+  ProtocolErrorCode as ErrorCode,
+  type RequestId,
+  type SpecTypeName,
+  specTypeSchemas,
+} from "@modelcontextprotocol/server";
 import { formatCount } from "../kernel/bounded.js";
 import { shortened } from "../kernel/escape.js";
 import type { ScannedHead } from "./line-scan.js";
@@ -67,6 +73,23 @@ function refusal(head: ScannedHead, code: number, message: string, asToolError =
     return { kind: "reply", reply: { jsonrpc: "2.0", id: head.id, result } as JSONRPCMessage };
   }
   return { kind: "reply", reply: { jsonrpc: "2.0", id: head.id, error: { code, message } } };
+}
+
+/**
+ * The refusal of a request whose id is that of one this server has not answered yet (MCP: a request id is never
+ * reused within a session). It is not run: run beside the first, it would escape the bound on requests in flight.
+ */
+export function reusedId(id: RequestId): JSONRPCMessage {
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: {
+      code: ErrorCode.InvalidRequest,
+      message:
+        `Invalid Request: id ${shortened(JSON.stringify(id), 40)} is the id of a request this server has not answered yet; ` +
+        "this request was not run. Give each request an id of its own.",
+    },
+  };
 }
 
 /** The refusal of a message over the size bound, answered by the id its scan found (a tool error for tools/call). */

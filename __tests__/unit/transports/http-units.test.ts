@@ -176,6 +176,29 @@ describe("RequestFlow", () => {
     expect(started.at(-1)).toBe("read_text_file");
   });
 
+  it("does not admit a request whose id waits or runs, light or not, until it is answered or forgotten", () => {
+    const started: string[] = [];
+    const flow = new RequestFlow<string>(
+      (s) => started.push(s),
+      () => 0,
+      { maxInFlight: 1 },
+    );
+    expect(flow.admit(1, "first", 10)).toBe(true);
+    expect(flow.admit(2, "waits", 10)).toBe(true);
+    // Running (1) or waiting (2), light or not, and `"1"` is another id.
+    expect([flow.admit(1, "again", 10), flow.admit(1, "ping", 10, true), flow.admit(2, "again", 10)]).toEqual([false, false, false]);
+    expect(flow.admit("1", "string id", 10, true)).toBe(true);
+    expect(started).toEqual(["first", "string id"]);
+    expect([flow.inFlight, flow.queued]).toEqual([2, 1]);
+    expect([flow.inUse(1), flow.inUse(2), flow.inUse(3)]).toEqual([true, true, false]);
+    flow.answered(1);
+    flow.pump();
+    expect(started).toEqual(["first", "string id", "waits"]);
+    expect(flow.admit(1, "reused", 10)).toBe(true);
+    expect(flow.forget(1)).toBe(true);
+    expect(flow.inUse(1)).toBe(false);
+  });
+
   it("starts requests in order within the in-flight bound and the output mark, and forgets cancelled ones", async () => {
     const started: number[] = [];
     let unsent = 0;

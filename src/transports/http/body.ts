@@ -43,7 +43,7 @@ function refuseBody(req: IncomingMessage, res: ServerResponse, status: number, m
 }
 
 /** Answers what the guards refused (anything but a message). */
-function answer(res: ServerResponse, verdict: Exclude<Verdict, { kind: "message" }>): void {
+export function answer(res: ServerResponse, verdict: Exclude<Verdict, { kind: "message" }>): void {
   if (verdict.kind === "reply") {
     const answered = "id" in verdict.reply && verdict.reply.id !== null;
     send(res, answered ? 200 : 400, verdict.reply);

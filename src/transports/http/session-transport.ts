@@ -28,7 +28,8 @@ import {
 } from "@modelcontextprotocol/server";
 import { isLightRequest, RequestFlow, requestKey } from "../flow.js";
 import { MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
-import { readMessage } from "./body.js";
+import { reusedId } from "../guards.js";
+import { answer, readMessage } from "./body.js";
 import { currentExchange, Exchange } from "./exchange.js";
 import type { Lane } from "./lane.js";
 import { screen } from "./memory.js";
@@ -130,6 +131,11 @@ export class SessionTransport implements Transport {
       await this.lane.room();
       body = await readMessage(req, res, this.lane.memory);
       if (body === undefined) return;
+      // Refused here, before the SDK's transport files the id under this response: the first request keeps its own.
+      if ("method" in body && "id" in body && this.flow.inUse(body.id)) {
+        answer(res, { kind: "reply", reply: reusedId(body.id) });
+        return;
+      }
     }
     if (auth) req.auth = auth;
     await currentExchange.run(exchange, () => this.inner.handleRequest(req, res, body));
@@ -168,6 +174,11 @@ export class SessionTransport implements Transport {
 
   private receive(message: JSONRPCMessage, extra: MessageExtraInfo | undefined): void {
     if ("method" in message && "id" in message) {
+      // Two bodies with one id read at once pass handle()'s look; the second is refused here, as it stands.
+      if (this.flow.inUse(message.id)) {
+        this.inner.send(reusedId(message.id)).catch(() => undefined);
+        return;
+      }
       const exchange = currentExchange.getStore();
       if (exchange) {
         exchange.requests.add(message.id);

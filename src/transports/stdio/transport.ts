@@ -16,7 +16,7 @@ import process from "node:process";
 import type { Readable, Writable } from "node:stream";
 import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { isLightRequest, RequestFlow } from "../flow.js";
-import { classifyLine, tooDeep, tooLarge, type Verdict } from "../guards.js";
+import { classifyLine, reusedId, tooDeep, tooLarge, type Verdict } from "../guards.js";
 import { LineScanner } from "../line-scan.js";
 import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
 
@@ -73,9 +73,14 @@ export class BoundedStdioTransport implements Transport {
     this.stdout.on("drain", this.onDrain);
   }
 
-  /** Writes one message; resolves once the output buffer has room again. */
+  /** Writes one message of the protocol's (an answer frees its request's place in the flow); resolves once the output buffer has room again. */
   send(message: JSONRPCMessage): Promise<void> {
     if ("id" in message && message.id !== undefined && message.id !== null && !("method" in message)) this.flow.answered(message.id);
+    return this.write(message);
+  }
+
+  /** Writes one message, as is: the guards' refusals of requests never admitted, which free no place in the flow. */
+  private write(message: JSONRPCMessage): Promise<void> {
     return new Promise((resolve) => {
       if (this.stdout.write(`${JSON.stringify(message)}\n`)) resolve();
       else this.drainWaiters.push(resolve);
@@ -150,17 +155,17 @@ export class BoundedStdioTransport implements Transport {
       return;
     }
     if (verdict.kind === "reply") {
-      this.send(verdict.reply).catch(() => undefined);
+      this.write(verdict.reply).catch(() => undefined);
       return;
     }
     if (verdict.kind === "replies") {
-      for (const reply of verdict.replies) this.send(reply).catch(() => undefined);
+      for (const reply of verdict.replies) this.write(reply).catch(() => undefined);
       if (verdict.unanswered > 0) this.log(`Refused a JSON-RPC batch; ${verdict.unanswered} of its messages had no id to answer`);
       return;
     }
     const message = verdict.message;
     if ("method" in message && "id" in message) {
-      this.flow.admit(message.id, message, bytes, isLightRequest(message));
+      if (!this.flow.admit(message.id, message, bytes, isLightRequest(message))) this.write(reusedId(message.id)).catch(() => undefined);
       return;
     }
     if ("method" in message && message.method === "notifications/cancelled") {

@@ -44,7 +44,7 @@ let running: Running;
 beforeAll(async () => {
   ({ dir: root, remove } = await tempDir("bfs-http-flow-"));
   await writeFile(path.join(root, "window.txt"), "w".repeat(WINDOW));
-  for (const d of ["hang-a", "hang-b", "hang-c", "calm"]) await mkdir(path.join(root, d));
+  for (const d of ["hang-a", "hang-b", "hang-c", "hang-d", "calm"]) await mkdir(path.join(root, d));
   for (let i = 0; i < 20; i++) await writeFile(path.join(root, "calm", `f${i}.txt`), "calm\n");
   // The server-wide bound on answers held (http-memory.test.ts) is set out of reach: this file is about one session's.
   running = await startHttp([root], ["--max-result-chars", String(WINDOW)], {}, undefined, { heldBytes: 2 ** 30 });
@@ -167,6 +167,50 @@ describe("a client that goes away", () => {
     } finally {
       await other.close();
     }
+  });
+
+  it("refuses a request whose id is that of one in flight, and the first keeps its own answer", async () => {
+    const id = await rawSession();
+    const hanging = {
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "search_files", arguments: { path: path.join(root, "hang-d"), pattern: "**" } },
+    };
+    const first = await post(id, hanging);
+    await expect.poll(() => walks.started.filter((r) => r.endsWith("hang-d")).length).toBe(1);
+    const again = await fetch(running.url, {
+      method: "POST",
+      headers: mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "list_allowed_directories", arguments: {} } }),
+    });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      error: {
+        code: -32600,
+        message:
+          "Invalid Request: id 7 is the id of a request this server has not answered yet; this request was not run. Give each request an id of its own.",
+      },
+    });
+    expect(statsOf(id)?.inFlight).toBe(1);
+    // The first's own stream still carries its answer: cancelled by the client, its walk stops and its stream ends.
+    await fetch(running.url, {
+      method: "POST",
+      headers: mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }),
+      body: JSON.stringify({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 7 } }),
+    });
+    await expect.poll(() => walks.aborted.filter((r) => r.endsWith("hang-d")).length).toBe(1);
+    first.res.resume();
+    await new Promise((resolve) => first.res.on("end", resolve));
+    // Answered, the id may be used again.
+    const reused = await fetch(running.url, {
+      method: "POST",
+      headers: mcpHeaders({ "mcp-session-id": id, "mcp-protocol-version": "2025-06-18" }),
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "list_allowed_directories", arguments: {} } }),
+    });
+    expect(events(await reused.text())[0]?.result?.content[0]).toEqual({ type: "text", text: `Allowed directories:\n${root}` });
   });
 
   it("a call the client cancels stops its walk and ends that request's stream", async () => {

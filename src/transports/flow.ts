@@ -5,8 +5,11 @@
  * order. Both transports use it: stdio stops reading stdin while the waiting
  * requests pass `queuedRequestBytes`; HTTP stops reading request bodies.
  * A light request (anything but a tool call, and list_allowed_directories)
- * starts at once whatever waits or runs: its cost and its answer are small,
- * and a ping must not queue behind `maxInFlight` searches (issue 28 row 13).
+ * has a bound of its own, `maxInFlight` light requests, and does not wait for
+ * tool calls: its cost and its answer are small, and a ping must not queue
+ * behind `maxInFlight` searches (issue 28 row 13). It waits for the output as
+ * any request does: light requests from a client that reads no answers (a
+ * tools/list is 14 KB) held 2.4 GB after 72,000 and ended the process.
  */
 import type { RequestId } from "@modelcontextprotocol/server";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";
@@ -23,6 +26,7 @@ interface Waiting<T> {
   readonly id: RequestId;
   readonly key: string;
   readonly bytes: number;
+  readonly light: boolean;
 }
 
 /** True for a request whose work and answer are small whatever its arguments: anything but a tool call, and the call of list_allowed_directories. */
@@ -38,11 +42,13 @@ export function requestKey(id: RequestId): string {
 /** Admits requests (whatever the transport keeps of one, `T`) in order, within the bounds; the transport reports answers, cancels and drained output. */
 export class RequestFlow<T> {
   private readonly waiting: Waiting<T>[] = [];
-  /** The keys of `waiting`, to tell a request id in use at once. */
+  /** The light requests waiting: they start past the tool calls waiting, within a bound of their own. */
+  private readonly waitingLight: Waiting<T>[] = [];
+  /** The keys of both queues, to tell a request id in use at once. */
   private readonly waitingKeys = new Set<string>();
   private waitingBytes = 0;
   private readonly running = new Map<string, RequestId>();
-  /** The light ones among `running`: they do not count against `maxInFlight`. */
+  /** The light ones among `running`: they count against a bound of their own (`maxInFlight` too), not the tool calls'. */
   private readonly light = new Set<string>();
   private readonly maxInFlight: number;
   private readonly outputHighWater: number;
@@ -73,7 +79,7 @@ export class RequestFlow<T> {
 
   /** Requests received and not yet started. */
   get queued(): number {
-    return this.waiting.length;
+    return this.waiting.length + this.waitingLight.length;
   }
 
   /** True when the waiting requests hold more than `queuedRequestBytes`: stop reading input. */
@@ -101,20 +107,14 @@ export class RequestFlow<T> {
   }
 
   /**
-   * Queues the received request `id` of `bytes` bytes and starts what may start; a `light` one starts at once.
-   * False, with nothing done, when `id` is in use (inUse): the transport refuses the request.
+   * Queues the received request `id` of `bytes` bytes and starts what may start (a `light` one past the tool calls
+   * waiting). False, with nothing done, when `id` is in use (inUse): the transport refuses the request.
    */
   admit(id: RequestId, item: T, bytes: number, light = false): boolean {
     if (this.stopped) return true;
     if (this.inUse(id)) return false;
     const key = requestKey(id);
-    if (light) {
-      this.running.set(key, id);
-      this.light.add(key);
-      this.start(item);
-      return true;
-    }
-    this.waiting.push({ item, id, key, bytes });
+    (light ? this.waitingLight : this.waiting).push({ item, id, key, bytes, light });
     this.waitingKeys.add(key);
     this.waitingBytes += bytes;
     this.pump();
@@ -132,16 +132,23 @@ export class RequestFlow<T> {
     const key = requestKey(id);
     const wasRunning = this.running.delete(key);
     this.light.delete(key);
-    const at = this.waitingKeys.delete(key) ? this.waiting.findIndex((w) => w.key === key) : -1;
-    if (at !== -1) this.waitingBytes -= this.waiting.splice(at, 1)[0]?.bytes ?? 0;
-    if (wasRunning || at !== -1) queueMicrotask(this.pump);
-    return wasRunning || at !== -1;
+    let wasWaiting = false;
+    if (this.waitingKeys.delete(key)) {
+      for (const queue of [this.waiting, this.waitingLight]) {
+        const at = queue.findIndex((w) => w.key === key);
+        if (at !== -1) this.waitingBytes -= queue.splice(at, 1)[0]?.bytes ?? 0;
+      }
+      wasWaiting = true;
+    }
+    if (wasRunning || wasWaiting) queueMicrotask(this.pump);
+    return wasRunning || wasWaiting;
   }
 
   /** Forgets everything; nothing starts after this. */
   stop(): void {
     this.stopped = true;
     this.waiting.length = 0;
+    this.waitingLight.length = 0;
     this.waitingKeys.clear();
     this.waitingBytes = 0;
     this.running.clear();
@@ -151,11 +158,14 @@ export class RequestFlow<T> {
   /** Starts waiting requests while the bounds allow; call it too when output drained. */
   readonly pump = (): void => {
     if (this.stopped) return;
-    while (this.waiting.length > 0 && this.running.size - this.light.size < this.maxInFlight && this.unsent() < this.outputHighWater) {
-      const next = this.waiting.shift() as Waiting<T>;
+    while (this.unsent() < this.outputHighWater) {
+      const lightRoom = this.light.size < this.maxInFlight && this.waitingLight.length > 0;
+      const next = lightRoom ? this.waitingLight.shift() : this.running.size - this.light.size < this.maxInFlight ? this.waiting.shift() : undefined;
+      if (next === undefined) break;
       this.waitingKeys.delete(next.key);
       this.waitingBytes -= next.bytes;
       this.running.set(next.key, next.id);
+      if (next.light) this.light.add(next.key);
       this.start(next.item);
     }
     const full = this.full;

@@ -176,6 +176,33 @@ describe("RequestFlow", () => {
     expect(started.at(-1)).toBe("read_text_file");
   });
 
+  it("starts light requests within a bound of their own and only while the output is under its mark", () => {
+    const started: number[] = [];
+    let unsent = 0;
+    const flow = new RequestFlow<number>(
+      (n) => started.push(n),
+      () => unsent,
+      { maxInFlight: 2, outputHighWater: 100 },
+    );
+    const ping = { method: "ping" };
+    for (const id of [1, 2, 3]) flow.admit(id, id, 5, isLightRequest(ping));
+    // Two light ones run (their bound), the third waits for one of them.
+    expect(started).toEqual([1, 2]);
+    flow.answered(1);
+    flow.pump();
+    expect(started).toEqual([1, 2, 3]);
+    // Past the output mark nothing starts, light or not, until the client reads.
+    unsent = 100;
+    flow.admit(4, 4, 5, true);
+    flow.admit(5, 5, 5);
+    expect([started.length, flow.queued]).toEqual([3, 2]);
+    unsent = 0;
+    flow.answered(2);
+    flow.answered(3);
+    flow.pump();
+    expect(started).toEqual([1, 2, 3, 4, 5]);
+  });
+
   it("does not admit a request whose id waits or runs, light or not, until it is answered or forgotten", () => {
     const started: string[] = [];
     const flow = new RequestFlow<string>(

@@ -18,7 +18,7 @@ import type { JSONRPCMessage, Transport } from "@modelcontextprotocol/server";
 import { isLightRequest, RequestFlow } from "../flow.js";
 import { classifyLine, reusedId, tooDeep, tooLarge, type Verdict } from "../guards.js";
 import { LineScanner } from "../line-scan.js";
-import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES } from "../wire-limits.js";
+import { MAX_MESSAGE_DEPTH, MAX_REQUEST_LINE_BYTES, UNSENT_MESSAGE_BYTES } from "../wire-limits.js";
 
 /** Bounds of one transport; each defaults to the constant of the same meaning in wire-limits.ts. */
 export interface BoundedStdioOptions {
@@ -60,7 +60,7 @@ export class BoundedStdioTransport implements Transport {
     this.log = options.log ?? ((line) => console.error(line));
     this.flow = new RequestFlow(
       (message) => this.onmessage?.(message),
-      () => this.stdout.writableLength,
+      () => this.stdout.writableLength + this.drainWaiters.length * UNSENT_MESSAGE_BYTES,
       options,
       (full) => (full ? this.stdin.pause() : this.stdin.resume()),
     );

@@ -25,7 +25,7 @@ export async function nearNameNote(files: FilePort, walks: WalkPort, name: strin
     const at = separators[k];
     const start = at === undefined ? 0 : at.index + at[0].length;
     const end = separators[k + 1]?.index ?? value.length;
-    const wanted = value.slice(start, end).replace(/[\\/]+$/, "");
+    const wanted = value.slice(start, end);
     if (wanted === "" || wanted === "." || wanted === "..") return "";
     // The directory as given, with its separator ("/" for the root); "." for a relative name alone.
     const dir = at === undefined ? "." : value.slice(0, at.index + at[0].length);

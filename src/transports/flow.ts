@@ -8,8 +8,8 @@
  * has a bound of its own, `maxInFlight` light requests, and does not wait for
  * tool calls: its cost and its answer are small, and a ping must not queue
  * behind `maxInFlight` searches (issue 28 row 13). It waits for the output as
- * any request does: light requests from a client that reads no answers (a
- * tools/list is 14 KB) held 2.4 GB after 72,000 and ended the process.
+ * any request does: from a client that reads no answers, about 70,000
+ * tools/list (14 KB each) held 2.2-2.4 GB, and the process then ended.
  */
 import type { RequestId } from "@modelcontextprotocol/server";
 import { MAX_IN_FLIGHT, OUTPUT_HIGH_WATER, QUEUED_REQUEST_BYTES } from "./wire-limits.js";

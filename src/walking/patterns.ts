@@ -54,13 +54,24 @@ const REGEX_LIKE = /\.\*|\\\.|^\^|\$$/;
  */
 export class GlobOutcome {
   private readonly byName: Minimatch | undefined;
+  /** The glob matching letters of either case, while it has matched nothing: a name it would take so is noted. */
+  private readonly folded: Minimatch | undefined;
+  /** A slash-free glob as `**\/<glob>`, letter case kept: what it matches deeper differs by depth only. */
+  private readonly anyDepth: Minimatch | undefined;
   private matchedAny = false;
   private deeper = false;
+  /** The first entry (its path from the root, or its name) the glob missed only by letter case. */
+  private caseOnly: string | undefined;
 
   constructor(private readonly pattern: string | undefined) {
     // As in **\/<pattern>, a leading # or ! is a character, not a comment or a negation.
     const byName = pattern !== undefined && pattern !== "" && !pattern.includes("/");
     this.byName = byName ? new Minimatch(pattern, { dot: true, nocomment: true, nonegate: true }) : undefined;
+    // Slash-free, at any depth too (the note then says both); what matches at a depth as written is the deeper note's.
+    const cased = pattern !== undefined && pattern.toLowerCase() !== pattern.toUpperCase();
+    const glob = byName ? `**/${pattern}` : (pattern ?? "");
+    this.folded = cased ? new Minimatch(glob, { dot: true, nocase: true, nocomment: true, nonegate: true }) : undefined;
+    this.anyDepth = cased && byName ? new Minimatch(glob, { dot: true, nocomment: true, nonegate: true }) : undefined;
   }
 
   /** The glob matched an entry the walk took. */
@@ -70,6 +81,11 @@ export class GlobOutcome {
 
   /** An entry at `rel` (relative to the walk's root) the glob did not match; a symlink is not looked at (it may lead outside). */
   missed(rel: string, entry: Dirent): void {
+    // A walk that does not make paths for a glob answered from the name (`**\/*.ts`) passes "": the name is what it matches.
+    if (this.folded !== undefined && !this.matchedAny && this.caseOnly === undefined) {
+      const at = rel === "" ? entry.name : rel;
+      if (this.folded.match(at) && this.anyDepth?.match(at) !== true) this.caseOnly = at;
+    }
     if (this.byName === undefined || this.deeper || !rel.includes(path.sep) || entry.isSymbolicLink()) return;
     this.deeper = this.byName.match(entry.name);
   }
@@ -83,6 +99,13 @@ export class GlobOutcome {
     if (pattern === undefined || (this.matchedAny && !this.deeper)) return "";
     if (this.deeper) {
       return `\nNote: ${param} holds no /, so it is matched against the entries directly inside the directory searched; **/${escapeControls(pattern)} matches deeper ones too.`;
+    }
+    if (this.caseOnly !== undefined) {
+      const example = escapeControls(this.caseOnly.split(path.sep).join("/"));
+      return this.byName !== undefined && this.caseOnly.includes(path.sep)
+        ? `\nNote: ${param} matched nothing; **/${escapeControls(pattern)} would match ${example} if letter case were ignored: globs are matched ` +
+            "case-sensitively, and one without / only against the entries directly inside the directory searched."
+        : `\nNote: ${param} matched nothing, but it matches ${example} if letter case is ignored; globs are matched case-sensitively here.`;
     }
     if (pattern === "") return `\nNote: ${param} is empty, which matches no name; **/* matches every entry.`;
     if (path.isAbsolute(pattern)) {

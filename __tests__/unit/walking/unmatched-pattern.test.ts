@@ -62,6 +62,29 @@ describe("GlobOutcome's note", () => {
     expect(outcomeOf(path.join(root, "a\nb"), false).note("pattern", root)).toMatch(/; relative, it is a\\nb\.$/);
   });
 
+  it("a pattern that matched nothing, and would ignoring letter case, names the first such entry; a slash-free one at any depth too", () => {
+    expect(outcomeOf("src/*.PY", false, [[path.join("src", "Main.py"), false]]).note("pattern", root)).toBe(
+      "\nNote: pattern matched nothing, but it matches src/Main.py if letter case is ignored; globs are matched case-sensitively here.",
+    );
+    expect(
+      outcomeOf("*.PY", false, [
+        ["notes.md", false],
+        [path.join("src", "Main.py"), false],
+      ]).note("pattern", root),
+    ).toBe(
+      "\nNote: pattern matched nothing; **/*.PY would match src/Main.py if letter case were ignored: globs are matched case-sensitively, " +
+        "and one without / only against the entries directly inside the directory searched.",
+    );
+    // A walk that answers **\/<name> globs from the name alone passes "" for the path: the name is named.
+    const byName = new GlobOutcome("**/README.MD");
+    byName.missed("", entry("README.md"));
+    expect(byName.note("pattern", root)).toMatch(/but it matches README\.md if letter case is ignored/);
+    // One that matched, one with no letters, and a deeper entry that differs by depth only (the deeper note's) are not.
+    expect(outcomeOf("*.PY", true, [[path.join("src", "Main.py"), false]]).note("pattern", root)).toBe("");
+    expect(outcomeOf("*.123", false, [["a.123", false]]).note("pattern", root)).toBe("");
+    expect(outcomeOf("*.py", false, [[path.join("src", "l.py"), true]]).note("pattern", root)).toBe("");
+  });
+
   it("a pattern with a / is not looked for deeper", () => {
     expect(outcomeOf("src/*.ts", false, [[path.join("src", "deep", "a.ts"), false]]).note("pattern", root)).toBe("");
   });
@@ -119,6 +142,16 @@ describeEachStrategy("a pattern that matched nothing says what it was likely mea
   it("search_files: no note where nothing at any depth matches, or the pattern matched an entry a type left out", async () => {
     expect(await call("search_files", { path: dir, pattern: "*.py" })).toBe("No matches found");
     expect(await call("search_files", { path: dir, pattern: "*.md", type: "directory" })).toBe("No matches found");
+  });
+
+  it("search_files and search_file_contents: a pattern that missed only by letter case names an entry it would take", async () => {
+    expect(await call("search_files", { path: dir, pattern: "SRC/**/*.TS" })).toBe(
+      `No matches found\nNote: pattern matched nothing, but it matches src/deep/a.ts if letter case is ignored; globs are matched case-sensitively here.`,
+    );
+    expect(await call("search_file_contents", { path: dir, query: "x", pattern: "*.TS" })).toBe(
+      "Found 0 matching lines in 0 files; searched 0 files.\nNote: pattern matched nothing; **/*.TS would match src/deep/a.ts if letter case " +
+        "were ignored: globs are matched case-sensitively, and one without / only against the entries directly inside the directory searched.",
+    );
   });
 
   it("search_files: an absolute pattern, an empty one", async () => {

@@ -195,7 +195,11 @@ describe("RequestFlow", () => {
     unsent = 100;
     flow.admit(4, 4, 5, true);
     flow.admit(5, 5, 5);
-    expect([started.length, flow.queued]).toEqual([3, 2]);
+    flow.admit(6, 6, 5, true);
+    expect([started.length, flow.queued]).toEqual([3, 3]);
+    // A light one cancelled while it waits is dropped, as a tool call is.
+    expect(flow.forget(6)).toBe(true);
+    expect([flow.queued, flow.inUse(6)]).toEqual([2, false]);
     unsent = 0;
     flow.answered(2);
     flow.answered(3);

@@ -4,7 +4,7 @@ import { escapeControls, type Shown } from "../kernel/escape.js";
 import { streamInto } from "../reading/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
-import { nearNameNote } from "./near-name.js";
+import { NEAR_NAME_LOOKUPS, nearNameNote } from "./near-name.js";
 import { pathNote } from "./shared.js";
 
 /** read_multiple_files: several files in upstream's join format, one combined cap. */
@@ -29,6 +29,7 @@ const partError = (requested: Shown, message: Shown): string => `${requested}: E
 /** read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. */
 async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext): Promise<void> {
   const opts = readOptions(ctx);
+  let lookups = 0;
   for (const [i, requested] of paths.entries()) {
     if (i > 0) sink.append("\n---\n");
     let started = false;
@@ -50,7 +51,7 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       // a glob, a line number), as pathParameterNote's follows a failed call.
       const missing = !started && errnoCode(error) === "ENOENT";
       let note = started ? "" : pathNote(`paths[${i}]`, requested, missing);
-      if (missing && note === "") note = await nearNameNote(ctx.sandbox, ctx.walks, `paths[${i}]`, requested);
+      if (missing && note === "" && lookups++ < NEAR_NAME_LOOKUPS) note = await nearNameNote(ctx.sandbox, ctx.walks, `paths[${i}]`, requested);
       sink.append(`${started ? "\n" : ""}${partError(escapeControls(requested), escapeControls(message))}${note}`);
     }
     sink.endPart();

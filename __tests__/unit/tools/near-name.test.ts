@@ -8,7 +8,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NEAR_NAME_ENTRIES } from "../../../src/tools/near-name.js";
+import { NEAR_NAME_ENTRIES, NEAR_NAME_LOOKUPS } from "../../../src/tools/near-name.js";
 import { STRATEGIES, tempDir } from "../../support/fixtures.js";
 import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
@@ -110,6 +110,16 @@ describe.each(STRATEGIES)("near names (%s)", (strategy) => {
       `${root}/src/main.py: Error - Cannot open ${root}/src/main.py: no such file or directory (ENOENT)\n` +
         `Note: ${root}/src/ holds no main.py, but it holds Main.py, a name that differs only in letter case; with it, paths[1] reads ${root}/src/Main.py`,
     );
+  });
+
+  it("looks for near names of at most NEAR_NAME_LOOKUPS failed files of a read_multiple_files call", async () => {
+    const paths = Array.from({ length: NEAR_NAME_LOOKUPS + 2 }, () => path.join(root, "readme.md"));
+    const text = textOf(await run("read_multiple_files", { paths }));
+    expect(text.split("\n").filter((line) => line.startsWith("Note: "))).toHaveLength(NEAR_NAME_LOOKUPS);
+    expect(text).toContain(
+      `Note: ${root}/ holds no readme.md, but it holds README.md, a name that differs only in letter case; with it, paths[${NEAR_NAME_LOOKUPS - 1}] reads`,
+    );
+    expect(text).not.toContain(`paths[${NEAR_NAME_LOOKUPS}] reads`);
   });
 
   it("says nothing when no entry is like the name, or two are", async () => {

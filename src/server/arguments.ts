@@ -43,6 +43,40 @@ export function tooManyItems(tool: string, shape: z.ZodRawShape, args: Readonly<
   return undefined;
 }
 
+// A UTF-16 surrogate without its other half: no UTF-8 encodes it, and Node writes U+FFFD in its place.
+const UNPAIRED = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * The refusal of a call one of whose text parameters (a path, a file's content, an edit's text, a query) holds an
+ * unpaired UTF-16 surrogate, checked before the schema: written, it would become U+FFFD in the file without a word;
+ * as a path or a query it names or finds nothing. undefined when none does.
+ */
+export function unpairedSurrogate(tool: string, shape: z.ZodRawShape, args: Readonly<Record<string, unknown>>): string | undefined {
+  const found = (value: unknown, where: string, depth: number): string | undefined => {
+    if (typeof value === "string") {
+      const at = UNPAIRED.exec(value);
+      if (at === null) return undefined;
+      const unit = `\\u${at[0].charCodeAt(0).toString(16)}`;
+      return (
+        `Invalid arguments for ${tool}: ${where} holds an unpaired UTF-16 surrogate (${unit}, at character ${formatCount(at.index)}), ` +
+        "which UTF-8 cannot encode: a file would get U+FFFD in its place, and a path or query would match nothing. Nothing was done; send valid Unicode."
+      );
+    }
+    if (depth === 0 || value === null || typeof value !== "object") return undefined;
+    for (const [key, item] of Object.entries(value)) {
+      const refusal = found(item, Array.isArray(value) ? `${where}[${key}]` : `${where}.${escapeControls(key)}`, depth - 1);
+      if (refusal !== undefined) return refusal;
+    }
+    return undefined;
+  };
+  // The parameters only, and their items and fields (edits[i].newText): other names are dropped unread.
+  for (const key of Object.keys(shape)) {
+    const refusal = found(args[key], escapeControls(key), 2);
+    if (refusal !== undefined) return refusal;
+  }
+  return undefined;
+}
+
 // Hostile calls may carry thousands of keys or items: only this many are compared, and names up to this length.
 const KEYS_LOOKED_AT = 64;
 const ITEMS_LOOKED_AT = 64;

@@ -9,7 +9,7 @@ import { boundError, runBounded, type Limits } from "../kernel/bounded.js";
 import { errnoCode, Sandbox } from "../sandbox/index.js";
 import { nearNameNote } from "../tools/near-name.js";
 import { PATH_PARAMETERS, pathParameterNote } from "../tools/shared.js";
-import { describeIssues, misnamedParameter, textTaken, tooManyItems } from "./arguments.js";
+import { describeIssues, misnamedParameter, textTaken, tooManyItems, unpairedSurrogate } from "./arguments.js";
 import { type Catalog, type Catalogs, instructions, listedTool, toolsFor } from "./catalog.js";
 import { SERVER_NAME, VERSION } from "./identity.js";
 import { followRoots, type RootsMode } from "./roots.js";
@@ -109,7 +109,10 @@ export function buildServer(options: ServerOptions): Server {
     }
     const retired = Object.entries(entry.tool.retired ?? {}).find(([key]) => args[key] !== undefined && args[key] !== false);
     if (retired) return boundError(`Invalid arguments for ${name}: ${retired[0]}: ${retired[1]}. Nothing was written.`, max);
-    const refusal = tooManyItems(name, entry.tool.input, args) ?? misnamedParameter(name, entry.tool.input, args);
+    const refusal =
+      tooManyItems(name, entry.tool.input, args) ??
+      misnamedParameter(name, entry.tool.input, args) ??
+      unpairedSurrogate(name, entry.tool.input, args);
     if (refusal !== undefined) return boundError(refusal, max);
     const parsed = entry.schema.safeParse(args);
     if (!parsed.success) return boundError(describeIssues(name, parsed.error, args), max);

@@ -243,3 +243,37 @@ describe("many items", () => {
     );
   });
 });
+
+describe("an unpaired UTF-16 surrogate in a text parameter", () => {
+  it("is refused before anything is done, naming the parameter, the unit and where it stands", async () => {
+    // Node writes U+FFFD for it: write_file said `Successfully wrote` and the file held other text.
+    const written = await call("write_file", { path: path.join(dir, "s.txt"), content: "a\ud800b" });
+    expect(written.isError).toBe(true);
+    expect(textOf(written)).toBe(
+      "Invalid arguments for write_file: content holds an unpaired UTF-16 surrogate (\\ud800, at character 1), which UTF-8 cannot " +
+        "encode: a file would get U+FFFD in its place, and a path or query would match nothing. Nothing was done; send valid Unicode.",
+    );
+    expect(fs.existsSync(path.join(dir, "s.txt"))).toBe(false);
+    fs.writeFileSync(path.join(dir, "e.txt"), "one\n");
+    const edited = await call("edit_file", {
+      path: path.join(dir, "e.txt"),
+      edits: [
+        { oldText: "one", newText: "1" },
+        { oldText: "1", newText: "x\udc00" },
+      ],
+    });
+    expect(textOf(edited)).toMatch(
+      /^Invalid arguments for edit_file: edits\[1\]\.newText holds an unpaired UTF-16 surrogate \(\\udc00, at character 1\)/,
+    );
+    expect(fs.readFileSync(path.join(dir, "e.txt"), "utf8")).toBe("one\n");
+    expect(textOf(await call("search_file_contents", { path: dir, query: "\ud83d" }))).toMatch(
+      /^Invalid arguments for search_file_contents: query holds/,
+    );
+  });
+
+  it("a pair, an emoji, is text like any other", async () => {
+    const written = await call("write_file", { path: path.join(dir, "ok.txt"), content: "ok \ud83d\ude00 é" });
+    expect(written.isError ?? false).toBe(false);
+    expect(fs.readFileSync(path.join(dir, "ok.txt"), "utf8")).toBe("ok 😀 é");
+  });
+});

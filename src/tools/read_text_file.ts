@@ -44,6 +44,10 @@ function checkReadArgs(args: ReadTextArgs): void {
   }
 }
 
+/** What tail=1 answers for a file that ends with a line break, instead of nothing. */
+const EMPTY_LAST_LINE =
+  "Note: tail=1 is the empty line after the file's final line break (lines are counted as upstream counts them); tail=2 gives its last line of text.";
+
 export async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutput> {
   checkReadArgs(args);
   const { handle, path: realPath } = await ctx.sandbox.openFile(args.path);
@@ -51,7 +55,13 @@ export async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<To
     const opts = readOptions(ctx);
     const { head, tail } = args;
     if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
-    if (tail !== undefined) return await streamed(ctx, (sink) => tailInto(handle, tail, sink, opts));
+    if (tail !== undefined) {
+      return await streamed(ctx, async (sink) => {
+        await tailInto(handle, tail, sink, opts);
+        // Upstream counts the empty line after a final line break as the file's last: tail 1 of such a file is empty.
+        if (sink.total === 0 && tail > 0 && (await handle.stat()).size > 0) sink.append(EMPTY_LAST_LINE);
+      });
+    }
     if (args.startLine !== undefined || args.lineCount !== undefined) {
       return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.runtime.cache, opts);
     }

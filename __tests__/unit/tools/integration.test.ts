@@ -183,6 +183,12 @@ describe("every tool, success and failure", () => {
   it("read_text_file head, tail, offset and limit", async () => {
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), head: 1 }))).toBe("hello");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 2 }))).toBe("world\n");
+    // Upstream's tail 1 of a file ending in a line break is its empty last line: said, not left empty.
+    expect(expectOk(await run("read_text_file", { path: p("a.txt"), tail: 1 }))).toBe(
+      "Note: tail=1 is the empty line after the file's final line break (lines are counted as upstream counts them); tail=2 gives its last line of text.",
+    );
+    expect(expectOk(await run("read_file", { path: p("a.txt"), tail: 1 }))).toMatch(/^Note: tail=1 is the empty line/);
+    expect(expectOk(await run("read_text_file", { path: p("sub", "b.md"), tail: 2 }))).toBe("# B\n");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), offset: 6 }))).toBe("world\n");
     expect(expectOk(await run("read_text_file", { path: p("a.txt"), offset: 0, limit: 5 }))).toBe(
       "hello\n[Result truncated: showing characters 1-5 of 12. Call again with offset=5 to continue.]",

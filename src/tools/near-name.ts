@@ -34,6 +34,10 @@ export async function nearNameNote(files: FilePort, walks: WalkPort, name: strin
     const found = await entryLike(files, walks, dir, wanted);
     if (found === "missing") continue;
     if (found === undefined) return "";
+    // Only a link whose target lies inside fails with ENOENT: one leading outside is refused as outside, whether or not
+    // its target exists, so this says nothing of what lies outside.
+    if (found === "dangling")
+      return `\nNote: ${escapeControls(at === undefined ? wanted : dir + wanted)} is a symbolic link whose target does not exist.`;
     const corrected = `${value.slice(0, start)}${found.name}${value.slice(start + wanted.length)}`;
     return (
       `\nNote: ${escapeControls(at === undefined ? found.dir : dir)} holds no ${escapeControls(wanted)}, ` +
@@ -45,15 +49,16 @@ export async function nearNameNote(files: FilePort, walks: WalkPort, name: strin
 
 /**
  * The one entry of directory `dir` whose name folds to `wanted`'s, and the directory's real path; "missing" when `dir`
- * does not exist (its parent is to be tried); undefined when it holds `wanted` itself, none or several such, or cannot
- * be read. Only its first NEAR_NAME_ENTRIES names are read.
+ * does not exist (its parent is to be tried); "dangling" when `wanted` itself is a symbolic link there (the path named
+ * nothing, so its target does not exist); undefined when it holds `wanted` as anything else, none or several such, or
+ * cannot be read. Only its first NEAR_NAME_ENTRIES names are read.
  */
 async function entryLike(
   files: FilePort,
   walks: WalkPort,
   dir: string,
   wanted: string,
-): Promise<{ name: string; dir: string } | "missing" | undefined> {
+): Promise<{ name: string; dir: string } | "missing" | "dangling" | undefined> {
   let opened: Awaited<ReturnType<FilePort["openDirectory"]>>;
   try {
     opened = await files.openDirectory(dir);
@@ -68,7 +73,7 @@ async function entryLike(
     reading: for await (const batch of walks.entryBatches(opened.child(""))) {
       for (const entry of batch) {
         if (read++ === NEAR_NAME_ENTRIES) break reading;
-        if (entry.name === wanted) return undefined;
+        if (entry.name === wanted) return entry.isSymbolicLink() ? "dangling" : undefined;
         if (fold(entry.name) === key) {
           if (like !== undefined) return undefined;
           like = entry.name;

@@ -1,7 +1,8 @@
 /**
  * The note on a path that named nothing because one of its names differs from an entry's only in letter case or in
  * Unicode form (tools/near-name.ts), under both platform strategies: what it names, the path it gives, where it says
- * nothing (no such entry, two of them, a directory read past its bound), and that it never looks outside.
+ * nothing (no such entry, two of them, a directory read past its bound), a link whose target is missing, and that it
+ * never looks outside.
  */
 import { opendirSync } from "node:fs";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
@@ -37,6 +38,9 @@ describe.each(STRATEGIES)("near names (%s)", (strategy) => {
     await writeFile(path.join(root, "two", "NOTES.txt"), "2\n");
     await writeFile(path.join(outside, "Secret.txt"), "secret\n");
     await symlink(outside, path.join(root, "escape"));
+    await symlink(path.join(root, "gone.txt"), path.join(root, "dangling"));
+    await symlink(path.join(root, "no-dir"), path.join(root, "dangling-dir"));
+    await symlink(path.join(outside, "gone.txt"), path.join(root, "dangling-out"));
     big = path.join(root, "big");
     await mkdir(big);
     for (let i = 0; i < NEAR_NAME_ENTRIES + 200; i++) await writeFile(path.join(big, `File${i}.txt`), "");
@@ -140,6 +144,18 @@ describe.each(STRATEGIES)("near names (%s)", (strategy) => {
     const late = order[NEAR_NAME_ENTRIES + 100] as string;
     expect(failed(await run("read_text_file", { path: path.join(big, early.toLowerCase()) }))).toContain(`but it holds ${early},`);
     expect(failed(await run("read_text_file", { path: path.join(big, late.toLowerCase()) }))).not.toContain("Note:");
+  });
+
+  it("names a link whose target (inside) does not exist; one leading outside is refused as outside, without a note", async () => {
+    expect(failed(await run("read_text_file", { path: path.join(root, "dangling") }))).toBe(
+      `Cannot open ${root}/dangling: no such file or directory (ENOENT)\nNote: ${root}/dangling is a symbolic link whose target does not exist.`,
+    );
+    expect(failed(await run("write_file", { path: path.join(root, "dangling-dir", "new.txt"), content: "x" }))).toBe(
+      `Parent directory does not exist: ${root}/dangling-dir\nNote: ${root}/dangling-dir is a symbolic link whose target does not exist.`,
+    );
+    const out = failed(await run("get_file_info", { path: path.join(root, "dangling-out") }));
+    expect(out).toMatch(/^Access denied/);
+    expect(out).not.toContain("Note:");
   });
 
   it("never looks outside: not through a link that leads out, not above an allowed directory", async () => {

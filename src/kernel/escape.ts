@@ -57,7 +57,7 @@ function hex(ch: string, width: number): string {
  */
 export function escapeControls(text: string): Shown {
   if (!holds(text, CONTROL, false)) return text as Shown;
-  return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : `\\u${hex(ch, 4)}`)) as Shown;
+  return text.replace(CONTROLS, (ch) => NAMED[ch] ?? (ch.charCodeAt(0) < 0x100 ? `\\x${hex(ch, 2)}` : unitEscape(ch))) as Shown;
 }
 
 /**
@@ -75,9 +75,19 @@ export function jsonNameLength(name: string): number {
   return holds(name, JSON_SPECIAL, true) ? jsonName(name).length : name.length + 2;
 }
 
+/** UTF-16 code unit `ch` as a JSON escape: `\uHHHH`. */
+export function unitEscape(ch: string): string {
+  return `\\u${hex(ch, 4)}`;
+}
+
+/** `JSON.stringify(text)` with every character past ASCII written as `\uHHHH`: what a model can type back exactly. */
+export function asciiJson(text: string): string {
+  return JSON.stringify(text).replace(/[^\x20-\x7e]/g, unitEscape);
+}
+
 /** `JSON.stringify(name)`, with what JSON leaves raw (DEL, C1, U+2028/9, bidi controls, zero-width characters) also written as `\uHHHH`. */
 export function jsonName(name: string): ShownJson {
   // Most names have nothing to escape: quoted as they are (a tree walk asks once per entry).
   if (!holds(name, JSON_SPECIAL, true)) return `"${name}"` as ShownJson;
-  return JSON.stringify(name).replace(JSON_RAW, (ch) => `\\u${hex(ch, 4)}`) as ShownJson;
+  return JSON.stringify(name).replace(JSON_RAW, unitEscape) as ShownJson;
 }

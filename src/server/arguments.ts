@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { formatCount } from "../kernel/bounded.js";
-import { escapeControls } from "../kernel/escape.js";
+import { escapeControls, unitEscape } from "../kernel/escape.js";
 
 // The issues a refusal names: past these, the same mistake over many items (an array of numbers for edits) says
 // nothing more, and a model would read it 50,000 characters long.
@@ -56,9 +56,8 @@ export function unpairedSurrogate(tool: string, shape: z.ZodRawShape, args: Read
     if (typeof value === "string") {
       const at = UNPAIRED.exec(value);
       if (at === null) return undefined;
-      const unit = `\\u${at[0].charCodeAt(0).toString(16)}`;
       return (
-        `Invalid arguments for ${tool}: ${where} holds an unpaired UTF-16 surrogate (${unit}, at character ${formatCount(at.index)}), ` +
+        `Invalid arguments for ${tool}: ${where} holds an unpaired UTF-16 surrogate (${unitEscape(at[0])}, at character ${formatCount(at.index)}), ` +
         "which UTF-8 cannot encode: a file would get U+FFFD in its place, and a path or query would match nothing. Nothing was done; send valid Unicode."
       );
     }

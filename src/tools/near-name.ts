@@ -3,7 +3,7 @@
  * Unicode form (`readme.md` for `README.md`, a composed `é` for the `e` and U+0301 a macOS archive wrote): on a
  * case-sensitive file system the two are different names, and the error alone reads as if the file were not there.
  */
-import { escapeControls } from "../kernel/escape.js";
+import { asciiJson, escapeControls } from "../kernel/escape.js";
 import { errnoCode, type FilePort, type WalkPort } from "../sandbox/index.js";
 
 /** The names of one directory read for a near name: a directory past this is not read further. */
@@ -96,9 +96,4 @@ function difference(wanted: string, found: string): string {
   return wanted.toLowerCase() === found.toLowerCase()
     ? "a name that differs only in letter case"
     : "a name that differs in letter case and Unicode form";
-}
-
-/** `text` as a JSON string whose characters past ASCII are written as \u escapes. */
-function asciiJson(text: string): string {
-  return JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

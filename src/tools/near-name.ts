@@ -10,8 +10,8 @@ import { errnoCode, type FilePort, type WalkPort } from "../sandbox/index.js";
 export const NEAR_NAME_ENTRIES = 10_000;
 /** The failed paths of one call looked at for a near name (read_multiple_files may name 10,000 in one directory). */
 export const NEAR_NAME_LOOKUPS = 8;
-// The ancestors tried upward for the deepest one that exists.
-const NEAR_NAME_LEVELS = 32;
+/** The directories of a path tried upward for the deepest one that exists (each is resolved from the top). */
+export const NEAR_NAME_LEVELS = 32;
 
 const fold = (name: string): string => name.normalize("NFC").toLowerCase();
 

@@ -9,7 +9,7 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NEAR_NAME_ENTRIES, NEAR_NAME_LOOKUPS } from "../../../src/tools/near-name.js";
+import { NEAR_NAME_ENTRIES, NEAR_NAME_LEVELS, NEAR_NAME_LOOKUPS } from "../../../src/tools/near-name.js";
 import { STRATEGIES, tempDir } from "../../support/fixtures.js";
 import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
@@ -124,6 +124,14 @@ describe.each(STRATEGIES)("near names (%s)", (strategy) => {
       `Note: ${root}/ holds no readme.md, but it holds README.md, a name that differs only in letter case; with it, paths[${NEAR_NAME_LOOKUPS - 1}] reads`,
     );
     expect(text).not.toContain(`paths[${NEAR_NAME_LOOKUPS}] reads`);
+  });
+
+  it("tries at most NEAR_NAME_LEVELS directories of a path upward", async () => {
+    const under = (missing: number) => path.join(root, "SRC", ...Array.from({ length: missing }, () => "m"), "f.txt");
+    expect(failed(await run("read_text_file", { path: under(NEAR_NAME_LEVELS - 1) }))).toContain(
+      "but it holds src, a name that differs only in letter case",
+    );
+    expect(failed(await run("read_text_file", { path: under(NEAR_NAME_LEVELS) }))).not.toContain("Note:");
   });
 
   it("says nothing when no entry is like the name, or two are", async () => {

@@ -7,7 +7,8 @@ import { isUtf8 } from "node:buffer";
 import { formatCount } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { countLineFeeds } from "../reading/index.js";
-import { completePrefix, countLines, firstInvalidUtf8, normalizeInto } from "./bytes.js";
+import { completePrefix, firstInvalidUtf8 } from "../kernel/utf8.js";
+import { countLines, normalizeInto } from "./bytes.js";
 
 /** A file that can be read again at any position (the engine never holds it whole). */
 export interface ByteSource {

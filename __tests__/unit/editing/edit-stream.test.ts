@@ -9,7 +9,6 @@ import { applyPatch } from "diff";
 import { applyEdits, createUnifiedDiff, fenceDiff, normalizeLineEndings, type EditOperation } from "../../../src/editing/index.js";
 import { escapeControls } from "../../../src/kernel/escape.js";
 import { EditRefused } from "../../../src/editing/refusals.js";
-import { completePrefix, firstInvalidUtf8 } from "../../../src/editing/bytes.js";
 import { streamEdit, type ByteSource, type StreamEditOptions } from "../../../src/editing/stream.js";
 import { WRITE_BYTES } from "../../../src/editing/write-out.js";
 import { modelCountLines, modelEdits } from "../../support/edit-model.js";
@@ -319,19 +318,6 @@ describe("streamEdit: endings, encoding, limits", () => {
   ])("refuses a file with %s, naming the line and offset where it stops being UTF-8", async (_, raw, where) => {
     await expect(run(raw, [{ oldText: "a", newText: "b" }], { blockBytes: 2 })).rejects.toThrow(
       `Cannot edit /t/f.txt: it is not valid UTF-8 text (invalid bytes on ${where}), and rewriting it would replace its undecodable bytes.`,
-    );
-  });
-
-  it("firstInvalidUtf8: where a bad byte is put into valid text, or the text's length", () => {
-    fc.assert(
-      fc.property(fc.string({ unit: "grapheme", maxLength: 40 }), fc.nat(), fc.constantFrom(0xff, 0xc0, 0x80, 0xf5), (text, at, bad) => {
-        const valid = Buffer.from(text);
-        expect(firstInvalidUtf8(valid)).toBe(valid.length);
-        // At a character boundary, so everything before it is valid.
-        const cut = completePrefix(valid.subarray(0, at % (valid.length + 1)));
-        const broken = Buffer.concat([valid.subarray(0, cut), Buffer.from([bad]), valid.subarray(cut)]);
-        expect(firstInvalidUtf8(broken)).toBe(cut);
-      }),
     );
   });
 

@@ -194,6 +194,11 @@ export class TextSink {
     this.keptLength += piece.length;
   }
 
+  /** Whether the text kept holds `ch`, one character. */
+  holds(ch: string): boolean {
+    return this.pieces.some((piece) => piece.includes(ch));
+  }
+
   /**
    * Adds `n` characters that are known to exist but need not be seen.
    * @throws when the sink would have kept some of them
@@ -266,8 +271,11 @@ export function renderWindow(w: TextWindow): string {
   return w.end < w.total ? `${w.text}\n${pageNotice(w.start, w.end, w.total)}` : w.text;
 }
 
-/** What a tool handler hands back: content blocks, "I streamed into the call's sink", or a read window. */
-export type ToolOutput = { content: CallToolResult["content"] } | { streamed: true } | { window: TextWindow };
+/**
+ * What a tool handler hands back: content blocks, "I streamed into the call's sink", or a read window; and a note for
+ * a block of its own after them (one that must not mix into a text whose characters are counted, as a read's).
+ */
+export type ToolOutput = ({ content: CallToolResult["content"] } | { streamed: true } | { window: TextWindow }) & { note?: string };
 
 /** What the bounding layer lends a handler: the only sink it may stream into, and the window bound. */
 export interface Bounds {
@@ -287,10 +295,11 @@ export async function runBounded(max: number, advice: string, handler: (bounds: 
   const bounds: Bounds = { sink: new TextSink(max), windowLimit: (limit) => Math.min(limit ?? max, max) };
   try {
     const output = await handler(bounds);
-    if ("window" in output) return { content: [{ type: "text", text: renderWindow(boundWindow(output.window, max)) }] };
-    if ("streamed" in output) return { content: [{ type: "text", text: bounds.sink.render(advice) }] };
+    const note: CallToolResult["content"] = output.note === undefined ? [] : [{ type: "text", text: capText(output.note, max, advice) }];
+    if ("window" in output) return { content: [{ type: "text", text: renderWindow(boundWindow(output.window, max)) }, ...note] };
+    if ("streamed" in output) return { content: [{ type: "text", text: bounds.sink.render(advice) }, ...note] };
     return {
-      content: output.content.map((block) => (block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block)),
+      content: [...output.content.map((block) => (block.type === "text" ? { ...block, text: capText(block.text, max, advice) } : block)), ...note],
     };
   } catch (error) {
     return boundError(error instanceof Error ? error.message : String(error), max);

@@ -1,6 +1,8 @@
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { formatCount, type ToolOutput } from "../kernel/bounded.js";
-import { headInto, readLineWindow, readWindow, tailInto } from "../reading/index.js";
+import { escapeControls } from "../kernel/escape.js";
+import { encodingNote, headInto, mayBeUndecoded, readLineWindow, readWindow, tailInto } from "../reading/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
 import { PATH_DOC } from "./shared.js";
 
@@ -52,24 +54,39 @@ export async function readText(args: ReadTextArgs, ctx: ToolContext): Promise<To
   checkReadArgs(args);
   const { handle, path: realPath } = await ctx.sandbox.openFile(args.path);
   try {
-    const opts = readOptions(ctx);
-    const { head, tail } = args;
-    if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
-    if (tail !== undefined) {
-      return await streamed(ctx, async (sink) => {
-        await tailInto(handle, tail, sink, opts);
-        // Upstream counts the empty line after a final line break as the file's last: tail 1 of such a file is empty.
-        if (sink.total === 0 && tail > 0 && (await handle.stat()).size > 0) sink.append(EMPTY_LAST_LINE);
-      });
-    }
-    if (args.startLine !== undefined || args.lineCount !== undefined) {
-      return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.runtime.cache, opts);
-    }
-    const limit = ctx.bounds.windowLimit(args.limit);
-    return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.runtime.cache, opts) };
+    const output = await readOpened(handle, realPath, args, ctx);
+    // A text showing U+FFFD or NUL may show a file that is not UTF-8: a note says which, in a block of its own.
+    if (!mayBeUndecoded((ch) => holds(output, ctx, ch))) return output;
+    const note = await encodingNote(handle, escapeControls(realPath));
+    return note === undefined ? output : { ...output, note };
   } finally {
     await handle.close();
   }
+}
+
+async function readOpened(handle: FileHandle, realPath: string, args: ReadTextArgs, ctx: ToolContext): Promise<ToolOutput> {
+  const opts = readOptions(ctx);
+  const { head, tail } = args;
+  if (head !== undefined) return await streamed(ctx, (sink) => headInto(handle, head, sink, opts));
+  if (tail !== undefined) {
+    return await streamed(ctx, async (sink) => {
+      await tailInto(handle, tail, sink, opts);
+      // Upstream counts the empty line after a final line break as the file's last: tail 1 of such a file is empty.
+      if (sink.total === 0 && tail > 0 && (await handle.stat()).size > 0) sink.append(EMPTY_LAST_LINE);
+    });
+  }
+  if (args.startLine !== undefined || args.lineCount !== undefined) {
+    return await readLineWindow(handle, realPath, args.startLine ?? 1, args.lineCount, ctx.bounds.windowLimit(), ctx.runtime.cache, opts);
+  }
+  const limit = ctx.bounds.windowLimit(args.limit);
+  return { window: await readWindow(handle, realPath, args.offset ?? 0, limit, ctx.runtime.cache, opts) };
+}
+
+/** Whether the text a read answers holds `ch`. */
+function holds(output: ToolOutput, ctx: ToolContext, ch: string): boolean {
+  if ("window" in output) return output.window.text.includes(ch);
+  if ("streamed" in output) return ctx.bounds.sink.holds(ch);
+  return output.content.some((block) => block.type === "text" && block.text.includes(ch));
 }
 
 /** read_text_file: a window of a file's text, or its first/last lines. */

@@ -41,30 +41,56 @@ export interface EndSample {
   endsWithNewline: boolean;
 }
 
-/** The line endings of the LFs in `bytes` at or after `from` (a byte before `from` gives the first one its CR). */
-function endingsIn(bytes: Buffer, from: number, seen: { lf: boolean; crlf: boolean }): void {
-  for (let at = bytes.indexOf(0x0a, from); at !== -1; at = bytes.indexOf(0x0a, at + 1)) {
-    if (at > 0 && bytes[at - 1] === 0x0d) seen.crlf = true;
+/** A text's code unit: one byte, or two in UTF-16 of either byte order (judged by the file's byte order mark). */
+interface Unit {
+  width: 1 | 2;
+  /** Where the unit's low byte sits in it: 0 (UTF-8, UTF-16 LE) or 1 (UTF-16 BE). */
+  low: 0 | 1;
+}
+
+const unitOf = (head: Buffer): Unit =>
+  head[0] === 0xff && head[1] === 0xfe ? { width: 2, low: 0 } : head[0] === 0xfe && head[1] === 0xff ? { width: 2, low: 1 } : { width: 1, low: 0 };
+
+/** Whether the unit of `bytes` starting at `at` (at a unit boundary) is the character `code` (below 0x100). */
+function isUnit(bytes: Buffer, at: number, unit: Unit, code: number): boolean {
+  if (at < 0 || at + unit.width > bytes.length) return false;
+  return unit.width === 1 ? bytes[at] === code : bytes[at + unit.low] === code && bytes[at + 1 - unit.low] === 0;
+}
+
+/**
+ * The line endings of the LFs in `bytes` whose units start at or after `from`; `base` is the file offset of `bytes[0]`
+ * (a unit starts at an offset its width divides), and a unit before `from` gives the first LF its CR.
+ */
+function endingsIn(bytes: Buffer, from: number, base: number, unit: Unit, seen: { lf: boolean; crlf: boolean }): void {
+  for (let at = bytes.indexOf(0x0a, from + unit.low); at !== -1; at = bytes.indexOf(0x0a, at + 1)) {
+    const start = at - unit.low;
+    if ((base + start) % unit.width !== 0 || !isUnit(bytes, start, unit, 0x0a)) continue;
+    if (isUnit(bytes, start - unit.width, unit, 0x0d)) seen.crlf = true;
     else seen.lf = true;
   }
 }
 
 /**
  * Reads the first and last SAMPLE_BYTES of an opened regular file of `size` bytes (never more) and
- * tells its line endings (judged from those bytes) and whether it ends with a line break.
+ * tells its line endings (judged from those bytes) and whether it ends with a line break, in UTF-16 units for a
+ * file that begins with a UTF-16 byte order mark.
  */
 export async function sampleEnds(handle: FileHandle, size: number): Promise<EndSample> {
   const head = await readAt(handle, 0, Math.min(size, SAMPLE_BYTES));
+  const unit = unitOf(head);
   const seen = { lf: false, crlf: false };
-  endingsIn(head, 0, seen);
-  let last = head[head.length - 1];
+  endingsIn(head, 0, 0, unit, seen);
+  let last = head;
+  let lastBase = 0;
   if (size > SAMPLE_BYTES) {
-    // One byte more than the sample, before it, so a CRLF cut at the sample's edge is still seen as one.
-    const start = Math.max(SAMPLE_BYTES - 1, size - SAMPLE_BYTES - 1);
-    const tail = await readAt(handle, start, size - start);
-    endingsIn(tail, 1, seen);
-    last = tail[tail.length - 1];
+    // One unit more than the sample, before it, so a CRLF cut at the sample's edge is still seen as one.
+    const start = Math.max(SAMPLE_BYTES - unit.width, size - SAMPLE_BYTES - unit.width);
+    last = await readAt(handle, start, size - start);
+    lastBase = start;
+    endingsIn(last, unit.width, start, unit, seen);
   }
+  // The file's last unit, at the boundary its width sets.
+  const end = last.length - ((lastBase + last.length) % unit.width) - unit.width;
   const lineEndings: LineEndings = seen.lf && seen.crlf ? "mixed" : seen.crlf ? "CRLF" : seen.lf ? "LF" : "none";
-  return { head, lineEndings, endsWithNewline: last === 0x0a };
+  return { head, lineEndings, endsWithNewline: isUnit(last, end, unit, 0x0a) };
 }

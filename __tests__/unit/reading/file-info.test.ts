@@ -64,6 +64,36 @@ describe("sampleEnds", () => {
     expect(await sample(text)).toMatchObject({ lineEndings: endings, endsWithNewline: ends });
   });
 
+  const utf16 = (text: string, order: "LE" | "BE"): Buffer => {
+    const le = Buffer.from(`\ufeff${text}`, "utf16le");
+    return order === "LE" ? le : le.swap16();
+  };
+
+  it.each([
+    ["a\r\nb\r\n", "CRLF", true],
+    ["a\nb", "LF", false],
+    ["a\r\nb\nc\n", "mixed", true],
+    ["no break", "none", false],
+    // U+010A and U+0A0D hold the bytes of LF and CR in one order or the other: neither is a line break.
+    ["\u010a\u0a0d\u0d0a", "none", false],
+  ] as const)("UTF-16 (a byte order mark first) is read in UTF-16 units: %j: %s, endsWithNewline %s", async (text, endings, ends) => {
+    for (const order of ["LE", "BE"] as const) {
+      expect(await sample(utf16(text, order)), order).toMatchObject({ lineEndings: endings, endsWithNewline: ends });
+    }
+  });
+
+  it("a large UTF-16 file: a CRLF across the head's edge is one CRLF, and the last unit says whether it ends with a break", async () => {
+    for (const order of ["LE", "BE"] as const) {
+      // The BOM is one unit: SAMPLE_BYTES / 2 - 2 units of x put the CR in the head's last unit and the LF just past it.
+      const edge = utf16(`${"x".repeat(SAMPLE_BYTES / 2 - 2)}\r\n${"y".repeat(100)}`, order);
+      expect(await sample(edge), order).toMatchObject({ lineEndings: "CRLF", endsWithNewline: false });
+      const ends = utf16(`${"x".repeat(SAMPLE_BYTES)}\r\n`, order);
+      expect(await sample(ends), order).toMatchObject({ lineEndings: "CRLF", endsWithNewline: true });
+      const lf = utf16(`${"a\n".repeat(SAMPLE_BYTES)}z`, order);
+      expect(await sample(lf), order).toMatchObject({ lineEndings: "LF", endsWithNewline: false });
+    }
+  });
+
   it("a CRLF split across the head's last byte and the tail's first is one CRLF", async () => {
     const bytes = Buffer.alloc(SAMPLE_BYTES + 10, "x");
     bytes[SAMPLE_BYTES - 1] = 0x0d;

@@ -194,9 +194,15 @@ export class TextSink {
     this.keptLength += piece.length;
   }
 
-  /** Whether the text kept holds `ch`, one character. */
-  holds(ch: string): boolean {
-    return this.pieces.some((piece) => piece.includes(ch));
+  /** Where the text appended from now on begins, for `holds`. */
+  mark(): number {
+    return this.pieces.length;
+  }
+
+  /** Whether the text kept (since `mark` gave `from`) holds `ch`, one character. */
+  holds(ch: string, from = 0): boolean {
+    for (let i = from; i < this.pieces.length; i++) if (this.pieces[i]?.includes(ch)) return true;
+    return false;
   }
 
   /**

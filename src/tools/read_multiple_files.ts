@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { formatCount, type TextSink } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { streamInto } from "../reading/index.js";
+import { encodingNote, mayBeUndecoded, streamInto } from "../reading/index.js";
 import { errnoCode } from "../sandbox/index.js";
 import { READ_ONLY, defineTool, readOptions, streamed, type ToolContext } from "./context.js";
 import { NEAR_NAME_LOOKUPS, nearNameNote } from "./near-name.js";
@@ -19,17 +19,28 @@ export const readMultipleFiles = defineTool({
   },
   annotations: READ_ONLY,
   advice: "request fewer files, or read the others with read_text_file",
-  handler: ({ paths }, ctx) => streamed(ctx, (sink) => readAllInto(paths, sink, ctx)),
+  async handler({ paths }, ctx) {
+    const notes: string[] = [];
+    const output = await streamed(ctx, (sink) => readAllInto(paths, sink, ctx, notes));
+    return notes.length === 0 ? output : { ...output, note: notes.join("\n") };
+  },
 });
+
+/** Files a call looks at for the note on a file that is not UTF-8, at most (each look reads up to 16 MiB of it). */
+export const ENCODING_NOTES = 8;
 
 // The two lines of read_multiple_files that name a file: its header, and its error line.
 const partHeader = (requested: Shown): string => `${requested}:\n`;
 const partError = (requested: Shown, message: Shown): string => `${requested}: Error - ${message}`;
 
-/** read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. */
-async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext): Promise<void> {
+/**
+ * read_multiple_files' text, file after file, in upstream's join format; each file's part marked for the notice. A file
+ * whose text shows it is not UTF-8 gets a note in `notes` (for a block after the text, which stays as read).
+ */
+async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolContext, notes: string[]): Promise<void> {
   const opts = readOptions(ctx);
   let lookups = 0;
+  let looks = 0;
   for (const [i, requested] of paths.entries()) {
     if (i > 0) sink.append("\n---\n");
     let started = false;
@@ -38,7 +49,12 @@ async function readAllInto(paths: readonly string[], sink: TextSink, ctx: ToolCo
       try {
         sink.append(partHeader(escapeControls(requested)));
         started = true;
+        const from = sink.mark();
         await streamInto(handle, realPath, ctx.runtime.cache, sink, opts);
+        if (mayBeUndecoded((ch) => sink.holds(ch, from)) && looks++ < ENCODING_NOTES) {
+          const note = await encodingNote(handle, escapeControls(realPath));
+          if (note !== undefined) notes.push(note);
+        }
         sink.append("\n");
       } finally {
         await handle.close();

@@ -9,6 +9,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Shown } from "../../../src/kernel/escape.js";
 import { encodingNote } from "../../../src/reading/index.js";
+import { ENCODING_NOTES } from "../../../src/tools/read_multiple_files.js";
 import { STRATEGIES, tempDir } from "../../support/fixtures.js";
 import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 
@@ -98,6 +99,29 @@ describe.each(STRATEGIES)("the note on a file that is not UTF-8 (%s)", (strategy
     expect(texts(await run("read_text_file", { path: file("plain.txt") }))).toEqual(["plain text\n"]);
     // The first line of the Latin-1 file is plain ASCII: a window of it shows nothing to explain.
     expect(texts(await run("read_text_file", { path: file("latin1.txt"), head: 1 }))).toEqual(["first line"]);
+  });
+
+  it("read_multiple_files: one note a file that is not UTF-8, in a block after the files' text, which stays as read", async () => {
+    const names = ["ps.log", "plain.txt", "latin1.txt", "honest.txt"];
+    const blocks = texts(await run("read_multiple_files", { paths: names.map(file) }));
+    expect(blocks[0]).toBe(
+      `${file("ps.log")}:\n${utf16le.toString("utf8")}\n\n---\n${file("plain.txt")}:\nplain text\n\n\n---\n` +
+        `${file("latin1.txt")}:\n${latin1.toString("utf8")}\n\n---\n${file("honest.txt")}:\n${honest.toString("utf8")}\n`,
+    );
+    expect(blocks.slice(1).join("\n").split("\n")).toEqual([
+      expect.stringMatching(/^Note: .*ps\.log is UTF-16 LE text/),
+      expect.stringMatching(/^Note: .*latin1\.txt is not valid UTF-8 from line 2 \(byte offset 14\)/),
+    ]);
+    expect(blocks).toHaveLength(2);
+  });
+
+  it(`read_multiple_files looks at ${ENCODING_NOTES} such files a call, at most`, async () => {
+    const many = Array.from({ length: ENCODING_NOTES + 3 }, (_, i) => file(`many-${i}.txt`));
+    for (const name of many) await writeFile(name, latin1);
+    const blocks = texts(await run("read_multiple_files", { paths: many }));
+    expect(blocks[1]?.split("\n")).toHaveLength(ENCODING_NOTES);
+    expect(blocks[1]).toContain(many[ENCODING_NOTES - 1]);
+    expect(blocks[1]).not.toContain(many[ENCODING_NOTES]);
   });
 
   it("leaves paging exact: following each window's notice gives the file's text, a note beside each window that shows U+FFFD", async () => {

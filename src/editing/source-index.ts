@@ -4,6 +4,7 @@
  * normalized range, raw offset or line number is found later by re-reading one or two blocks.
  */
 import { isUtf8 } from "node:buffer";
+import { utf16Order, utf16Text } from "../kernel/binary.js";
 import { formatCount } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
 import { countLineFeeds } from "../reading/index.js";
@@ -182,7 +183,7 @@ export class SourceIndex {
       const whole = raw + take === source.size ? joined.length : completePrefix(joined);
       if (!isUtf8(joined.subarray(0, whole))) {
         const at = firstInvalidUtf8(joined.subarray(0, whole));
-        throw index.notUtf8(raw - carry.length + at, line + countLines(joined, 0, at) + 1);
+        throw index.notUtf8(raw - carry.length + at, line + countLines(joined, 0, at) + 1, raw === 0 ? utf16Order(joined) : undefined);
       }
       carry = Buffer.from(joined.subarray(whole));
       // In place: `joined`, the only other view of these bytes, was validated above.
@@ -211,11 +212,13 @@ export class SourceIndex {
     return new Error(`File changed during edit: ${this.opts.path}; no changes were written. Read it again and retry.`);
   }
 
-  private notUtf8(at: number, line: number): Error {
-    return new Error(
-      `Cannot edit ${this.opts.path}: it is not valid UTF-8 text (invalid bytes on line ${formatCount(line)}, at byte offset ${formatCount(at)}), ` +
-        "and rewriting it would replace its undecodable bytes.",
-    );
+  // A file that begins with a UTF-16 byte order mark is named as UTF-16 (`order`), not by its first invalid byte.
+  private notUtf8(at: number, line: number, order?: "LE" | "BE"): Error {
+    const what =
+      order === undefined
+        ? `it is not valid UTF-8 text (invalid bytes on line ${formatCount(line)}, at byte offset ${formatCount(at)})`
+        : `it is ${utf16Text(order)}, not UTF-8`;
+    return new Error(`Cannot edit ${this.opts.path}: ${what}, and rewriting it would replace its undecodable bytes.`);
   }
 
   /** Number of blocks. */

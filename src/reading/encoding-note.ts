@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from "node:buffer";
 import type { FileHandle } from "node:fs/promises";
-import { BINARY_PROBE_BYTES } from "../kernel/binary.js";
+import { BINARY_PROBE_BYTES, utf16Order, utf16Text } from "../kernel/binary.js";
 import { formatCount } from "../kernel/bounded.js";
 import type { Shown } from "../kernel/escape.js";
 import { readAt } from "../kernel/read-at.js";
@@ -19,21 +19,16 @@ const BLOCK_BYTES = 1024 * 1024;
 /** Whether a read's text may show a file that is not UTF-8: it holds U+FFFD or a NUL (`holds` tells of one character). */
 export const mayBeUndecoded = (holds: (ch: string) => boolean): boolean => holds("\uFFFD") || holds("\0");
 
-const UTF16: ReadonlyArray<readonly [number, number, string]> = [
-  [0xff, 0xfe, "LE"],
-  [0xfe, 0xff, "BE"],
-];
-
 /**
  * The note on the opened file shown as `path` when it is not UTF-8 text, or undefined: its byte order mark, a NUL in
  * its first 8 KiB, or the line and byte offset of its first bytes that are not UTF-8 within `lookBytes`.
  */
 export async function encodingNote(handle: FileHandle, path: Shown, lookBytes = ENCODING_LOOK_BYTES): Promise<string | undefined> {
   const head = await readAt(handle, 0, BINARY_PROBE_BYTES);
-  const bom = UTF16.find(([a, b]) => head[0] === a && head[1] === b);
-  if (bom !== undefined) {
+  const order = utf16Order(head);
+  if (order !== undefined) {
     return (
-      `Note: ${path} is UTF-16 ${bom[2]} text (it begins with the byte order mark ${hex(bom[0])} ${hex(bom[1])}), shown here ` +
+      `Note: ${path} is ${utf16Text(order)}, shown here ` +
       "decoded as UTF-8, as every read is: a NUL (\\u0000) beside each ASCII character, U+FFFD (\uFFFD) for most others. " +
       "Text written back from this would not be the file's."
     );
@@ -52,8 +47,6 @@ export async function encodingNote(handle: FileHandle, path: Shown, lookBytes = 
     "file). It may be Latin-1 or Windows-1252 text."
   );
 }
-
-const hex = (byte: number): string => byte.toString(16).toUpperCase();
 
 /** The first sequence of the file that is not UTF-8 (an unfinished one at its end counts), within `lookBytes`. */
 async function firstInvalidByte(handle: FileHandle, lookBytes: number): Promise<{ byte: number; line: number } | undefined> {

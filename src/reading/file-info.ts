@@ -1,7 +1,7 @@
 /** get_file_info's fields (SPEC §4, §7), from a stat result; lib.ts's getFileStats returns the same. */
 import type { Stats } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { BINARY_PROBE_BYTES } from "../kernel/binary.js";
+import { BINARY_PROBE_BYTES, utf16Order } from "../kernel/binary.js";
 import { readAt } from "../kernel/read-at.js";
 
 /** What get_file_info reports about a path, in upstream's order. */
@@ -48,8 +48,10 @@ interface Unit {
   low: 0 | 1;
 }
 
-const unitOf = (head: Buffer): Unit =>
-  head[0] === 0xff && head[1] === 0xfe ? { width: 2, low: 0 } : head[0] === 0xfe && head[1] === 0xff ? { width: 2, low: 1 } : { width: 1, low: 0 };
+function unitOf(head: Buffer): Unit {
+  const order = utf16Order(head);
+  return order === undefined ? { width: 1, low: 0 } : { width: 2, low: order === "LE" ? 0 : 1 };
+}
 
 /** Whether the unit of `bytes` starting at `at` (at a unit boundary) is the character `code` (below 0x100). */
 function isUnit(bytes: Buffer, at: number, unit: Unit, code: number): boolean {

@@ -3,7 +3,7 @@
  * (either byte order), a binary file, text in another encoding (where its first such bytes are, across read blocks and
  * past the look's bound), none for UTF-8 that holds U+FFFD or NUL itself, and the text itself left exactly as read.
  */
-import { open, writeFile } from "node:fs/promises";
+import { open, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -68,6 +68,21 @@ describe.each(STRATEGIES)("the note on a file that is not UTF-8 (%s)", (strategy
         expect(blocks, `${tool} ${JSON.stringify(way)}`).toHaveLength(2);
         expect(blocks[1]).toMatch(/^Note: .*be\.txt is UTF-16 BE text \(it begins with the byte order mark FE FF\)/);
       }
+    }
+  });
+
+  it("edit_file refuses a UTF-16 file naming it UTF-16, and leaves it as it was", async () => {
+    for (const [name, order, mark, bytes] of [
+      ["ps.log", "LE", "FF FE", utf16le],
+      ["be.txt", "BE", "FE FF", utf16be],
+    ] as const) {
+      const edit = await run("edit_file", { path: file(name), edits: [{ oldText: "Hello", newText: "Bye" }] });
+      expect(edit.isError).toBe(true);
+      expect(textOf(edit)).toBe(
+        `Cannot edit ${file(name)}: it is UTF-16 ${order} text (it begins with the byte order mark ${mark}), not UTF-8, and ` +
+          "rewriting it would replace its undecodable bytes.",
+      );
+      expect(await readFile(file(name))).toEqual(bytes);
     }
   });
 

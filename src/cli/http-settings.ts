@@ -17,6 +17,7 @@ const PUBLIC_URL = spec("--public-url", "BOUNDED_FS_PUBLIC_URL", "a URL");
 const STATELESS = spec("--stateless", "BOUNDED_FS_STATELESS");
 const SESSION_IDLE = spec("--session-idle-s", "BOUNDED_FS_SESSION_IDLE_S", "a positive whole number");
 const MAX_SESSIONS = spec("--max-sessions", "BOUNDED_FS_MAX_SESSIONS", "a positive whole number");
+const MAX_CONNECTIONS = spec("--max-connections", "BOUNDED_FS_MAX_CONNECTIONS", "a positive whole number");
 const INSTANCE = spec("--instance-name", "BOUNDED_FS_INSTANCE_NAME", "a name of 1-32 letters, digits and dashes");
 const TOKEN_FILE = spec("--auth-token-file", "BOUNDED_FS_AUTH_TOKEN_FILE", "a file");
 const OAUTH_ISSUER = spec("--oauth-issuer", "BOUNDED_FS_OAUTH_ISSUER", "a URL");
@@ -26,6 +27,10 @@ const ORIGINS = spec("--allowed-origins", "BOUNDED_FS_ALLOWED_ORIGINS", "a comma
 const TLS_CERT = spec("--tls-cert", "BOUNDED_FS_TLS_CERT", "a file");
 const TLS_KEY = spec("--tls-key", "BOUNDED_FS_TLS_KEY", "a file");
 
+// Enough for --max-sessions' 64 sessions each with a stream and many calls at once, few beside the descriptors a
+// process has for files (20,000 on the machines measured; macOS and Linux give 10,240 and more).
+const DEFAULT_MAX_CONNECTIONS = 1024;
+
 /** The HTTP options, in --help order. */
 export const HTTP_OPTIONS: readonly OptionSpec[] = [
   HTTP,
@@ -33,6 +38,7 @@ export const HTTP_OPTIONS: readonly OptionSpec[] = [
   STATELESS,
   SESSION_IDLE,
   MAX_SESSIONS,
+  MAX_CONNECTIONS,
   INSTANCE,
   TOKEN_FILE,
   OAUTH_ISSUER,
@@ -53,6 +59,9 @@ export const HTTP_USAGE = `  --http [HOST:]PORT     serve MCP over Streamable HT
                          roots, for instances behind a load balancer
   --session-idle-s N     close a session idle this long (default 1800)
   --max-sessions N       sessions open at once (default 64)
+  --max-connections N    TCP connections held at once (default 1024); at the
+                         limit a new one closes the oldest that has carried no
+                         authenticated request, else it is refused
   --auth-token-file FILE bearer tokens, one per line (32+ characters), each
                          optionally followed by " read-only"
   --oauth-issuer URL     accept JWT access tokens from this OAuth issuer (scopes
@@ -158,6 +167,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
   const key = fileName(read.get(TLS_KEY));
   const idle = read.get(SESSION_IDLE);
   const max = read.get(MAX_SESSIONS);
+  const connections = read.get(MAX_CONNECTIONS);
   const instance = read.get(INSTANCE);
   if (instance && !INSTANCE_NAME.test(instance.value)) throw invalid(instance, "expected 1-32 letters, digits and dashes, e.g. mcp-1");
   const origins = read.get(ORIGINS);
@@ -184,6 +194,7 @@ export function httpSettings(read: ReadOptions): HttpSettings | undefined {
     stateless: read.on(STATELESS),
     sessionIdleSeconds: idle ? parseWhole(idle) : 1800,
     maxSessions: max ? parseWhole(max) : 64,
+    maxConnections: connections ? parseWhole(connections) : DEFAULT_MAX_CONNECTIONS,
     ...(instance && { instanceName: instance.value }),
     ...(tokens !== undefined && { authTokenFile: tokens }),
     ...(issuerGiven && { oauthIssuer: issuerGiven.value }),

@@ -30,6 +30,7 @@ describe("--http [HOST:]PORT", () => {
       stateless: false,
       sessionIdleSeconds: 1800,
       maxSessions: 64,
+      maxConnections: 1024,
       allowedOrigins: [],
     });
     expect(parseCommand(["/srv"], {})).not.toHaveProperty("http");
@@ -141,6 +142,12 @@ describe("the other HTTP flags", () => {
       tlsKey: "/k.pem",
     });
     expect(http(["--http", "1"], { BOUNDED_FS_STATELESS: "1" }).stateless).toBe(true);
+  });
+
+  it("reads --max-connections from the flag or its variable, and refuses what is not a positive whole number", () => {
+    expect(http(["--http", "1", "--max-connections", "50"]).maxConnections).toBe(50);
+    expect(http(["--http", "1"], { BOUNDED_FS_MAX_CONNECTIONS: "7" }).maxConnections).toBe(7);
+    expect(refusal(["--http", "1", "--max-connections", "0"])).toMatch(/--max-connections/);
   });
 
   it("reads --instance-name, the prefix of the session ids a balancer routes on, from the flag or its variable", () => {

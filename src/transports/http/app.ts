@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { OAuthProtectedResourceMetadata } from "@modelcontextprotocol/server";
 import { isRefused, type Authenticator } from "./auth.js";
+import type { Connections } from "./connections.js";
 import { corsHeaders, hostAllowed, originAllowed } from "./headers.js";
 import { refuse } from "./refuse.js";
 import type { Sessions } from "./sessions.js";
@@ -17,6 +18,8 @@ export const MCP_PATH = "/mcp";
 /** Everything the routes consult. */
 export interface Routes {
   readonly sessions: Sessions;
+  /** The connections held, told which carried a request past authentication. */
+  readonly connections?: Connections;
   readonly auth: Authenticator;
   /** Host names the Host header may carry. */
   readonly hosts: ReadonlySet<string>;
@@ -53,6 +56,7 @@ async function serveMcp(routes: Routes, req: IncomingMessage, res: ServerRespons
     });
   }
   dropCredentials(req);
+  routes.connections?.trust(req.socket);
   await routes.sessions.handle(req, res, outcome.auth, outcome.principal);
 }
 

@@ -6,7 +6,7 @@
 import fs from "node:fs/promises";
 import http from "node:http";
 import https from "node:https";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import os from "node:os";
 import type { Limits } from "../../kernel/bounded.js";
 import { type HttpSettings, isWildcard } from "./settings.js";
@@ -15,6 +15,7 @@ import type { Runtime } from "../../server/runtime.js";
 import { UsageError } from "../../kernel/usage-error.js";
 import { MCP_PATH, requestListener } from "./app.js";
 import { Authenticator, mayWrite } from "./auth.js";
+import { Connections } from "./connections.js";
 import { allowedHostnames } from "./headers.js";
 import { discoverJwksUrl, jwtVerifier, metadataUrl, protectedResourceMetadata } from "./oauth.js";
 import type { MemoryBounds } from "./memory.js";
@@ -129,6 +130,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
   // The request listener is added once the URL, and with it the token audience, is known.
   const server = tls ? https.createServer(tls) : http.createServer();
   server.keepAliveTimeout = KEEP_ALIVE_MS;
+  const connections = new Connections(settings.maxConnections, log);
+  // Over TLS a connection is counted once its handshake is done (the socket requests then arrive on); until then the
+  // server's own bound holds, twice ours, so connections stalled in a handshake cannot take every descriptor either.
+  server.on(tls ? "secureConnection" : "connection", (socket: Socket) => connections.admit(socket));
+  if (tls) server.maxConnections = 2 * settings.maxConnections;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(settings.port, settings.host, () => {
@@ -145,6 +151,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<HttpS
     issuer === undefined || jwksUrl === undefined ? undefined : jwtVerifier(issuer, jwksUrl, publicUrl, { typ: settings.oauthTokenType, log });
   const listen = requestListener({
     sessions,
+    connections,
     auth: new Authenticator(tokens, jwt, metadata),
     hosts: allowedHostnames(settings.host, publicUrl, localAddresses()),
     allowedOrigins: settings.allowedOrigins,

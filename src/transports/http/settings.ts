@@ -17,6 +17,8 @@ export interface HttpSettings {
   readonly sessionIdleSeconds: number;
   /** Sessions (or, stateless, requests) served at once. @default 64 */
   readonly maxSessions: number;
+  /** TCP connections held at once (transports/http/connections.ts). @default 1024 */
+  readonly maxConnections: number;
   /** Behind a balancer: the prefix of every session id minted here (`<name>.<uuid>`), so a session is routed back. */
   readonly instanceName?: string;
   readonly authTokenFile?: string;

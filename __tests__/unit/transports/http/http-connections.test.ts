@@ -1,0 +1,162 @@
+/**
+ * The connections an HTTP server holds (transports/http/connections.ts, --max-connections): at the bound a new one
+ * closes the oldest that has carried no authenticated request, one that has carried one is never closed for room, and
+ * when every one has, the new one is refused; over real sockets on 127.0.0.1, a flood of idle connections from a
+ * client without a token neither takes more than the bound nor shuts out a client with one.
+ */
+import { EventEmitter } from "node:events";
+import { mkdir, writeFile } from "node:fs/promises";
+import net, { type Socket } from "node:net";
+import path from "node:path";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { Connections } from "../../../../src/transports/http/connections.js";
+import { tempDir } from "../../../support/fixtures.js";
+import { connectHttp, INITIALIZE, startHttp, type Running } from "../../../support/http.js";
+
+/** A stand-in socket: destroy() marks it and emits close, as a socket does. */
+class FakeSocket extends EventEmitter {
+  destroyed = false;
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.emit("close");
+  }
+}
+
+const sockets = (n: number): FakeSocket[] => Array.from({ length: n }, () => new FakeSocket());
+const asSocket = (s: FakeSocket): Socket => s as unknown as Socket;
+
+describe("Connections", () => {
+  it("closes the oldest connection that carried no authenticated request to make room, never a trusted one", () => {
+    const lines: string[] = [];
+    const held = new Connections(3, (line) => lines.push(line));
+    const [a, b, c, d, e] = sockets(5) as [FakeSocket, FakeSocket, FakeSocket, FakeSocket, FakeSocket];
+    for (const s of [a, b, c]) held.admit(asSocket(s));
+    held.trust(asSocket(a));
+    held.admit(asSocket(d));
+    // a is trusted, so b, the oldest of the others, made room.
+    expect([a, b, c, d].map((s) => s.destroyed)).toEqual([false, true, false, false]);
+    expect(held.size).toBe(3);
+    held.admit(asSocket(e));
+    expect(c.destroyed).toBe(true);
+    expect(held.size).toBe(3);
+    expect(lines).toEqual([
+      "Connections at the limit of 3 (--max-connections): 1 closed so far that had carried no authenticated request, 0 refused because every connection had",
+    ]);
+  });
+
+  it("refuses a new connection when every one held has carried an authenticated request, and takes one again once one closes", () => {
+    const held = new Connections(2, () => undefined);
+    const [a, b, c, d] = sockets(4) as [FakeSocket, FakeSocket, FakeSocket, FakeSocket];
+    for (const s of [a, b]) {
+      held.admit(asSocket(s));
+      held.trust(asSocket(s));
+    }
+    held.admit(asSocket(c));
+    expect([a.destroyed, b.destroyed, c.destroyed]).toEqual([false, false, true]);
+    a.destroy();
+    expect(held.size).toBe(1);
+    held.admit(asSocket(d));
+    expect(d.destroyed).toBe(false);
+    expect(held.size).toBe(2);
+  });
+});
+
+/** Opens `n` connections that send nothing; resolves once each is connected. */
+async function idle(port: number, n: number): Promise<{ sockets: net.Socket[]; closed: () => number }> {
+  let closed = 0;
+  const opened: net.Socket[] = [];
+  for (let i = 0; i < n; i++) {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.on("error", () => undefined);
+    socket.on("close", () => closed++);
+    await new Promise((resolve) => socket.once("connect", resolve));
+    opened.push(socket);
+  }
+  return { sockets: opened, closed: () => closed };
+}
+
+/** Waits (at most 5 s) until `done` holds. */
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+describe("--max-connections over 127.0.0.1", () => {
+  const TOKEN = "t".repeat(40);
+  const MAX = 8;
+  let root: string;
+  let remove: () => Promise<void>;
+  let running: Running;
+  let port: number;
+
+  beforeAll(async () => {
+    ({ dir: root, remove } = await tempDir("bfs-conns-"));
+    await mkdir(path.join(root, "d"));
+    await writeFile(path.join(root, "d", "a.txt"), "alpha\n");
+    await writeFile(path.join(root, "tokens"), `${TOKEN}\n`, { mode: 0o600 });
+  });
+  afterAll(async () => remove?.());
+  // A server of its own for each test: connections a client keeps alive would take places in the next.
+  beforeEach(async () => {
+    const flags = ["--auth-token-file", path.join(root, "tokens"), "--max-connections", String(MAX)];
+    running = await startHttp([path.join(root, "d")], flags);
+    port = Number(new URL(running.url).port);
+  });
+  afterEach(async () => running?.stop());
+
+  it("holds at most the bound of idle connections, the newest, and a client with a token is still served", async () => {
+    const flood = await idle(port, 3 * MAX);
+    try {
+      await until(() => flood.closed() >= 2 * MAX);
+      // The oldest were closed to make room for the newer ones.
+      expect(flood.closed()).toBe(2 * MAX);
+      expect(flood.sockets.slice(0, 2 * MAX).every((s) => s.destroyed || s.readableEnded)).toBe(true);
+      expect(flood.sockets.slice(2 * MAX).some((s) => s.readableEnded)).toBe(false);
+      const { client, close } = await connectHttp(running.url, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      try {
+        const result = (await client.callTool({ name: "read_text_file", arguments: { path: path.join(root, "d", "a.txt") } })) as CallToolResult;
+        expect(result.content).toEqual([{ type: "text", text: "alpha\n" }]);
+      } finally {
+        await close();
+      }
+      expect(running.lines.some((line) => line.startsWith(`Connections at the limit of ${MAX} (--max-connections):`))).toBe(true);
+    } finally {
+      for (const s of flood.sockets) s.destroy();
+    }
+  });
+
+  it("keeps a connection that carried an authenticated request while a flood comes after it", async () => {
+    const trusted = net.connect({ host: "127.0.0.1", port });
+    let closed = false;
+    trusted.on("close", () => (closed = true));
+    await new Promise((resolve) => trusted.once("connect", resolve));
+    const ask = (): Promise<string> =>
+      new Promise((resolve) => {
+        let got = "";
+        const onData = (chunk: Buffer) => {
+          got += chunk.toString("utf8");
+          if (/\r\n\r\n/.test(got)) {
+            trusted.off("data", onData);
+            resolve(got.slice(0, got.indexOf("\r\n")));
+          }
+        };
+        trusted.on("data", onData);
+        trusted.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(INITIALIZE)}\r\n\r\n${INITIALIZE}`,
+        );
+      });
+    expect(await ask()).toBe("HTTP/1.1 200 OK");
+    const flood = await idle(port, 3 * MAX);
+    try {
+      // One place is the trusted connection's: the flood keeps MAX - 1 of its own.
+      await until(() => flood.closed() >= 3 * MAX - (MAX - 1));
+      expect(flood.closed()).toBe(3 * MAX - (MAX - 1));
+      expect(closed).toBe(false);
+    } finally {
+      for (const s of flood.sockets) s.destroy();
+      trusted.destroy();
+    }
+  });
+});

@@ -39,6 +39,7 @@ export type { Copied } from "./copy.js";
 export type { Deleted } from "./delete.js";
 export { walkedEntryFigures } from "./directories.js";
 export { isServerEntry, undecodable } from "./names.js";
+export { SYSTEM_NAME, WINDOWS } from "./platform/index.js";
 
 export { __testHooks } from "./confinement.js";
 export { errnoCode, isDirectoryRefusal, NO_DIRECTORIES, reason, refusalOf } from "./errors.js";

@@ -1,7 +1,7 @@
 /** What several tools share: their parameters' descriptions, the plain text result, and the directory a listing reads. */
 import { formatCount } from "../kernel/bounded.js";
 import { escapeControls, type Shown } from "../kernel/escape.js";
-import { type FilePort, undecodable } from "../sandbox/index.js";
+import { type FilePort, SYSTEM_NAME, undecodable, WINDOWS } from "../sandbox/index.js";
 
 /** The schema description of a path parameter naming a file (the path rules are in the server's instructions). */
 export const PATH_DOC = "File path.";
@@ -98,11 +98,24 @@ export function pathNote(name: string, value: string, missing: boolean): string 
   const glob = globNote(name, value);
   if (glob !== undefined) return glob;
   const at = LOCATION.exec(value);
-  if (at === null) return "";
+  if (at === null) return backslashNote(name, value);
   return (
     `\nNote: ${name} ends in :${at[2]}, which is taken as part of the name; to read ${escapeControls(at[1] as string)} from line ` +
     `${at[2]}, call read_text_file with that path and startLine ${at[2]}.`
   );
+}
+
+// Where / is the only separator, a Windows path (`C:\Users\a.txt`, `src\a.ts`) is one name holding backslashes.
+function backslashNote(name: string, value: string): string {
+  if (WINDOWS || !value.includes("\\")) return "";
+  const drive = /^[A-Za-z]:\\/.exec(value);
+  if (drive !== null) {
+    return (
+      `\nNote: ${name} is a Windows path (drive ${drive[0].slice(0, 2)}), and this server runs on ${SYSTEM_NAME}, where \\ is part of a name, ` +
+      "not a separator; list_allowed_directories gives the directories it serves."
+    );
+  }
+  return `\nNote: ${name} holds \\, which on ${SYSTEM_NAME} is part of a name, not a separator; with / it reads ${escapeControls(value.replaceAll("\\", "/"))}.`;
 }
 
 // A path holding * or ?: the directory before its first such segment, and the rest as the pattern to pass instead.

@@ -6,6 +6,7 @@ import { link, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promise
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SYSTEM_NAME } from "../../../src/sandbox/index.js";
 import { call, inProcess, textOf, type InProcess } from "../../support/in-process.js";
 import { tempDir } from "../../support/fixtures.js";
 
@@ -164,6 +165,25 @@ describe("every tool, success and failure", () => {
     // Names that hold these characters are names: written, found and read without a note.
     expect(expectOk(await run("write_file", { path: p("odd*?.txt:3"), content: "odd" }))).not.toContain("Note:");
     expect(expectOk(await run("read_text_file", { path: p("odd*?.txt:3") }))).toBe("odd");
+  });
+
+  it("a Windows path not found where / is the separator says so; one with a backslash in a real name is read", async () => {
+    const drive = await run("get_file_info", { path: "C:\\Users\\me\\a.txt" });
+    expectError(drive, /no such file or directory/);
+    expect(
+      textOf(drive).endsWith(
+        `\nNote: path is a Windows path (drive C:), and this server runs on ${SYSTEM_NAME}, where \\ is part of a name, not a separator; ` +
+          "list_allowed_directories gives the directories it serves.",
+      ),
+    ).toBe(true);
+    const relative = await run("read_text_file", { path: "sub\\b.md" });
+    expect(
+      textOf(relative).endsWith(`\nNote: path holds \\, which on ${SYSTEM_NAME} is part of a name, not a separator; with / it reads sub/b.md.`),
+    ).toBe(true);
+    // The path it gives reads the file.
+    expect(expectOk(await run("read_text_file", { path: "sub/b.md" })).length).toBeGreaterThan(0);
+    expect(expectOk(await run("write_file", { path: p("back\\slash.txt"), content: "b" }))).not.toContain("Note:");
+    expect(expectOk(await run("read_text_file", { path: p("back\\slash.txt") }))).toBe("b");
   });
 
   it("a text query written as a regex that found nothing is followed by a note; found, or a regex, it is not", async () => {

@@ -11,7 +11,7 @@ import type { Strategy, StrategyName } from "../strategy.js";
 import { portable } from "./portable.js";
 import { procfd } from "./procfd.js";
 
-export { SEPARATORS, TRAILING_SEPARATOR, WINDOWS } from "./host.js";
+export { SEPARATORS, SYSTEM_NAME, TRAILING_SEPARATOR, WINDOWS } from "./host.js";
 
 // Node has no openat/linkat/renameat bindings, so /proc/self/fd paths are the only way to act
 // relative to an opened directory. BOUNDED_FS_STRATEGY=portable runs the portable path on Linux

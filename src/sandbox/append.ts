@@ -18,6 +18,8 @@
  */
 import type { BigIntStats } from "node:fs";
 import fs, { type FileHandle } from "node:fs/promises";
+import { utf16Order, utf16Text } from "../kernel/binary.js";
+import { readAt } from "../kernel/read-at.js";
 import type { Confinement, Target } from "./confinement.js";
 import { CHANGED, changedDuringEdit, errnoCode, isIoFailure, notRegular, SafeFsError, wrapError } from "./errors.js";
 import { APPEND_EXISTING_FLAGS } from "./flags.js";
@@ -95,6 +97,14 @@ async function appendOnce(c: Confinement, held: HeldLock, text: Buffer): Promise
   try {
     assertWritable(before, t.shown, "append to");
     const size = Number(before.size);
+    // The text is added as UTF-8: at the end of UTF-16 text it would read as other characters, or none.
+    const order = size >= 2 ? utf16Order(await readAt(old, 0, 2)) : undefined;
+    if (order !== undefined) {
+      throw new SafeFsError(
+        `Cannot append to ${t.shown}: it is ${utf16Text(order)}, and the text would be added as UTF-8, which a reader of the ` +
+          `file would not decode; nothing was appended: ${t.shown} is as it was`,
+      );
+    }
     const ending = await endingOf(old, size);
     if (!canKeepOwner(before)) {
       await appendInPlace(t, before, text);

@@ -45,6 +45,27 @@ describe.each(STRATEGIES)("append_file (%s strategy)", (name) => {
     expect(await readFile(file, "utf8")).toBe(`${before}two\n`);
   });
 
+  it("refuses a UTF-16 file (a byte order mark first), naming it, and leaves it as it was; a file of one byte FF is appended to", async () => {
+    for (const [order, mark, bytes] of [
+      ["LE", "FF FE", Buffer.from("\ufeffline\r\n", "utf16le")],
+      ["BE", "FE FF", Buffer.from("\ufeffline\r\n", "utf16le").swap16()],
+    ] as const) {
+      const file = path.join(root, `utf16-${order}.log`);
+      await writeFile(file, bytes);
+      const result = await append(file, "more\n");
+      expect(result.isError).toBe(true);
+      expect(textOf(result)).toBe(
+        `Cannot append to ${file}: it is UTF-16 ${order} text (it begins with the byte order mark ${mark}), and the text would be ` +
+          `added as UTF-8, which a reader of the file would not decode; nothing was appended: ${file} is as it was`,
+      );
+      expect(await readFile(file)).toEqual(bytes);
+    }
+    const one = path.join(root, "one-ff.bin");
+    await writeFile(one, Buffer.from([0xff]));
+    expect(textOf(await append(one, "x"))).toMatch(/^Successfully appended 1 byte/);
+    expect(await leftovers(root)).toEqual([]);
+  });
+
   it("creates a missing file (and says so), then adds at the end without truncating; bytes are UTF-8 bytes", async () => {
     const file = path.join(root, "log.txt");
     expect(textOf(await append(file, "first\n"))).toBe(`Successfully appended 6 bytes to ${file} (new file)`);

@@ -4,13 +4,35 @@
  * 20,000, and past that every session's calls failed to open files and no new client was served. At the bound, a new
  * connection closes the oldest one that has not yet carried a request past authentication, so a flood of such
  * connections never shuts out a client with a token (its connection would be the newest of the flood's); only when
- * every connection has carried one is the new one refused.
+ * every connection has carried one is the new one refused, with a 503 that names the limit.
  */
 import type { Socket } from "node:net";
 import { formatCount } from "../../kernel/bounded.js";
 
 // At most one log line this often, while connections are being closed or refused at the bound.
 const LOG_EVERY_MS = 10_000;
+
+/**
+ * Answers a refused connection 503 naming the limit, as an HTTP response before any request (clients read it as the
+ * answer to theirs), then closes it. It is not read from, so no request of it reaches the server.
+ */
+function refuse(socket: Socket, max: number): void {
+  socket.pause();
+  const body = JSON.stringify({
+    jsonrpc: "2.0",
+    error: {
+      code: -32000,
+      message: `Too many connections: ${formatCount(max)} are open, each of which has carried an authenticated request, the limit (--max-connections). Retry shortly, or reuse a connection.`,
+    },
+    id: null,
+  });
+  socket.on("error", () => undefined);
+  socket.end(
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\nConnection: close\r\n" +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    () => socket.destroy(),
+  );
+}
 
 /** The connections of one HTTP(S) server, oldest first, by whether they have carried an authenticated request. */
 export class Connections {
@@ -37,7 +59,7 @@ export class Connections {
       const oldest = this.untrusted.values().next().value;
       if (oldest === undefined) {
         this.refused++;
-        socket.destroy();
+        refuse(socket, this.max);
         this.report();
         return;
       }

@@ -17,10 +17,16 @@ import { connectHttp, INITIALIZE, startHttp, type Running } from "../../../suppo
 /** A stand-in socket: destroy() marks it and emits close, as a socket does. */
 class FakeSocket extends EventEmitter {
   destroyed = false;
+  written = "";
   destroy(): void {
     if (this.destroyed) return;
     this.destroyed = true;
     this.emit("close");
+  }
+  pause(): void {}
+  end(data: string, done: () => void): void {
+    this.written += data;
+    done();
   }
 }
 
@@ -55,6 +61,10 @@ describe("Connections", () => {
     }
     held.admit(asSocket(c));
     expect([a.destroyed, b.destroyed, c.destroyed]).toEqual([false, false, true]);
+    expect(c.written).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+    expect(c.written).toContain(
+      "Too many connections: 2 are open, each of which has carried an authenticated request, the limit (--max-connections).",
+    );
     a.destroy();
     expect(held.size).toBe(1);
     held.admit(asSocket(d));
@@ -126,37 +136,56 @@ describe("--max-connections over 127.0.0.1", () => {
     }
   });
 
-  it("keeps a connection that carried an authenticated request while a flood comes after it", async () => {
-    const trusted = net.connect({ host: "127.0.0.1", port });
+  /** A connection that sends an authenticated initialize at once; resolves with it, once answered, and what it read. */
+  async function initialized(): Promise<{ socket: net.Socket; answer: string; closed: () => boolean }> {
+    const socket = net.connect({ host: "127.0.0.1", port });
     let closed = false;
-    trusted.on("close", () => (closed = true));
-    await new Promise((resolve) => trusted.once("connect", resolve));
-    const ask = (): Promise<string> =>
-      new Promise((resolve) => {
-        let got = "";
-        const onData = (chunk: Buffer) => {
-          got += chunk.toString("utf8");
-          if (/\r\n\r\n/.test(got)) {
-            trusted.off("data", onData);
-            resolve(got.slice(0, got.indexOf("\r\n")));
-          }
-        };
-        trusted.on("data", onData);
-        trusted.write(
-          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
-            `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(INITIALIZE)}\r\n\r\n${INITIALIZE}`,
-        );
-      });
-    expect(await ask()).toBe("HTTP/1.1 200 OK");
+    let got = "";
+    socket.on("close", () => (closed = true));
+    socket.on("error", () => undefined);
+    socket.on("data", (chunk: Buffer) => (got += chunk.toString("utf8")));
+    await new Promise((resolve) => socket.once("connect", resolve));
+    socket.write(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\n` +
+        `Accept: application/json, text/event-stream\r\nContent-Length: ${Buffer.byteLength(INITIALIZE)}\r\n\r\n${INITIALIZE}`,
+    );
+    await until(() => closed || /\r\n\r\n/.test(got));
+    return { socket, answer: got, closed: () => closed };
+  }
+
+  it("keeps a connection that carried an authenticated request while a flood comes after it", async () => {
+    const trusted = await initialized();
+    expect(trusted.answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
     const flood = await idle(port, 3 * MAX);
     try {
       // One place is the trusted connection's: the flood keeps MAX - 1 of its own.
       await until(() => flood.closed() >= 3 * MAX - (MAX - 1));
       expect(flood.closed()).toBe(3 * MAX - (MAX - 1));
-      expect(closed).toBe(false);
+      expect(trusted.closed()).toBe(false);
     } finally {
       for (const s of flood.sockets) s.destroy();
-      trusted.destroy();
+      trusted.socket.destroy();
+    }
+  });
+
+  it("answers a connection past the bound 503 naming the limit when every one held has carried an authenticated request, and runs nothing it sent", async () => {
+    const held: Array<Awaited<ReturnType<typeof initialized>>> = [];
+    try {
+      for (let i = 0; i < MAX; i++) held.push(await initialized());
+      expect(held.every((c) => c.answer.startsWith("HTTP/1.1 200 OK\r\n"))).toBe(true);
+      const extra = await initialized();
+      held.push(extra);
+      await until(extra.closed);
+      expect(extra.closed()).toBe(true);
+      expect(extra.answer).toMatch(/^HTTP\/1\.1 503 Service Unavailable\r\n/);
+      expect(extra.answer).toContain(
+        `Too many connections: ${MAX} are open, each of which has carried an authenticated request, the limit (--max-connections).`,
+      );
+      // Its initialize opened no session: the MAX held connections' sessions are all there are.
+      expect(running.server.stats()).toHaveLength(MAX);
+      expect(held.slice(0, MAX).some((c) => c.closed())).toBe(false);
+    } finally {
+      for (const c of held) c.socket.destroy();
     }
   });
 });

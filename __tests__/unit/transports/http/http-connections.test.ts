@@ -4,8 +4,10 @@
  * when every one has, the new one is refused; over real sockets on 127.0.0.1, a flood of idle connections from a
  * client without a token neither takes more than the bound nor shuts out a client with one.
  */
+import { execFileSync } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import https from "node:https";
 import net, { type Socket } from "node:net";
 import path from "node:path";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
@@ -187,5 +189,67 @@ describe("--max-connections over 127.0.0.1", () => {
     } finally {
       for (const c of held) c.socket.destroy();
     }
+  });
+});
+
+describe.skipIf(process.platform === "win32")("--max-connections over TLS", () => {
+  const MAX = 4;
+  let root: string;
+  let remove: () => Promise<void>;
+  let running: Running;
+
+  beforeAll(async () => {
+    ({ dir: root, remove } = await tempDir("bfs-conns-tls-"));
+    const [cert, key] = [path.join(root, "cert.pem"), path.join(root, "key.pem")];
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-keyout",
+        key,
+        "-out",
+        cert,
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+      ],
+      { stdio: "ignore" },
+    );
+    running = await startHttp([root], ["--tls-cert", cert, "--tls-key", key, "--max-connections", String(MAX)]);
+  });
+  afterAll(async () => {
+    await running?.stop();
+    await remove?.();
+  });
+
+  it("holds at most twice the bound of connections stalled before their handshake, and serves once they go", async () => {
+    const port = Number(new URL(running.url).port);
+    const stalled = await idle(port, 5 * MAX);
+    try {
+      await until(() => stalled.closed() >= 3 * MAX);
+      // Node's own bound, twice ours, closes each one past it at once; the first 2 * MAX stay, waiting on a handshake.
+      expect(stalled.closed()).toBe(3 * MAX);
+      expect(stalled.sockets.slice(0, 2 * MAX).some((s) => s.destroyed)).toBe(false);
+    } finally {
+      for (const s of stalled.sockets) s.destroy();
+    }
+    const ca = await readFile(path.join(root, "cert.pem"));
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = https.get(new URL("/healthz", running.url), { ca }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+    });
+    expect(status).toBe(200);
   });
 });

@@ -15,8 +15,7 @@ import type { EntryOpen } from "../strategy.js";
 export const WINDOWS = process.platform === "win32";
 
 /** This platform's name as a message names it (a Windows path given here: tools/shared.ts's note). */
-export const SYSTEM_NAME =
-  ({ linux: "Linux", darwin: "macOS", freebsd: "FreeBSD", win32: "Windows" } as Record<string, string>)[process.platform] ?? process.platform;
+export const SYSTEM_NAME = ({ linux: "Linux", darwin: "macOS", freebsd: "FreeBSD" } as Record<string, string>)[process.platform] ?? process.platform;
 
 /** One or more path separators, as a path of this platform spells them. */
 export const SEPARATORS = WINDOWS ? /[\\/]+/ : /\/+/;
